@@ -1,0 +1,88 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "reachd",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "reachd", targets: ["reachd"]),
+        .executable(name: "reachctl", targets: ["reachctl"]),
+        .library(name: "ReachClient", targets: ["ReachClient"]),
+        .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        // C libraries, reached through pkg-config.
+        .systemLibrary(
+            name: "CNetlink",
+            pkgConfig: "libnl-route-3.0",
+            providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+
+        // Pure logic: no C, no IO.
+        .target(name: "ReachabilityCore"),
+
+        // The only module that talks to the kernel.
+        .target(
+            name: "NetlinkMonitor",
+            dependencies: ["CNetlink", "ReachabilityCore"]
+        ),
+
+        // Wire types and Varlink framing shared by daemon and client.
+        .target(
+            name: "ReachProtocol",
+            dependencies: ["ReachabilityCore"],
+            resources: [.copy("io.reachd.Reachability.varlink")]
+        ),
+
+        .target(
+            name: "ReachDaemon",
+            dependencies: [
+                "CSystemd", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "ReachClient",
+            dependencies: [
+                "ReachProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "reachd",
+            dependencies: [
+                "ReachDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "reachctl",
+            dependencies: [
+                "ReachClient", "ReachProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        .testTarget(name: "ReachProtocolTests", dependencies: ["ReachProtocol", "ReachabilityCore"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["ReachClient", "ReachProtocol", "ReachabilityCore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

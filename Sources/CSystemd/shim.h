@@ -1,0 +1,4 @@
+#ifndef REACHD_CSYSTEMD_SHIM_H
+#define REACHD_CSYSTEMD_SHIM_H
+#include <systemd/sd-daemon.h>
+#endif

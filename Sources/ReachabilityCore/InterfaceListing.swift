@@ -1,0 +1,31 @@
+/// Builds the `ListInterfaces` view of a snapshot.
+public enum InterfaceListing {
+    /// Every known link, by index, with its classification and policy applied.
+    public static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy()) -> [InterfaceDescription] {
+        snapshot.links.values.sorted { $0.index < $1.index }.map { link in
+            InterfaceDescription(
+                index: Int(link.index),
+                name: link.name,
+                type: policy.type(of: link),
+                kind: link.kind,
+                operState: link.operState.rawValue,
+                up: link.isUp,
+                carrier: link.carrier,
+                addresses: snapshot.addresses(of: link.index).map { address in
+                    InterfaceDescription.Address(
+                        address: address.address.description,
+                        prefixLength: Int(address.prefixLength),
+                        family: address.family,
+                        scope: address.scope,
+                        tentative: address.flags.contains(.tentative),
+                        dadFailed: address.flags.contains(.dadFailed),
+                        usable: address.isUsableForInternet
+                    )
+                },
+                isExpensive: policy.isExpensive(link),
+                isConstrained: policy.isConstrained(link),
+                ignored: policy.isIgnored(link)
+            )
+        }
+    }
+}

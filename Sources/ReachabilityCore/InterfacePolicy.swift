@@ -1,0 +1,112 @@
+/// How reachd treats interfaces by name: which to ignore, and type / cost overrides.
+///
+/// Patterns are shell globs (`*`, `?`) matched against the whole interface name.
+public struct InterfacePolicy: Sendable, Hashable {
+    /// An override for interfaces whose name matches `pattern`.
+    public struct Override: Sendable, Hashable {
+        /// Glob on the interface name.
+        public var pattern: String
+        /// Forced interface type, if any.
+        public var type: InterfaceType?
+        /// Forced expensive flag, if any.
+        public var isExpensive: Bool?
+        /// Forced constrained flag, if any.
+        public var isConstrained: Bool?
+
+        /// Creates an override.
+        public init(pattern: String, type: InterfaceType? = nil, isExpensive: Bool? = nil, isConstrained: Bool? = nil) {
+            self.pattern = pattern
+            self.type = type
+            self.isExpensive = isExpensive
+            self.isConstrained = isConstrained
+        }
+    }
+
+    /// Container and bridge noise that is listed but left out of the answer by default.
+    public static let defaultIgnoredPatterns = ["docker*", "veth*", "br-*", "virbr*", "cali*", "cni*", "flannel*"]
+
+    /// Globs of interfaces left out of the answer (still listed, marked ignored).
+    public var ignoredPatterns: [String]
+    /// Overrides; the first matching one wins per field.
+    public var overrides: [Override]
+
+    /// Creates a policy; the default ignores container and bridge noise.
+    public init(ignoredPatterns: [String] = InterfacePolicy.defaultIgnoredPatterns, overrides: [Override] = []) {
+        self.ignoredPatterns = ignoredPatterns
+        self.overrides = overrides
+    }
+
+    /// Whether the interface is left out of the answer.
+    public func isIgnored(_ link: Link) -> Bool {
+        ignoredPatterns.contains { Glob.matches($0, link.name) }
+    }
+
+    /// The interface's type: an override if one matches, else its classification.
+    public func type(of link: Link) -> InterfaceType {
+        firstOverride(for: link, \.type) ?? InterfaceClassifier.classify(link)
+    }
+
+    /// Costly: an override if one matches, else true for cellular.
+    public func isExpensive(_ link: Link) -> Bool {
+        firstOverride(for: link, \.isExpensive) ?? (type(of: link) == .cellular)
+    }
+
+    /// Low-data mode: only ever set by an override.
+    public func isConstrained(_ link: Link) -> Bool {
+        firstOverride(for: link, \.isConstrained) ?? false
+    }
+
+    private func firstOverride<Value>(for link: Link, _ field: KeyPath<Override, Value?>) -> Value? {
+        for override in overrides where Glob.matches(override.pattern, link.name) {
+            if let value = override[keyPath: field] { return value }
+        }
+        return nil
+    }
+}
+
+/// Classifies an interface from kernel and sysfs facts (REFERENCE.md, "Interface type on Linux").
+public enum InterfaceClassifier {
+    /// Drivers of WWAN modems whose netdevs may not say `DEVTYPE=wwan`.
+    public static let cellularDrivers: Set<String> = [
+        "qmi_wwan", "cdc_mbim", "mhi_net", "rmnet", "ipa", "cdc_ncm_wwan", "huawei_cdc_ncm", "sierra_net", "option",
+    ]
+
+    /// loopback → IFF_LOOPBACK; wifi → sysfs `wireless`/`phy80211` or `DEVTYPE=wlan`;
+    /// cellular → `DEVTYPE=wwan`, a WWAN driver, or ARPHRD_RAWIP; wiredEthernet → other
+    /// ARPHRD_ETHER devices (NICs, bridges, bonds, veths); other → tun, wireguard, ppp, tunnels.
+    public static func classify(_ link: Link) -> InterfaceType {
+        if link.flags.contains(.loopback) || link.hardwareType == ARPHardwareType.loopback { return .loopback }
+        if link.device.isWireless || link.device.deviceType == "wlan" { return .wifi }
+        if link.device.deviceType == "wwan" || link.hardwareType == ARPHardwareType.rawIP { return .cellular }
+        if let driver = link.device.driver, cellularDrivers.contains(driver) { return .cellular }
+        if link.hardwareType == ARPHardwareType.ether {
+            // A tap device carries ethernet frames but is a userspace tunnel (VPNs); call it other.
+            if link.kind == "tun" { return .other }
+            return .wiredEthernet
+        }
+        return .other
+    }
+}
+
+/// Shell-style glob matching on interface names (`*` any run, `?` one character).
+public enum Glob {
+    /// Whether `name` matches `pattern` as a whole.
+    public static func matches(_ pattern: String, _ name: String) -> Bool {
+        let p = Array(pattern), n = Array(name)
+        var pi = 0, ni = 0, starP = -1, starN = 0
+        while ni < n.count {
+            if pi < p.count && (p[pi] == "?" || p[pi] == n[ni]) {
+                pi += 1; ni += 1
+            } else if pi < p.count && p[pi] == "*" {
+                starP = pi; starN = ni; pi += 1
+            } else if starP >= 0 {
+                // Backtrack: let the last star swallow one more character.
+                pi = starP + 1; starN += 1; ni = starN
+            } else {
+                return false
+            }
+        }
+        while pi < p.count && p[pi] == "*" { pi += 1 }
+        return pi == p.count
+    }
+}

@@ -1,0 +1,347 @@
+/// What the kernel told reachd about the network, reduced to what the answer needs.
+///
+/// The snapshot holds links, their addresses and the *default* routes of every table;
+/// never the rest of the routing table (DESIGN.md rule 1). The system-wide answer per
+/// family comes from a FIB lookup (`lookups`), which the kernel answers with its own
+/// policy routing, so the snapshot never re-implements route selection.
+public struct NetworkSnapshot: Sendable, Hashable {
+    /// Known links by interface index.
+    public var links: [Int32: Link]
+    /// Every address of every known link.
+    public var addresses: [InterfaceAddress]
+    /// Routes with a zero-length destination, from every table and of every type.
+    public var defaultRoutes: [DefaultRoute]
+    /// The kernel's FIB answer per family for a well-known internet destination.
+    public var lookups: [AddressFamily: RouteLookup]
+    /// Whether a DNS server is configured.
+    public var hasNameserver: Bool
+
+    /// Creates a snapshot.
+    public init(
+        links: [Int32: Link] = [:],
+        addresses: [InterfaceAddress] = [],
+        defaultRoutes: [DefaultRoute] = [],
+        lookups: [AddressFamily: RouteLookup] = [:],
+        hasNameserver: Bool = false
+    ) {
+        self.links = links
+        self.addresses = addresses
+        self.defaultRoutes = defaultRoutes
+        self.lookups = lookups
+        self.hasNameserver = hasNameserver
+    }
+
+    /// The addresses of one link.
+    public func addresses(of interfaceIndex: Int32) -> [InterfaceAddress] {
+        addresses.filter { $0.interfaceIndex == interfaceIndex }
+    }
+}
+
+/// Interface flags as the kernel reports them (`IFF_*` from `<linux/if.h>`; the raw
+/// values are the kernel's, so the monitor can pass them through unchanged).
+public struct LinkFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// IFF_UP: administratively up.
+    public static let up = LinkFlags(rawValue: 0x1)
+    /// IFF_LOOPBACK.
+    public static let loopback = LinkFlags(rawValue: 0x8)
+    /// IFF_POINTOPOINT: a point-to-point link (ppp, some tunnels).
+    public static let pointToPoint = LinkFlags(rawValue: 0x10)
+    /// IFF_RUNNING: operationally up (RFC 2863 up or unknown).
+    public static let running = LinkFlags(rawValue: 0x40)
+    /// IFF_NOARP.
+    public static let noARP = LinkFlags(rawValue: 0x80)
+    /// IFF_LOWER_UP: the driver signals carrier.
+    public static let lowerUp = LinkFlags(rawValue: 0x10000)
+    /// IFF_DORMANT: the driver signals the link waits for an external event (802.1X).
+    public static let dormant = LinkFlags(rawValue: 0x20000)
+}
+
+/// RFC 2863 operational state (`IF_OPER_*`), as `ip link` prints it.
+public enum OperationalState: String, Sendable, Hashable, Codable, CaseIterable {
+    case unknown = "UNKNOWN"
+    case notPresent = "NOTPRESENT"
+    case down = "DOWN"
+    case lowerLayerDown = "LOWERLAYERDOWN"
+    case testing = "TESTING"
+    case dormant = "DORMANT"
+    case up = "UP"
+
+    /// Maps the kernel's `IF_OPER_*` number; anything unknown reads as `.unknown`.
+    public init(kernelValue: UInt8) {
+        switch kernelValue {
+        case 1: self = .notPresent
+        case 2: self = .down
+        case 3: self = .lowerLayerDown
+        case 4: self = .testing
+        case 5: self = .dormant
+        case 6: self = .up
+        default: self = .unknown
+        }
+    }
+}
+
+/// Facts about a device that netlink does not carry and sysfs does.
+public struct DeviceFacts: Sendable, Hashable {
+    /// `/sys/class/net/IF/wireless` or `/sys/class/net/IF/phy80211` exists.
+    public var isWireless: Bool
+    /// `DEVTYPE=` from `/sys/class/net/IF/uevent` (`wlan`, `wwan`, `bridge`, …).
+    public var deviceType: String?
+    /// Name of the bound driver (`/sys/class/net/IF/device/driver` link target).
+    public var driver: String?
+
+    /// Creates device facts.
+    public init(isWireless: Bool = false, deviceType: String? = nil, driver: String? = nil) {
+        self.isWireless = isWireless
+        self.deviceType = deviceType
+        self.driver = driver
+    }
+}
+
+/// One network interface as the kernel describes it.
+public struct Link: Sendable, Hashable {
+    /// Kernel interface index.
+    public var index: Int32
+    /// Interface name (changes on rename; the index does not).
+    public var name: String
+    /// `IFF_*` flags.
+    public var flags: LinkFlags
+    /// RFC 2863 operational state.
+    public var operState: OperationalState
+    /// `IFLA_CARRIER`.
+    public var carrier: Bool
+    /// `ARPHRD_*` hardware type (1 ethernet, 772 loopback, 65534 none, 519 rawip, 512 ppp …).
+    public var hardwareType: UInt16
+    /// `IFLA_INFO_KIND` (veth, bridge, tun, wireguard …), nil for plain hardware.
+    public var kind: String?
+    /// Facts read from sysfs when the link appeared.
+    public var device: DeviceFacts
+
+    /// Creates a link.
+    public init(
+        index: Int32, name: String, flags: LinkFlags, operState: OperationalState,
+        carrier: Bool, hardwareType: UInt16 = ARPHardwareType.ether, kind: String? = nil,
+        device: DeviceFacts = DeviceFacts()
+    ) {
+        self.index = index
+        self.name = name
+        self.flags = flags
+        self.operState = operState
+        self.carrier = carrier
+        self.hardwareType = hardwareType
+        self.kind = kind
+        self.device = device
+    }
+
+    /// Administratively up (`IFF_UP`).
+    public var isUp: Bool { flags.contains(.up) }
+}
+
+/// The `ARPHRD_*` values reachd interprets.
+public enum ARPHardwareType {
+    /// ARPHRD_ETHER.
+    public static let ether: UInt16 = 1
+    /// ARPHRD_PPP.
+    public static let ppp: UInt16 = 512
+    /// ARPHRD_RAWIP: raw IP, used by WWAN modems (qmi_wwan, mhi_net, rmnet).
+    public static let rawIP: UInt16 = 519
+    /// ARPHRD_LOOPBACK.
+    public static let loopback: UInt16 = 772
+    /// ARPHRD_NONE: tun, wireguard.
+    public static let none: UInt16 = 65534
+}
+
+/// Address scope (`RT_SCOPE_*`).
+public enum AddressScope: String, Sendable, Hashable, Codable {
+    case global, site, link, host, nowhere
+
+    /// Maps the kernel's scope number.
+    public init(kernelValue: UInt8) {
+        switch kernelValue {
+        case 0: self = .global
+        case 200: self = .site
+        case 253: self = .link
+        case 254: self = .host
+        default: self = .nowhere
+        }
+    }
+}
+
+/// Address flags (`IFA_F_*` from `<linux/if_addr.h>`).
+public struct AddressFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// IFA_F_DADFAILED: duplicate address detection failed; the address is never used.
+    public static let dadFailed = AddressFlags(rawValue: 0x08)
+    /// IFA_F_DEPRECATED: preferred lifetime over; still usable for existing flows.
+    public static let deprecated = AddressFlags(rawValue: 0x20)
+    /// IFA_F_TENTATIVE: DAD still running; not usable yet.
+    public static let tentative = AddressFlags(rawValue: 0x40)
+    /// IFA_F_PERMANENT: configured statically.
+    public static let permanent = AddressFlags(rawValue: 0x80)
+    /// IFA_F_OPTIMISTIC: optimistic DAD, usable while DAD runs.
+    public static let optimistic = AddressFlags(rawValue: 0x04)
+}
+
+/// An address assigned to a link.
+public struct InterfaceAddress: Sendable, Hashable {
+    /// The link it belongs to.
+    public var interfaceIndex: Int32
+    /// The local address.
+    public var address: IPAddress
+    /// Prefix length of the subnet.
+    public var prefixLength: UInt8
+    /// Kernel scope.
+    public var scope: AddressScope
+    /// `IFA_F_*` flags.
+    public var flags: AddressFlags
+
+    /// Creates an address record.
+    public init(interfaceIndex: Int32, address: IPAddress, prefixLength: UInt8, scope: AddressScope = .global, flags: AddressFlags = []) {
+        self.interfaceIndex = interfaceIndex
+        self.address = address
+        self.prefixLength = prefixLength
+        self.scope = scope
+        self.flags = flags
+    }
+
+    /// The family of the address.
+    public var family: AddressFamily { address.family }
+
+    /// Usable as a source towards the internet: global or site scope, not link-local by
+    /// value (169.254/16 and fe80::/10 count as local whatever scope they were given),
+    /// not still tentative (DAD running) and not DAD-failed.
+    public var isUsableForInternet: Bool {
+        guard scope == .global || scope == .site else { return false }
+        guard !address.isLinkLocal, !address.isLoopback else { return false }
+        if flags.contains(.dadFailed) { return false }
+        if flags.contains(.tentative) && !flags.contains(.optimistic) { return false }
+        return true
+    }
+}
+
+/// Route type (`RTN_*`).
+public enum RouteType: String, Sendable, Hashable, Codable {
+    case unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit, `throw`, nat, other
+
+    /// Maps the kernel's route type number.
+    public init(kernelValue: UInt8) {
+        switch kernelValue {
+        case 1: self = .unicast
+        case 2: self = .local
+        case 3: self = .broadcast
+        case 4: self = .anycast
+        case 5: self = .multicast
+        case 6: self = .blackhole
+        case 7: self = .unreachable
+        case 8: self = .prohibit
+        case 9: self = .throw
+        case 10: self = .nat
+        default: self = .other
+        }
+    }
+}
+
+/// One next hop of a route.
+public struct NextHop: Sendable, Hashable {
+    /// Output interface index (0 when the route has none, e.g. blackhole).
+    public var interfaceIndex: Int32
+    /// Gateway, nil for on-link routes.
+    public var gateway: IPAddress?
+    /// `RTNH_F_LINKDOWN`: the kernel still has the route but the link lost carrier.
+    public var isLinkDown: Bool
+
+    /// Creates a next hop.
+    public init(interfaceIndex: Int32, gateway: IPAddress? = nil, isLinkDown: Bool = false) {
+        self.interfaceIndex = interfaceIndex
+        self.gateway = gateway
+        self.isLinkDown = isLinkDown
+    }
+}
+
+/// A route with a zero-length destination (`default`), from any table.
+public struct DefaultRoute: Sendable, Hashable {
+    /// IPv4 or IPv6.
+    public var family: AddressFamily
+    /// Routing table id (254 main, 255 local, …).
+    public var table: UInt32
+    /// Route type; blackhole / unreachable / prohibit defaults are tracked too.
+    public var type: RouteType
+    /// Metric (`RTA_PRIORITY`); lower is preferred.
+    public var metric: UInt32
+    /// One or more next hops (more than one for a multipath default).
+    public var nextHops: [NextHop]
+
+    /// Creates a default route.
+    public init(family: AddressFamily, table: UInt32 = 254, type: RouteType = .unicast, metric: UInt32 = 0, nextHops: [NextHop] = []) {
+        self.family = family
+        self.table = table
+        self.type = type
+        self.metric = metric
+        self.nextHops = nextHops
+    }
+}
+
+/// The kernel's answer to "how would a packet to the probe destination leave?"
+/// (RTM_GETROUTE, what `ip route get` prints). No packet is sent.
+public enum RouteLookup: Sendable, Hashable {
+    /// The FIB selected a route.
+    case route(RouteLookupResult)
+    /// The FIB refused; the reason says why.
+    case failure(RouteLookupFailure)
+}
+
+/// A successful FIB lookup.
+public struct RouteLookupResult: Sendable, Hashable {
+    /// Route type of the match (`unicast`, or `local` for an address of this host).
+    public var type: RouteType
+    /// Output interface index.
+    public var outputInterface: Int32
+    /// Gateway, nil when the destination is on-link.
+    public var gateway: IPAddress?
+    /// Preferred source address the kernel would use.
+    public var preferredSource: IPAddress?
+    /// `RTNH_F_LINKDOWN` on the chosen next hop.
+    public var isLinkDown: Bool
+    /// Table the matching route lives in, when the kernel reports it.
+    public var table: UInt32?
+
+    /// Creates a lookup result.
+    public init(type: RouteType = .unicast, outputInterface: Int32, gateway: IPAddress? = nil, preferredSource: IPAddress? = nil, isLinkDown: Bool = false, table: UInt32? = nil) {
+        self.type = type
+        self.outputInterface = outputInterface
+        self.gateway = gateway
+        self.preferredSource = preferredSource
+        self.isLinkDown = isLinkDown
+        self.table = table
+    }
+}
+
+/// Why a FIB lookup found no usable route. The kernel's errno says which:
+/// ENETUNREACH no route, EHOSTUNREACH unreachable route, EINVAL blackhole, EACCES prohibit.
+public enum RouteLookupFailure: Sendable, Hashable {
+    /// ENETUNREACH: no route matches.
+    case noRoute
+    /// EHOSTUNREACH: an `unreachable` route matches.
+    case unreachableRoute
+    /// EINVAL: a `blackhole` route matches.
+    case blackholeRoute
+    /// EACCES / EPERM: a `prohibit` route matches.
+    case prohibitedRoute
+    /// Any other errno; the lookup itself failed.
+    case error(Int32)
+
+    /// Maps a positive errno from the kernel's reply (Linux numbering).
+    public init(errno: Int32) {
+        switch errno {
+        case 101: self = .noRoute          // ENETUNREACH
+        case 113: self = .unreachableRoute // EHOSTUNREACH
+        case 22: self = .blackholeRoute    // EINVAL
+        case 13, 1: self = .prohibitedRoute // EACCES, EPERM
+        default: self = .error(errno)
+        }
+    }
+}

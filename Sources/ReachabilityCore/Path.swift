@@ -1,0 +1,261 @@
+/// The kind of interface a path runs over (NWInterface.InterfaceType).
+public enum InterfaceType: String, Sendable, Hashable, Codable, CaseIterable {
+    case wifi, cellular, wiredEthernet, loopback, other
+}
+
+/// NWPath.Status.
+public enum PathStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A usable route to the internet exists.
+    case satisfied
+    /// No usable route.
+    case unsatisfied
+    /// A route exists but its interface waits for a connection to be set up (dormant).
+    case requiresConnection
+}
+
+/// Why a path is not satisfied: the first thing that stands in the way.
+public enum UnsatisfiedReason: String, Sendable, Hashable, Codable, CaseIterable {
+    /// No interface other than loopback exists.
+    case noInterface
+    /// No route to the internet at all (ENETUNREACH).
+    case noRoute
+    /// The default route is `unreachable` (EHOSTUNREACH).
+    case unreachableRoute
+    /// The default route is `blackhole`.
+    case blackholeRoute
+    /// The default route is `prohibit`.
+    case prohibitedRoute
+    /// The route's output interface is administratively down.
+    case interfaceDown
+    /// The route's output interface has no carrier (cable out, peer down, `linkdown`).
+    case noCarrier
+    /// The route's output interface has no usable address (only link-local, tentative or none).
+    case noAddress
+    /// The route's output interface is dormant: it waits for authentication (802.1X) or a dial-up.
+    case connectionRequired
+    /// The route's output interface is excluded by the subscriber's interface-type filter.
+    case interfaceTypeProhibited
+    /// The route goes through an interface that configuration marks as ignored.
+    case interfaceIgnored
+}
+
+/// AFNetworkReachabilityStatus, extended with the Linux interface types.
+public enum ReachabilityStatus: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Not evaluated yet. Never sent to a client: the daemon answers only after its first evaluation.
+    case unknown
+    case notReachable
+    case reachableViaWiFi
+    case reachableViaWWAN
+    case reachableViaWired
+    case reachableViaOther
+}
+
+/// Result of connectivity probes (NetworkManager's connectivity states).
+public enum Connectivity: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Not probed (probes are not configured or have not run).
+    case unknown
+    /// No route: probes cannot run.
+    case none
+    /// Only local networks are reachable.
+    case local
+    /// A captive portal intercepts traffic.
+    case portal
+    /// Probes failed or timed out without a portal in sight.
+    case limited
+    /// Probes reached the internet.
+    case full
+}
+
+/// SCNetworkReachabilityFlags, by name. Raw values are Apple's bit positions.
+public struct ReachabilityFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Reached over a transient link such as PPP.
+    public static let transientConnection = ReachabilityFlags(rawValue: 1 << 0)
+    /// A route exists over an interface that is up, has carrier and a usable address.
+    public static let reachable = ReachabilityFlags(rawValue: 1 << 1)
+    /// Reachable once a connection is set up (output interface dormant).
+    public static let connectionRequired = ReachabilityFlags(rawValue: 1 << 2)
+    /// Never set on Linux (no on-traffic VPN dialling); present for completeness.
+    public static let connectionOnTraffic = ReachabilityFlags(rawValue: 1 << 3)
+    /// The user must act (captive portal).
+    public static let interventionRequired = ReachabilityFlags(rawValue: 1 << 4)
+    /// Never set on Linux (no dial-on-demand); present for completeness.
+    public static let connectionOnDemand = ReachabilityFlags(rawValue: 1 << 5)
+    /// The target is an address of this host.
+    public static let isLocalAddress = ReachabilityFlags(rawValue: 1 << 16)
+    /// The target is on-link: the route has no gateway.
+    public static let isDirect = ReachabilityFlags(rawValue: 1 << 17)
+    /// The output interface is cellular.
+    public static let isWWAN = ReachabilityFlags(rawValue: 1 << 18)
+
+    /// Every flag with its wire name, in Apple's bit order.
+    public static let named: [(ReachabilityFlags, String)] = [
+        (.transientConnection, "transientConnection"), (.reachable, "reachable"),
+        (.connectionRequired, "connectionRequired"), (.connectionOnTraffic, "connectionOnTraffic"),
+        (.interventionRequired, "interventionRequired"), (.connectionOnDemand, "connectionOnDemand"),
+        (.isLocalAddress, "isLocalAddress"), (.isDirect, "isDirect"), (.isWWAN, "isWWAN"),
+    ]
+
+    /// The names of the flags that are set, in Apple's bit order.
+    public var names: [String] { Self.named.filter { contains($0.0) }.map(\.1) }
+
+    /// Builds flags from names; nil if any name is unknown.
+    public init?(names: [String]) {
+        var flags: ReachabilityFlags = []
+        for name in names {
+            guard let flag = Self.named.first(where: { $0.1 == name })?.0 else { return nil }
+            flags.insert(flag)
+        }
+        self = flags
+    }
+}
+
+extension ReachabilityFlags: Codable {
+    /// Decodes from a list of flag names.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let names = try container.decode([String].self)
+        guard let flags = ReachabilityFlags(names: names) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "unknown flag in \(names)")
+        }
+        self = flags
+    }
+
+    /// Encodes as a list of flag names.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(names)
+    }
+}
+
+/// reachd's answer: an NWPath-like description of how this host reaches the internet.
+/// Field names are the wire names of `io.reachd.Reachability.Path`.
+public struct Path: Sendable, Hashable, Codable {
+    /// Satisfied, unsatisfied, or requires a connection.
+    public var status: PathStatus
+    /// Why the path is not satisfied; nil when it is.
+    public var unsatisfiedReason: UnsatisfiedReason?
+    /// AFNetworking-style status.
+    public var reachability: ReachabilityStatus
+    /// SCNetworkReachability flags that hold.
+    public var flags: ReachabilityFlags
+    /// Interface the internet traffic leaves by.
+    public var primaryInterface: String?
+    /// Type of the primary interface.
+    public var primaryInterfaceType: InterfaceType?
+    /// Usable interfaces in order of preference, primary first.
+    public var availableInterfaces: [String]
+    /// Default gateways of the primary route, IPv4 first.
+    public var gateways: [String]
+    /// IPv4 internet route usable.
+    public var supportsIPv4: Bool
+    /// IPv6 internet route usable.
+    public var supportsIPv6: Bool
+    /// A DNS server is configured.
+    public var supportsDNS: Bool
+    /// The primary interface is costly (cellular, or configured so).
+    public var isExpensive: Bool
+    /// The primary interface is in a low-data mode (configured).
+    public var isConstrained: Bool
+    /// Result of connectivity probes; `unknown` until probes exist and ran.
+    public var connectivity: Connectivity
+
+    /// Creates a path.
+    public init(
+        status: PathStatus, unsatisfiedReason: UnsatisfiedReason? = nil, reachability: ReachabilityStatus,
+        flags: ReachabilityFlags = [], primaryInterface: String? = nil, primaryInterfaceType: InterfaceType? = nil,
+        availableInterfaces: [String] = [], gateways: [String] = [], supportsIPv4: Bool = false,
+        supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false,
+        isConstrained: Bool = false, connectivity: Connectivity = .unknown
+    ) {
+        self.status = status
+        self.unsatisfiedReason = unsatisfiedReason
+        self.reachability = reachability
+        self.flags = flags
+        self.primaryInterface = primaryInterface
+        self.primaryInterfaceType = primaryInterfaceType
+        self.availableInterfaces = availableInterfaces
+        self.gateways = gateways
+        self.supportsIPv4 = supportsIPv4
+        self.supportsIPv6 = supportsIPv6
+        self.supportsDNS = supportsDNS
+        self.isExpensive = isExpensive
+        self.isConstrained = isConstrained
+        self.connectivity = connectivity
+    }
+
+    /// NWPath.usesInterfaceType: whether the primary interface is of this type.
+    public func usesInterfaceType(_ type: InterfaceType) -> Bool { primaryInterfaceType == type }
+}
+
+/// One interface as `ListInterfaces` reports it.
+public struct InterfaceDescription: Sendable, Hashable, Codable {
+    /// One address of the interface, as reported on the wire.
+    public struct Address: Sendable, Hashable, Codable {
+        /// The address text.
+        public var address: String
+        /// Prefix length.
+        public var prefixLength: Int
+        /// `ipv4` or `ipv6`.
+        public var family: AddressFamily
+        /// Kernel scope.
+        public var scope: AddressScope
+        /// DAD still running.
+        public var tentative: Bool
+        /// DAD failed.
+        public var dadFailed: Bool
+        /// Counts towards internet reachability.
+        public var usable: Bool
+
+        /// Creates an address description.
+        public init(address: String, prefixLength: Int, family: AddressFamily, scope: AddressScope, tentative: Bool, dadFailed: Bool, usable: Bool) {
+            self.address = address
+            self.prefixLength = prefixLength
+            self.family = family
+            self.scope = scope
+            self.tentative = tentative
+            self.dadFailed = dadFailed
+            self.usable = usable
+        }
+    }
+
+    /// Kernel interface index.
+    public var index: Int
+    /// Interface name.
+    public var name: String
+    /// Classified type.
+    public var type: InterfaceType
+    /// `IFLA_INFO_KIND` (veth, bridge, tun, …).
+    public var kind: String?
+    /// RFC 2863 operational state as `ip link` prints it.
+    public var operState: String
+    /// Administratively up.
+    public var up: Bool
+    /// Carrier present.
+    public var carrier: Bool
+    /// Addresses.
+    public var addresses: [Address]
+    /// Costly to use.
+    public var isExpensive: Bool
+    /// Low-data mode.
+    public var isConstrained: Bool
+    /// Left out of the answer by configuration (container and bridge noise).
+    public var ignored: Bool
+
+    /// Creates an interface description.
+    public init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool) {
+        self.index = index
+        self.name = name
+        self.type = type
+        self.kind = kind
+        self.operState = operState
+        self.up = up
+        self.carrier = carrier
+        self.addresses = addresses
+        self.isExpensive = isExpensive
+        self.isConstrained = isConstrained
+        self.ignored = ignored
+    }
+}
