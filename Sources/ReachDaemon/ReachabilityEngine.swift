@@ -1,0 +1,208 @@
+import Foundation
+import Glibc
+import Logging
+import NetlinkMonitor
+import ReachabilityCore
+import Synchronization
+
+/// Settings the engine needs to watch the network.
+public struct EngineConfiguration: Sendable {
+    /// Where sysfs is mounted (tests point this at fixture trees).
+    public var sysfsRoot: String = "/sys"
+    /// The resolver configuration read for `supportsDNS`.
+    public var resolvConfPath: String = "/etc/resolv.conf"
+    /// systemd-resolved's upstream list, consulted when resolv.conf names only the stub.
+    public var resolvedUpstreamPath: String = "/run/systemd/resolve/resolv.conf"
+    /// Netlink receive buffer; generous so floods rarely overflow (DESIGN.md rule 4).
+    public var receiveBufferSize: Int = 8 << 20
+    /// Interface policy in force.
+    public var policy: InterfacePolicy = InterfacePolicy()
+
+    /// Creates the default configuration.
+    public init() {}
+}
+
+/// Why the engine could not start.
+public struct EngineError: Error, CustomStringConvertible {
+    /// What went wrong, for the log and the exit message.
+    public var description: String
+}
+
+/// The one owner of the network state.
+///
+/// A dedicated thread blocks in `poll(2)` on the rtnetlink event socket, the resolver
+/// watcher and a wake-up eventfd — nothing else, and no timeout unless the systemd
+/// watchdog asks for pings, so an idle daemon never wakes up. When netlink is readable it
+/// drains everything queued, evaluates once (two FIB lookups), and hands a new
+/// `ReachabilityState` to `onChange` only if the snapshot differs from the last one
+/// (DESIGN.md rule 5). The first change after quiet goes out at once: there is no debounce.
+public final class ReachabilityEngine: Sendable {
+    private struct Mailbox {
+        var stopRequested = false
+        var pendingPolicy: InterfacePolicy?
+    }
+
+    private let configuration: EngineConfiguration
+    private let logger: Logger
+    private let notifier: SystemdNotifier
+    private let onChange: @Sendable (ReachabilityState) -> Void
+    private let mailbox = Mutex(Mailbox())
+    private let wakeFD: Int32
+    private let lifecycle = Mutex(Lifecycle.running)
+
+    private enum Lifecycle {
+        case running
+        case stopping(CheckedContinuation<Void, Never>)
+        case exited
+    }
+
+    /// Creates an engine; `onChange` is called on the engine thread for every changed state.
+    public init(
+        configuration: EngineConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
+        onChange: @escaping @Sendable (ReachabilityState) -> Void
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.notifier = notifier
+        self.onChange = onChange
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+    }
+
+    deinit { close(wakeFD) }
+
+    /// Starts the engine thread and returns the first derived state, once the kernel has
+    /// been dumped and looked up: nothing is published before the answer is known.
+    public func start() async throws(EngineError) -> ReachabilityState {
+        let result: Result<ReachabilityState, EngineError> = await withCheckedContinuation { continuation in
+            let thread = Thread { [self] in
+                self.run(firstState: { continuation.resume(returning: $0) })
+            }
+            thread.name = "reachd-engine"
+            thread.start()
+        }
+        return try result.get()
+    }
+
+    /// Replaces the interface policy; the engine re-evaluates with it.
+    public func apply(policy: InterfacePolicy) {
+        mailbox.withLock { $0.pendingPolicy = policy }
+        wake()
+    }
+
+    /// Asks the engine thread to exit and waits until it has.
+    public func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let alreadyExited = lifecycle.withLock { state in
+                guard case .running = state else { return true }
+                state = .stopping(continuation)
+                return false
+            }
+            if alreadyExited { continuation.resume() }
+            mailbox.withLock { $0.stopRequested = true }
+            wake()
+        }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
+    }
+
+    // MARK: - Engine thread
+
+    private func run(firstState: (Result<ReachabilityState, EngineError>) -> Void) {
+        let monitor: NetlinkMonitor
+        do {
+            monitor = try NetlinkMonitor(sysfsRoot: configuration.sysfsRoot, receiveBufferSize: configuration.receiveBufferSize)
+            try monitor.start()
+        } catch {
+            firstState(.failure(EngineError(description: "cannot watch the kernel's network state: \(error)")))
+            markExited()
+            return
+        }
+        let resolver = ResolverWatcher(
+            resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath
+        )
+        var policy = configuration.policy
+        var snapshot = Self.evaluate(monitor, resolver)
+        firstState(.success(ReachabilityState(snapshot: snapshot, policy: policy)))
+
+        let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Int32(clamping: $0 / 2 / 1000) }
+        var lastPing = Self.monotonicMilliseconds()
+        var fds = [
+            pollfd(fd: monitor.eventFileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: resolver.fileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+        ]
+        while true {
+            let ready = poll(&fds, nfds_t(fds.count), watchdogInterval ?? -1)
+            if ready < 0 && errno != EINTR {
+                logger.critical("poll failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            var dirty = false
+            var policyChanged = false
+            if fds[2].revents != 0 {
+                var counter: UInt64 = 0
+                _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+                let (stop, newPolicy) = mailbox.withLock { box in
+                    defer { box.pendingPolicy = nil }
+                    return (box.stopRequested, box.pendingPolicy)
+                }
+                if stop { break }
+                if let newPolicy, newPolicy != policy {
+                    policy = newPolicy
+                    policyChanged = true
+                }
+            }
+            if fds[0].revents != 0 {
+                do {
+                    dirty = try monitor.drain() || dirty
+                } catch {
+                    // A socket error we cannot read past: log it and resynchronise by
+                    // starting over, rather than serving a stale answer.
+                    logger.error("netlink receive failed: \(error); resynchronising")
+                    dirty = (try? monitor.start()) != nil || dirty
+                }
+            }
+            if fds[1].revents != 0 && resolver.refresh() { dirty = true }
+            if dirty || policyChanged {
+                let next = Self.evaluate(monitor, resolver)
+                if next != snapshot || policyChanged {
+                    snapshot = next
+                    onChange(ReachabilityState(snapshot: snapshot, policy: policy))
+                }
+            }
+            if let watchdogInterval {
+                // Pinged from this loop itself: if the loop is stuck, systemd restarts us.
+                let now = Self.monotonicMilliseconds()
+                if now - lastPing >= Int64(watchdogInterval) {
+                    notifier.watchdog()
+                    lastPing = now
+                }
+            }
+        }
+        markExited()
+    }
+
+    private func markExited() {
+        let waiting: CheckedContinuation<Void, Never>? = lifecycle.withLock { state in
+            defer { state = .exited }
+            if case let .stopping(continuation) = state { return continuation }
+            return nil
+        }
+        waiting?.resume()
+    }
+
+    private static func evaluate(_ monitor: NetlinkMonitor, _ resolver: ResolverWatcher) -> NetworkSnapshot {
+        var snapshot = monitor.snapshot()
+        snapshot.hasNameserver = resolver.hasNameserver
+        return snapshot
+    }
+
+    private static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}

@@ -1,0 +1,26 @@
+extension Path {
+    /// A one-line human summary, as used for systemd's `STATUS=` and the daemon log:
+    /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS` or
+    /// `not reachable: noCarrier`.
+    public var summary: String {
+        switch status {
+        case .satisfied:
+            var text = "reachable"
+            if let name = primaryInterface {
+                text += " via \(name)"
+                if let type = primaryInterfaceType { text += " (\(type.rawValue))" }
+            }
+            if !gateways.isEmpty { text += " gw " + gateways.joined(separator: ",") }
+            let families = [supportsIPv4 ? "IPv4" : nil, supportsIPv6 ? "IPv6" : nil].compactMap { $0 }
+            text += ", " + families.joined(separator: "+")
+            if supportsDNS { text += ", DNS" }
+            if isExpensive { text += ", expensive" }
+            if isConstrained { text += ", constrained" }
+            return text
+        case .requiresConnection:
+            return "connection required" + (primaryInterface.map { " on \($0)" } ?? "")
+        case .unsatisfied:
+            return "not reachable: " + (unsatisfiedReason?.rawValue ?? "unknown")
+        }
+    }
+}
