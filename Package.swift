@@ -38,10 +38,15 @@ let package = Package(
         ),
 
         // Wire types and Varlink framing shared by daemon and client.
+        // The IDL is embedded in the code, not copied into a resource bundle: reachd is
+        // installed as a single binary and must never fail to find the text it serves.
         .target(
             name: "ReachProtocol",
-            dependencies: ["ReachabilityCore"],
-            resources: [.copy("io.reachd.Reachability.varlink")]
+            dependencies: [
+                "ReachabilityCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.embedInCode("io.reachd.Reachability.varlink")]
         ),
 
         .target(

@@ -1,0 +1,113 @@
+import ReachabilityCore
+
+/// The `io.reachd.Reachability` Varlink interface: names and wire types.
+public enum ReachabilityInterface {
+    /// The interface name.
+    public static let name = "io.reachd.Reachability"
+
+    /// Fully qualified method names.
+    public enum Method {
+        /// `GetStatus() -> (sequence, instance, path)`.
+        public static let getStatus = "io.reachd.Reachability.GetStatus"
+        /// `Subscribe(requiredInterfaceType?, prohibitedInterfaceTypes?) -> (sequence, instance, path)`, with more.
+        public static let subscribe = "io.reachd.Reachability.Subscribe"
+        /// `ListInterfaces() -> (interfaces)`.
+        public static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
+    }
+
+    /// The IDL text, exactly as the daemon serves it from `GetInterfaceDescription`.
+    public static var idl: String { IDL.text }
+}
+
+/// The IDL of `io.reachd.Reachability`, embedded in the binary.
+public enum IDL {
+    /// The `.varlink` file's text, verbatim.
+    public static let text = String(decoding: PackageResources.io_reachd_Reachability_varlink, as: UTF8.self)
+}
+
+/// Reply of `GetStatus`, and of every `Subscribe` reply.
+public struct StatusReply: Codable, Sendable, Hashable {
+    /// Grows by one per published change of the system-wide path.
+    public var sequence: Int
+    /// Identifies one run of the daemon; a new value means it restarted.
+    public var instance: String
+    /// The path (filtered, for a subscription with a filter).
+    public var path: Path
+
+    /// Creates a status reply.
+    public init(sequence: Int, instance: String, path: Path) {
+        self.sequence = sequence
+        self.instance = instance
+        self.path = path
+    }
+}
+
+/// Reply of `ListInterfaces`.
+public struct ListInterfacesReply: Codable, Sendable, Hashable {
+    /// Every interface the kernel knows, ignored ones included.
+    public var interfaces: [InterfaceDescription]
+
+    /// Creates the reply.
+    public init(interfaces: [InterfaceDescription]) {
+        self.interfaces = interfaces
+    }
+}
+
+/// Parameters of `Subscribe`.
+public struct SubscribeParameters: Codable, Sendable, Hashable {
+    /// Only this type may carry the path.
+    public var requiredInterfaceType: InterfaceType?
+    /// These types may not carry the path.
+    public var prohibitedInterfaceTypes: [InterfaceType]?
+
+    /// Creates parameters from a filter (unset parts are not sent).
+    public init(filter: PathFilter) {
+        requiredInterfaceType = filter.requiredInterfaceType
+        let prohibited = InterfaceType.allCases.filter(filter.prohibitedInterfaceTypes.contains)
+        prohibitedInterfaceTypes = prohibited.isEmpty ? nil : prohibited
+    }
+
+    /// Validates loosely typed parameters as the server received them.
+    ///
+    /// - Throws: `InvalidParameter` naming the first parameter that is unknown, of the
+    ///   wrong JSON type, or not an `InterfaceType` name.
+    public init(validating parameters: JSONObject) throws(VarlinkError) {
+        for key in parameters.keys.sorted() where key != "requiredInterfaceType" && key != "prohibitedInterfaceTypes" {
+            throw .invalidParameter(parameter: key)
+        }
+        switch parameters["requiredInterfaceType"] {
+        case nil, .null?:
+            requiredInterfaceType = nil
+        case let value?:
+            guard let type = value.stringValue.flatMap(InterfaceType.init(rawValue:)) else {
+                throw .invalidParameter(parameter: "requiredInterfaceType")
+            }
+            requiredInterfaceType = type
+        }
+        switch parameters["prohibitedInterfaceTypes"] {
+        case nil, .null?:
+            prohibitedInterfaceTypes = nil
+        case let value?:
+            guard let elements = value.arrayValue else { throw .invalidParameter(parameter: "prohibitedInterfaceTypes") }
+            var types: [InterfaceType] = []
+            for element in elements {
+                guard let type = element.stringValue.flatMap(InterfaceType.init(rawValue:)) else {
+                    throw .invalidParameter(parameter: "prohibitedInterfaceTypes")
+                }
+                types.append(type)
+            }
+            prohibitedInterfaceTypes = types
+        }
+    }
+
+    /// The filter these parameters describe.
+    public var filter: PathFilter {
+        PathFilter(requiredInterfaceType: requiredInterfaceType, prohibitedInterfaceTypes: Set(prohibitedInterfaceTypes ?? []))
+    }
+}
+
+/// A call without parameters.
+public struct NoParameters: Codable, Sendable, Hashable {
+    /// Creates the empty parameter set.
+    public init() {}
+}

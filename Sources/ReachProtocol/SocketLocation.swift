@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the reachd socket lives, for the daemon and for clients.
+///
+/// The functions are pure in (environment, uid, fileExists) so the rules can be tested
+/// as a table; the defaulted arguments read the real process state.
+public enum SocketLocation {
+    /// The socket's file name: the interface name, as Varlink services name theirs.
+    public static let socketName = ReachabilityInterface.name
+    /// Environment variable that overrides the path for daemon and clients alike.
+    public static let environmentVariable = "REACHD_SOCKET"
+    /// The system service's socket.
+    public static let systemPath = "/run/reachd/" + socketName
+
+    /// The path reachd listens on when not told otherwise.
+    ///
+    /// `REACHD_SOCKET`; else `$RUNTIME_DIRECTORY/io.reachd.Reachability` (systemd's
+    /// `RuntimeDirectory=`); else the system path for root; else the per-user path.
+    public static func daemonDefault(
+        environment: [String: String] = currentEnvironment(),
+        uid: UInt32 = currentUID()
+    ) -> String {
+        if let path = nonEmpty(environment[environmentVariable]) { return path }
+        if let directory = nonEmpty(environment["RUNTIME_DIRECTORY"]) {
+            // systemd may list several directories separated by colons; the first is ours.
+            let first = directory.split(separator: ":", omittingEmptySubsequences: true).first.map(String.init) ?? directory
+            return join(first, socketName)
+        }
+        if uid == 0 { return systemPath }
+        return userPath(environment: environment, uid: uid)
+    }
+
+    /// The path clients connect to when not told otherwise.
+    ///
+    /// `REACHD_SOCKET`; else the system path if that socket exists (or for root, whose
+    /// daemon uses it); else the per-user path.
+    public static func clientDefault(
+        environment: [String: String] = currentEnvironment(),
+        uid: UInt32 = currentUID(),
+        fileExists: (String) -> Bool = fileExists(_:)
+    ) -> String {
+        if let path = nonEmpty(environment[environmentVariable]) { return path }
+        if uid == 0 || fileExists(systemPath) { return systemPath }
+        return userPath(environment: environment, uid: uid)
+    }
+
+    /// `$XDG_RUNTIME_DIR/reachd/io.reachd.Reachability`, else `/tmp/reachd-<uid>/io.reachd.Reachability`.
+    public static func userPath(environment: [String: String], uid: UInt32) -> String {
+        if let directory = nonEmpty(environment["XDG_RUNTIME_DIR"]) {
+            return join(join(directory, "reachd"), socketName)
+        }
+        return "/tmp/reachd-\(uid)/" + socketName
+    }
+
+    /// This process's environment.
+    public static func currentEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
+    }
+
+    /// This process's real user id.
+    public static func currentUID() -> UInt32 { UInt32(getuid()) }
+
+    /// Whether anything exists at `path` (without following a final symlink).
+    public static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    private static func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+
+    private static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}

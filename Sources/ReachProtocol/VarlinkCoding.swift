@@ -1,0 +1,34 @@
+import Foundation
+
+/// JSON encoding and decoding of Varlink messages, configured once for both ends.
+public enum VarlinkCoding {
+    /// Encodes `value` as compact JSON.
+    public static func encode(_ value: some Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        // Stable key order makes replies diffable and tests exact.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
+    }
+
+    /// Encodes `value` as compact JSON text.
+    public static func encodeText(_ value: some Encodable) throws -> String {
+        String(decoding: try encode(value), as: UTF8.self)
+    }
+
+    /// Encodes `value` as one frame: JSON followed by NUL.
+    public static func encodeFrame(_ value: some Encodable) throws -> [UInt8] {
+        var bytes = try encode(value)
+        bytes.append(VarlinkFraming.terminator)
+        return bytes
+    }
+
+    /// Decodes a message (without its NUL).
+    public static func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Sequence<UInt8>) throws -> Value {
+        try JSONDecoder().decode(type, from: Data(bytes))
+    }
+
+    /// Re-reads loosely typed parameters as a concrete type.
+    public static func convert<Value: Decodable>(_ parameters: JSONObject, to type: Value.Type) throws -> Value {
+        try JSONDecoder().decode(type, from: Data(try encode(parameters)))
+    }
+}

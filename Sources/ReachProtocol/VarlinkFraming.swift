@@ -1,0 +1,86 @@
+/// Varlink framing: every message is one JSON object followed by a NUL byte.
+///
+/// The scanning rule lives here once; `VarlinkFrameSplitter` (plain bytes) and
+/// `VarlinkFrameDecoder` (NIO) both apply it, so server and client cut frames alike.
+public enum VarlinkFraming {
+    /// The largest message accepted, terminator excluded (64 KiB).
+    public static let defaultMaximumMessageSize = 64 * 1024
+
+    /// The message terminator.
+    public static let terminator: UInt8 = 0
+
+    /// Finds the first complete frame in `bytes`.
+    ///
+    /// - Returns: the length of the message before its NUL, or nil when more bytes are needed.
+    /// - Throws: `.messageTooLarge` when the message (complete or not) exceeds the limit,
+    ///   `.emptyMessage` for a NUL with nothing before it.
+    public static func frameLength(in bytes: some Collection<UInt8>, maximumMessageSize: Int) throws(VarlinkFramingError) -> Int? {
+        var length = 0
+        for byte in bytes {
+            if byte == terminator {
+                if length == 0 { throw .emptyMessage }
+                return length
+            }
+            length += 1
+            // Stop scanning as soon as the limit is crossed: no need to see the rest.
+            if length > maximumMessageSize { throw .messageTooLarge(limit: maximumMessageSize) }
+        }
+        return nil
+    }
+}
+
+/// Why a byte stream cannot be cut into Varlink messages. The connection is unusable after it.
+public enum VarlinkFramingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A message is longer than the limit.
+    case messageTooLarge(limit: Int)
+    /// A NUL arrived with no message before it.
+    case emptyMessage
+
+    /// One line for logs.
+    public var description: String {
+        switch self {
+        case let .messageTooLarge(limit): return "message larger than \(limit) bytes"
+        case .emptyMessage: return "empty message"
+        }
+    }
+}
+
+/// Cuts a byte stream into Varlink messages, without NIO.
+///
+/// Feed it bytes as they arrive with `append(_:)`; take messages with `next()` until it
+/// returns nil. After it throws, the stream is broken and the connection should close.
+public struct VarlinkFrameSplitter: Sendable {
+    /// Messages longer than this are refused.
+    public let maximumMessageSize: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    /// Creates a splitter with the given size limit.
+    public init(maximumMessageSize: Int = VarlinkFraming.defaultMaximumMessageSize) {
+        self.maximumMessageSize = maximumMessageSize
+    }
+
+    /// Bytes received but not yet returned as a message.
+    public var bufferedByteCount: Int { buffer.count - start }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete message (without its NUL), or nil when more bytes are needed.
+    public mutating func next() throws(VarlinkFramingError) -> [UInt8]? {
+        let pending = buffer[start...]
+        guard let length = try VarlinkFraming.frameLength(in: pending, maximumMessageSize: maximumMessageSize) else {
+            return nil
+        }
+        let message = Array(buffer[start..<(start + length)])
+        start += length + 1
+        // Compact once the consumed prefix dominates, so the buffer never grows unbounded.
+        if start > 4096 && start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        return message
+    }
+}
