@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+
+/// The real `reachd` binary running inside a namespace, with its own socket, a
+/// NOTIFY_SOCKET the test listens on, and a resolv.conf the test controls.
+final class DaemonProcess {
+    let directory: String
+    let socketPath: String
+    let resolvConf: String
+    let notify: NotifyListener
+    let process = Process()
+    private let logFile: String
+
+    /// The directory holding the built executables: beside the test binary, unless
+    /// `REACHD_BIN_DIR` says otherwise.
+    static var binaryDirectory: String {
+        if let dir = ProcessInfo.processInfo.environment["REACHD_BIN_DIR"] { return dir }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        // The XCTest bundle may be a directory (…/reachdPackageTests.xctest/…); climb out of it.
+        while url.path.contains(".xctest") { url.deleteLastPathComponent() }
+        return url.path
+    }
+
+    init(namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+        directory = NSTemporaryDirectory() + "reachd-it-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socketPath = directory + "/io.reachd.Reachability"
+        resolvConf = directory + "/resolv.conf"
+        logFile = directory + "/reachd.log"
+        try "nameserver 192.0.2.53\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
+        notify = try NotifyListener(directory: directory)
+
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ip", "netns", "exec", namespace.name, Self.binaryDirectory + "/reachd",
+                             "--socket", socketPath, "--resolv-conf", resolvConf, "--log-level", "debug"] + extraArguments
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = notify.path
+        for key in ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "REACHD_SOCKET"] { env.removeValue(forKey: key) }
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        FileManager.default.createFile(atPath: logFile, contents: nil)
+        let log = FileHandle(forWritingAtPath: logFile)
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+    }
+
+    /// Starts the daemon and waits for READY=1.
+    static func started(in namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:]) throws -> DaemonProcess {
+        let daemon = try DaemonProcess(namespace: namespace, extraArguments: extraArguments, environment: environment)
+        guard daemon.notify.waitFor("READY=1", timeout: 30) else {
+            daemon.terminate()
+            throw CommandFailed(command: "reachd", status: daemon.process.terminationStatus,
+                                stderr: "no READY=1 within 30 s; log:\n\(daemon.log)")
+        }
+        return daemon
+    }
+
+    /// What the daemon wrote to stderr so far.
+    var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+
+    /// Sends SIGTERM and waits for the exit status.
+    @discardableResult
+    func terminate() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        terminate()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// A private network namespace (`ip netns add`) torn down with everything in it.
+final class NetworkNamespace {
+    /// The namespace name, as `ip -n` takes it.
+    let name: String
+
+    init(prefix: String = "reachd-it") throws {
+        name = "\(prefix)-\(UInt32.random(in: 0...UInt32.max))"
+        try sh("ip", "netns", "add", name)
+        try ip("link", "set", "lo", "up")
+    }
+
+    deinit { _ = try? sh("ip", "netns", "del", name, allowFailure: true) }
+
+    /// `ip -n NAME …`
+    @discardableResult
+    func ip(_ arguments: String...) throws -> String {
+        try run(["ip", "-n", name] + arguments)
+    }
+
+    /// Runs any command inside the namespace.
+    @discardableResult
+    func exec(_ arguments: [String]) throws -> String {
+        try run(["ip", "netns", "exec", name] + arguments)
+    }
+}
+
+/// Two namespaces joined by a veth pair: `host` (where reachd runs) and `router`.
+///
+/// Neither end is called veth*: that name is ignored by reachd's default policy.
+final class VethTopology {
+    let host: NetworkNamespace
+    let router: NetworkNamespace
+
+    init() throws {
+        host = try NetworkNamespace(prefix: "reachd-host")
+        router = try NetworkNamespace(prefix: "reachd-router")
+        try sh("ip", "link", "add", "eth0", "netns", host.name, "type", "veth", "peer", "name", "eth0", "netns", router.name)
+        try host.ip("link", "set", "eth0", "up")
+        try router.ip("link", "set", "eth0", "up")
+        try router.ip("addr", "add", "10.77.0.1/24", "dev", "eth0")
+        try router.ip("addr", "add", "fd77::1/64", "dev", "eth0", "nodad")
+    }
+
+    /// Gives the host an IPv4 address and, optionally, a default route via the router.
+    func configureIPv4(defaultRoute: Bool = true) throws {
+        try host.ip("addr", "add", "10.77.0.2/24", "dev", "eth0")
+        if defaultRoute { try host.ip("route", "add", "default", "via", "10.77.0.1", "dev", "eth0") }
+    }
+
+    /// Gives the host a global IPv6 address (no DAD wait) and, optionally, a default route.
+    func configureIPv6(defaultRoute: Bool = true) throws {
+        try host.ip("addr", "add", "fd77::2/64", "dev", "eth0", "nodad")
+        if defaultRoute { try host.ip("-6", "route", "add", "default", "via", "fd77::1", "dev", "eth0") }
+    }
+}

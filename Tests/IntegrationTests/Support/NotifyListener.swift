@@ -1,0 +1,57 @@
+import Foundation
+import Glibc
+
+/// The service manager's side of sd_notify: a Unix datagram socket the daemon writes
+/// `KEY=VALUE` lines to through `NOTIFY_SOCKET`.
+final class NotifyListener {
+    let path: String
+    private let fd: Int32
+    /// Every datagram received so far, in order.
+    private(set) var messages: [String] = []
+
+    init(directory: String) throws {
+        path = directory + "/notify"
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in pathBytes.prefix(buffer.count - 1).enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, bound == 0 else { throw CommandFailed(command: "bind \(path)", status: errno, stderr: "") }
+    }
+
+    deinit {
+        close(fd)
+        unlink(path)
+    }
+
+    /// All lines received so far.
+    var lines: [String] { messages.flatMap { $0.split(separator: "\n").map(String.init) } }
+
+    /// Reads datagrams until one line equals `line` (e.g. "READY=1") or the timeout passes.
+    func waitFor(_ line: String, timeout: TimeInterval = 10) -> Bool {
+        waitUntil(timeout: timeout) { $0.contains(line) }
+    }
+
+    /// Reads datagrams until `predicate` holds for the lines received so far.
+    func waitUntil(timeout: TimeInterval = 10, _ predicate: ([String]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if predicate(lines) { return true }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return false }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, Int32(remaining * 1000) + 1) > 0 else { return predicate(lines) }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count > 0 { messages.append(String(decoding: buffer[..<count], as: UTF8.self)) }
+        }
+    }
+
+    /// The `STATUS=` values received so far.
+    var statuses: [String] { lines.filter { $0.hasPrefix("STATUS=") }.map { String($0.dropFirst(7)) } }
+}
