@@ -193,7 +193,8 @@ final class ReachabilityIntegrationTests: XCTestCase {
     func testPythonVarlinkClientConformance() throws {
         try topology.configureIPv4()
         let (daemon, _) = try startDaemon()
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("conformance.py").path
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Conformance/varlink_client.py").path
         let output = try run(["python3", script, "unix:" + daemon.socketPath])
         XCTAssertTrue(output.contains("conformance: ok"), output)
     }
