@@ -1,0 +1,65 @@
+import ReachabilityCore
+import ReachProtocol
+
+/// Receives the replies of one `Subscribe` stream.
+protocol StatusSubscriber: AnyObject {
+    /// A new path as this subscriber sees it. Called on the server's event loop.
+    func deliver(_ reply: StatusReply)
+}
+
+/// Who is subscribed with which filter, and what each filter's path was last time.
+///
+/// Subscribers are grouped by filter, so each publish derives a filtered path once per
+/// distinct filter, not once per subscriber, and wakes only the groups whose path changed.
+/// Confined to the server's event loop like everything else there: no locks.
+final class SubscriptionHub {
+    private struct Group {
+        var path: Path
+        var members: [ObjectIdentifier: any StatusSubscriber] = [:]
+    }
+
+    private var groups: [PathFilter: Group] = [:]
+    private var filters: [ObjectIdentifier: PathFilter] = [:]
+
+    /// Number of active subscriptions.
+    var count: Int { filters.count }
+
+    /// Number of distinct filters in use.
+    var filterCount: Int { groups.count }
+
+    /// Adds a subscriber and returns the path it sees now (its first reply).
+    func add(_ subscriber: any StatusSubscriber, filter: PathFilter, state: ReachabilityState) -> Path {
+        let id = ObjectIdentifier(subscriber)
+        remove(subscriber)
+        var group = groups[filter] ?? Group(path: state.path(for: filter))
+        group.members[id] = subscriber
+        groups[filter] = group
+        filters[id] = filter
+        return group.path
+    }
+
+    /// Removes a subscriber; a no-op if it was not subscribed.
+    func remove(_ subscriber: any StatusSubscriber) {
+        let id = ObjectIdentifier(subscriber)
+        guard let filter = filters.removeValue(forKey: id) else { return }
+        groups[filter]?.members[id] = nil
+        if groups[filter]?.members.isEmpty == true { groups[filter] = nil }
+    }
+
+    /// Re-derives every group's path for `state` and notifies the groups whose path changed.
+    func publish(_ state: ReachabilityState, sequence: Int, instance: String) {
+        for (filter, group) in groups {
+            let path = state.path(for: filter)
+            guard path != group.path else { continue }
+            groups[filter]?.path = path
+            let reply = StatusReply(sequence: sequence, instance: instance, path: path)
+            for member in group.members.values { member.deliver(reply) }
+        }
+    }
+
+    /// Drops every subscription.
+    func removeAll() {
+        groups = [:]
+        filters = [:]
+    }
+}

@@ -1,0 +1,74 @@
+import ReachabilityCore
+import ReachProtocol
+
+/// What to do with one call: the pure half of request handling.
+enum CallOutcome {
+    /// Send these parameters as the one reply.
+    case reply(any Codable & Sendable)
+    /// Send this error.
+    case error(VarlinkError)
+    /// Start a subscription stream with this filter.
+    case subscribe(PathFilter)
+}
+
+/// Maps a call to its outcome given the current published state. No IO.
+struct VarlinkDispatcher {
+    var instance: String
+    var serviceInfo: ServiceInfo
+
+    func outcome(for call: AnyVarlinkCall, state: ReachabilityState, sequence: Int) -> CallOutcome {
+        let parameters = call.parameters ?? [:]
+        if call.wantsUpgrade { return .error(.invalidParameter(parameter: "upgrade")) }
+        guard let dot = call.method.lastIndex(of: "."), dot != call.method.startIndex else {
+            return .error(.interfaceNotFound(interface: call.method))
+        }
+        let interface = String(call.method[..<dot])
+
+        switch interface {
+        case ReachabilityInterface.name:
+            switch call.method {
+            case ReachabilityInterface.Method.getStatus:
+                if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
+                return .reply(StatusReply(sequence: sequence, instance: instance, path: state.path))
+            case ReachabilityInterface.Method.listInterfaces:
+                if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
+                return .reply(ListInterfacesReply(interfaces: state.interfaces))
+            case ReachabilityInterface.Method.subscribe:
+                let validated: SubscribeParameters
+                do {
+                    validated = try SubscribeParameters(validating: parameters)
+                } catch {
+                    return .error(error)
+                }
+                guard call.wantsMore else { return .error(.expectedMore) }
+                return .subscribe(validated.filter)
+            default:
+                return .error(.methodNotFound(method: call.method))
+            }
+
+        case VarlinkService.name:
+            switch call.method {
+            case VarlinkService.Method.getInfo:
+                if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
+                return .reply(serviceInfo)
+            case VarlinkService.Method.getInterfaceDescription:
+                if let unknown = parameters.keys.sorted().first(where: { $0 != "interface" }) {
+                    return .error(.invalidParameter(parameter: unknown))
+                }
+                guard let name = parameters["interface"]?.stringValue else {
+                    return .error(.invalidParameter(parameter: "interface"))
+                }
+                switch name {
+                case ReachabilityInterface.name: return .reply(InterfaceDescriptionReply(description: IDL.text))
+                case VarlinkService.name: return .reply(InterfaceDescriptionReply(description: VarlinkService.idl))
+                default: return .error(.interfaceNotFound(interface: name))
+                }
+            default:
+                return .error(.methodNotFound(method: call.method))
+            }
+
+        default:
+            return .error(.interfaceNotFound(interface: interface))
+        }
+    }
+}

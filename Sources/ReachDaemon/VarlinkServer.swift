@@ -1,0 +1,150 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ReachabilityCore
+import ReachProtocol
+
+/// Serves `io.reachd.Reachability` (and `org.varlink.service`) on a Unix socket.
+///
+/// All connection and subscription state is confined to the one event loop given at
+/// creation; `publish(_:)` may be called from any thread and hops onto it.
+///
+/// `sequence` starts at 1 and grows by one each time the unfiltered path changes;
+/// subscribers with a filter are woken only when the path they see changes.
+public final class VarlinkServer: Sendable {
+    /// The socket path (for a server given a listening descriptor: informational).
+    public let socketPath: String
+    private let socketMode: UInt32
+    private let eventLoop: any EventLoop
+    private let logger: Logger
+    private let core: NIOLoopBound<VarlinkServerCore>
+    /// Whether `shutdown()` should remove the socket file (not when systemd owns it).
+    private let ownsSocketFile: NIOLoopBoundBox<Bool>
+
+    /// Creates a server; nothing listens until `start()`.
+    ///
+    /// - Parameters:
+    ///   - socketPath: where to listen.
+    ///   - socketMode: permissions of the socket file (0666: any local user may ask).
+    ///   - instance: identifies this daemon run in every status reply.
+    ///   - initialState: the state served until the first `publish(_:)`.
+    ///   - serviceInfo: what `org.varlink.service.GetInfo` answers.
+    ///   - eventLoop: the one loop all connections and subscriptions live on.
+    ///   - logger: connection problems are logged at debug and notice level.
+    public init(
+        socketPath: String, socketMode: UInt32 = 0o666, instance: String, initialState: ReachabilityState,
+        serviceInfo: ServiceInfo = .reachd, eventLoop: any EventLoop, logger: Logger
+    ) {
+        self.socketPath = socketPath
+        self.socketMode = socketMode
+        self.eventLoop = eventLoop
+        self.logger = logger
+        let core = VarlinkServerCore(instance: instance, serviceInfo: serviceInfo, state: initialState, eventLoop: eventLoop, logger: logger)
+        self.core = NIOLoopBound(core, eventLoop: eventLoop)
+        self.ownsSocketFile = NIOLoopBoundBox(false, eventLoop: eventLoop)
+    }
+
+    /// Binds `socketPath` and starts serving.
+    ///
+    /// Creates the parent directory (0755) if missing and replaces a stale socket file.
+    /// Refuses when a live server already answers on the path, or when the path exists
+    /// and is not a socket.
+    public func start() async throws(VarlinkServerError) {
+        try SocketFile.createParentDirectory(of: socketPath)
+        switch try SocketFile.inspect(socketPath) {
+        case .nothing:
+            break
+        case .other:
+            throw .notASocket(path: socketPath)
+        case .socket:
+            if await Self.isAnswering(socketPath, on: eventLoop) { throw .alreadyRunning(socketPath: socketPath) }
+            logger.info("removing stale socket \(socketPath)")
+            try SocketFile.remove(socketPath)
+        }
+
+        let channel: any Channel
+        do {
+            channel = try await bootstrap().bind(unixDomainSocketPath: socketPath).get()
+        } catch {
+            throw .bindFailed(socketPath: socketPath, reason: "\(error)")
+        }
+        do {
+            try SocketFile.setMode(socketPath, socketMode)
+        } catch {
+            try? await channel.close()
+            throw error
+        }
+        await adopt(channel, ownsFile: true)
+    }
+
+    /// Starts serving on a socket that is already bound and listening (socket activation).
+    ///
+    /// The socket file belongs to whoever created it: `shutdown()` leaves it in place.
+    public func start(listeningDescriptor descriptor: CInt) async throws(VarlinkServerError) {
+        let channel: any Channel
+        do {
+            channel = try await bootstrap().withBoundSocket(descriptor).get()
+        } catch {
+            throw .bindFailed(socketPath: socketPath, reason: "\(error)")
+        }
+        await adopt(channel, ownsFile: false)
+    }
+
+    /// Hands a new state to the server. Callable from any thread.
+    public func publish(_ state: ReachabilityState) {
+        let core = self.core
+        eventLoop.execute { core.value.publish(state) }
+    }
+
+    /// Stops accepting, closes every connection and removes the socket file (if created here).
+    public func shutdown() async {
+        let core = self.core
+        let owns = self.ownsSocketFile
+        let removeFile = try? await eventLoop.flatSubmit { () -> EventLoopFuture<Bool> in
+            core.value.shutdown().map { owns.value }
+        }.get()
+        if removeFile == true, (try? SocketFile.inspect(socketPath)) == .socket {
+            try? SocketFile.remove(socketPath)
+        }
+    }
+
+    // MARK: Internals
+
+    private func bootstrap() -> ServerBootstrap {
+        let core = self.core
+        let logger = self.logger
+        // One loop serves as the whole group, so child channels share the core's loop.
+        return ServerBootstrap(group: eventLoop)
+            .serverChannelOption(.backlog, value: 128)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let handler = VarlinkConnectionHandler(core: core.value, logger: logger)
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(VarlinkFrameDecoder()), handler,
+                    ])
+                }
+            }
+    }
+
+    private func adopt(_ channel: any Channel, ownsFile: Bool) async {
+        let core = self.core
+        let owns = self.ownsSocketFile
+        try? await eventLoop.submit {
+            core.value.serverChannel = channel
+            owns.value = ownsFile
+        }.get()
+    }
+
+    /// Whether something accepts connections on `path` (a stale socket refuses them).
+    private static func isAnswering(_ path: String, on eventLoop: any EventLoop) async -> Bool {
+        do {
+            let channel = try await ClientBootstrap(group: eventLoop)
+                .connectTimeout(.seconds(2))
+                .connect(unixDomainSocketPath: path).get()
+            try? await channel.close()
+            return true
+        } catch {
+            return false
+        }
+    }
+}
