@@ -1,0 +1,144 @@
+import ReachabilityCore
+
+/// The links, addresses and default routes the monitor tracks, and the rules for
+/// applying one parsed message to them. Pure value type: no IO except through the
+/// `facts` closure handed to `apply`.
+struct TrackedState {
+    /// Address identity for updates and deletions: (ifindex, address, prefix length).
+    struct AddressKey: Hashable {
+        var interfaceIndex: Int32
+        var address: IPAddress
+        var prefixLength: UInt8
+    }
+
+    /// Known links by index.
+    private(set) var links: [Int32: Link] = [:]
+    /// Known addresses.
+    private(set) var addresses: [AddressKey: InterfaceAddress] = [:]
+    /// Default routes. IPv4 routes are kept whole; IPv6 routes are kept one record
+    /// per next hop (the kernel adds, notifies and deletes IPv6 multipath siblings
+    /// one by one) and merged back in `snapshot`.
+    private(set) var defaultRoutes: [DefaultRouteRecord] = []
+
+    /// Applies one message. `facts` reads sysfs for a link name; it is called only
+    /// when a link appears or is renamed.
+    mutating func apply(_ message: ParsedMessage, facts: (String) -> DeviceFacts) {
+        switch message {
+        case .link(var link):
+            if let old = links[link.index], old.name == link.name {
+                link.device = old.device
+            } else {
+                link.device = facts(link.name)
+            }
+            links[link.index] = link
+            // DESIGN rule 3: admin-down flushes the link's IPv4 routes without RTM_DELROUTE.
+            if !link.isUp { dropRoutes(through: link.index, family: .ipv4) }
+        case .linkRemoved(let index):
+            links[index] = nil
+            addresses = addresses.filter { $0.key.interfaceIndex != index }
+            dropRoutes(through: index, family: nil)
+        case .address(let address):
+            addresses[Self.key(address)] = address
+        case .addressRemoved(let address):
+            addresses[Self.key(address)] = nil
+            // Removing a link's last IPv4 address makes the kernel flush its IPv4
+            // routes (fib_disable_ip), again without RTM_DELROUTE.
+            if address.family == .ipv4,
+               !addresses.keys.contains(where: { $0.interfaceIndex == address.interfaceIndex && $0.address.family == .ipv4 }) {
+                dropRoutes(through: address.interfaceIndex, family: .ipv4)
+            }
+        case .defaultRoute(let record):
+            if record.replaces {
+                defaultRoutes.removeAll { Self.sameSlot($0, record) }
+            }
+            for part in Self.split(record) where !defaultRoutes.contains(where: { Self.sameRoute($0, part) }) {
+                defaultRoutes.append(part)
+            }
+        case .defaultRouteRemoved(let record):
+            for part in Self.split(record) {
+                if let index = defaultRoutes.firstIndex(where: { Self.sameRoute($0, part) })
+                    ?? defaultRoutes.firstIndex(where: { Self.sameSlot($0, part) && $0.route.type == part.route.type })
+                    ?? defaultRoutes.firstIndex(where: { Self.sameSlot($0, part) }) {
+                    defaultRoutes.remove(at: index)
+                }
+            }
+        case .otherRoute, .rule, .ignored:
+            break
+        }
+    }
+
+    /// The tracked state as the model's snapshot (no lookups yet). IPv6 per-hop
+    /// records are merged into one route per (table, metric, type). A next hop's
+    /// `isLinkDown` follows its link's current carrier when the link is known: the
+    /// kernel sets and clears RTNH_F_LINKDOWN on carrier changes without telling anyone.
+    func snapshot() -> NetworkSnapshot {
+        var routes: [DefaultRoute] = []
+        for record in defaultRoutes {
+            var route = record.route
+            route.nextHops = route.nextHops.map { hop in
+                var hop = hop
+                if let link = links[hop.interfaceIndex] { hop.isLinkDown = !link.carrier }
+                return hop
+            }
+            if route.family == .ipv6,
+               let index = routes.firstIndex(where: {
+                   $0.family == .ipv6 && $0.table == route.table && $0.metric == route.metric && $0.type == route.type
+               }) {
+                routes[index].nextHops += route.nextHops
+            } else {
+                routes.append(route)
+            }
+        }
+        routes.sort { ($0.family == .ipv4 ? 0 : 1, $0.metric, $0.table) < ($1.family == .ipv4 ? 0 : 1, $1.metric, $1.table) }
+        let sortedAddresses = addresses.values.sorted { a, b in
+            if a.interfaceIndex != b.interfaceIndex { return a.interfaceIndex < b.interfaceIndex }
+            if a.family != b.family { return a.family == .ipv4 }
+            if a.address != b.address { return a.address.bytes.lexicographicallyPrecedes(b.address.bytes) }
+            return a.prefixLength < b.prefixLength
+        }
+        return NetworkSnapshot(links: links, addresses: sortedAddresses, defaultRoutes: routes)
+    }
+
+    // MARK: Rules
+
+    /// Removes the next hops through `index` (of one family, or both); a route left
+    /// without next hops is gone. Routes that never had a next hop (an IPv4
+    /// blackhole) are untouched.
+    private mutating func dropRoutes(through index: Int32, family: AddressFamily?) {
+        defaultRoutes = defaultRoutes.compactMap { record in
+            guard family == nil || record.route.family == family,
+                  record.route.nextHops.contains(where: { $0.interfaceIndex == index }) else { return record }
+            var record = record
+            record.route.nextHops.removeAll { $0.interfaceIndex == index }
+            return record.route.nextHops.isEmpty ? nil : record
+        }
+    }
+
+    private static func key(_ address: InterfaceAddress) -> AddressKey {
+        AddressKey(interfaceIndex: address.interfaceIndex, address: address.address, prefixLength: address.prefixLength)
+    }
+
+    /// IPv6 records are stored per next hop.
+    private static func split(_ record: DefaultRouteRecord) -> [DefaultRouteRecord] {
+        guard record.route.family == .ipv6, record.route.nextHops.count > 1 else { return [record] }
+        return record.route.nextHops.map { hop in
+            var part = record
+            part.route.nextHops = [hop]
+            return part
+        }
+    }
+
+    /// The kernel's key: IPv4 (table, tos, metric); IPv6 (table, metric).
+    private static func sameSlot(_ a: DefaultRouteRecord, _ b: DefaultRouteRecord) -> Bool {
+        a.route.family == b.route.family && a.route.table == b.route.table && a.route.metric == b.route.metric
+            && (a.route.family == .ipv6 || a.tos == b.tos)
+    }
+
+    /// Same slot, type and next hops (ignoring the volatile linkdown flag).
+    private static func sameRoute(_ a: DefaultRouteRecord, _ b: DefaultRouteRecord) -> Bool {
+        func hops(_ record: DefaultRouteRecord) -> [NextHop] {
+            record.route.nextHops.map { NextHop(interfaceIndex: $0.interfaceIndex, gateway: $0.gateway) }
+        }
+        return sameSlot(a, b) && a.route.type == b.route.type && hops(a) == hops(b)
+    }
+}
