@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NIOCore
+import NIOPosix
+import ReachProtocol
+
+/// Why a call to reachd failed. Every description is one line naming the socket.
+public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Nothing listens at the socket path: no such file, or a stale socket that refuses.
+    case daemonNotRunning(socketPath: String, connectionRefused: Bool)
+    /// Connecting failed for another reason (permissions, path too long, …).
+    case connectionFailed(socketPath: String, reason: String)
+    /// The daemon closed the connection before answering in full.
+    case connectionClosed(socketPath: String)
+    /// The daemon sent something that is not a valid reply.
+    case protocolError(socketPath: String, message: String)
+    /// The daemon answered with a Varlink error.
+    case remoteError(socketPath: String, name: String, parameters: JSONObject)
+
+    /// The socket the failed call went to.
+    public var socketPath: String {
+        switch self {
+        case let .daemonNotRunning(path, _), let .connectionFailed(path, _), let .connectionClosed(path),
+            let .protocolError(path, _), let .remoteError(path, _, _):
+            return path
+        }
+    }
+
+    /// The Varlink error, for `.remoteError`.
+    public var varlinkError: VarlinkError? {
+        if case let .remoteError(_, name, parameters) = self { return VarlinkError(name: name, parameters: parameters) }
+        return nil
+    }
+
+    /// One line, e.g. `cannot reach reachd at /run/reachd/io.reachd.Reachability: no such socket (is reachd running?)`.
+    public var description: String {
+        switch self {
+        case let .daemonNotRunning(path, refused):
+            let what = refused ? "connection refused" : "no such socket"
+            return "cannot reach reachd at \(path): \(what) (is reachd running?)"
+        case let .connectionFailed(path, reason):
+            return "cannot reach reachd at \(path): \(reason)"
+        case let .connectionClosed(path):
+            return "reachd at \(path) closed the connection"
+        case let .protocolError(path, message):
+            return "unexpected reply from reachd at \(path): \(message)"
+        case let .remoteError(path, name, parameters):
+            let error = VarlinkError(name: name, parameters: parameters)
+            return "reachd at \(path) answered with an error: \(error)"
+        }
+    }
+
+    /// Maps whatever NIO or decoding threw to a client error.
+    init(_ error: any Error, socketPath: String) {
+        switch error {
+        case let error as ReachClientError:
+            self = error
+        case let error as IOError:
+            self = Self(errno: error.errnoCode, socketPath: socketPath)
+        case let error as NIOConnectionError:
+            // Connect errors for a single target: report the underlying one.
+            if let underlying = error.connectionErrors.first?.error {
+                self = Self(underlying, socketPath: socketPath)
+            } else {
+                self = .connectionFailed(socketPath: socketPath, reason: "\(error)")
+            }
+        case let error as SocketAddressError:
+            self = .connectionFailed(socketPath: socketPath, reason: "invalid socket path (\(error))")
+        case let error as ChannelError where error == .eof || error == .ioOnClosedChannel || error == .alreadyClosed:
+            self = .connectionClosed(socketPath: socketPath)
+        case let error as VarlinkFramingError:
+            self = .protocolError(socketPath: socketPath, message: "\(error)")
+        case let error as DecodingError:
+            self = .protocolError(socketPath: socketPath, message: "undecodable reply (\(error))")
+        default:
+            self = .connectionFailed(socketPath: socketPath, reason: "\(error)")
+        }
+    }
+
+    private init(errno code: CInt, socketPath: String) {
+        switch code {
+        case ENOENT, ENOTDIR: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: false)
+        case ECONNREFUSED: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: true)
+        case EPIPE, ECONNRESET: self = .connectionClosed(socketPath: socketPath)
+        default: self = .connectionFailed(socketPath: socketPath, reason: String(cString: strerror(code)))
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import NIOCore
+import NIOPosix
+import ReachabilityCore
+import ReachProtocol
+
+/// Talks to reachd over its Varlink socket: one connection per call or subscription.
+///
+/// ```swift
+/// let client = ReachabilityClient()
+/// let status = try await client.status()
+/// for try await update in client.subscribe(filter: PathFilter(requiredInterfaceType: .wifi)) {
+///     print(update.path.summary)
+/// }
+/// ```
+public final class ReachabilityClient: Sendable {
+    /// The socket this client connects to.
+    public let socketPath: String
+    private let group: any EventLoopGroup
+
+    /// Creates a client; nothing connects until a call is made.
+    ///
+    /// - Parameters:
+    ///   - socketPath: the daemon's socket; by default `SocketLocation.clientDefault()`.
+    ///   - eventLoopGroup: where connections run; by default NIO's shared singleton.
+    public init(socketPath: String = SocketLocation.clientDefault(), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.socketPath = socketPath
+        self.group = eventLoopGroup
+    }
+
+    /// The current system-wide path (`GetStatus`).
+    public func status() async throws(ReachClientError) -> StatusReply {
+        try await call(ReachabilityInterface.Method.getStatus, NoParameters(), returning: StatusReply.self)
+    }
+
+    /// Every interface the daemon knows, ignored ones included (`ListInterfaces`).
+    public func interfaces() async throws(ReachClientError) -> [InterfaceDescription] {
+        try await call(ReachabilityInterface.Method.listInterfaces, NoParameters(), returning: ListInterfacesReply.self).interfaces
+    }
+
+    /// The daemon's vendor, product, version and interfaces (`org.varlink.service.GetInfo`).
+    public func info() async throws(ReachClientError) -> ServiceInfo {
+        try await call(VarlinkService.Method.getInfo, NoParameters(), returning: ServiceInfo.self)
+    }
+
+    /// The current path at once, then one element per change as seen through `filter`.
+    ///
+    /// The stream keeps only the newest update when the consumer falls behind. It ends
+    /// with an error when the connection fails or the daemon goes away; cancelling the
+    /// consuming task (or dropping the sequence) closes the connection.
+    public func subscribe(filter: PathFilter = .none) -> StatusUpdates {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: StatusReply.self, bufferingPolicy: .bufferingNewest(1))
+        let socketPath = self.socketPath
+        let task = Task { [self] in
+            do {
+                let channel = try await connect()
+                try await channel.executeThenClose { inbound, outbound in
+                    let call = VarlinkCall(method: ReachabilityInterface.Method.subscribe, parameters: SubscribeParameters(filter: filter), more: true)
+                    try await outbound.write(try Self.frame(call))
+                    for try await message in inbound {
+                        let reply = try Self.decodeReply(message, as: StatusReply.self, socketPath: socketPath)
+                        continuation.yield(reply.parameters)
+                        if !reply.continues { break }
+                    }
+                }
+                // A subscription never ends on its own: the daemon went away, unless we were cancelled.
+                continuation.finish(throwing: Task.isCancelled ? nil : ReachClientError.connectionClosed(socketPath: socketPath))
+            } catch {
+                continuation.finish(throwing: Task.isCancelled ? nil : ReachClientError(error, socketPath: socketPath))
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return StatusUpdates(base: stream, socketPath: socketPath)
+    }
+
+    // MARK: Internals
+
+    private func call<Parameters: Codable & Sendable, Reply: Codable & Sendable>(
+        _ method: String, _ parameters: Parameters, returning: Reply.Type
+    ) async throws(ReachClientError) -> Reply {
+        let socketPath = self.socketPath
+        do {
+            let channel = try await connect()
+            return try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(try Self.frame(VarlinkCall(method: method, parameters: parameters)))
+                for try await message in inbound {
+                    return try Self.decodeReply(message, as: Reply.self, socketPath: socketPath).parameters
+                }
+                throw ReachClientError.connectionClosed(socketPath: socketPath)
+            }
+        } catch {
+            throw ReachClientError(error, socketPath: socketPath)
+        }
+    }
+
+    private func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        try await ClientBootstrap(group: group)
+            .connectTimeout(.seconds(5))
+            .connect(unixDomainSocketPath: socketPath) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(VarlinkFrameDecoder()))
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    private static func frame(_ call: some Encodable) throws -> ByteBuffer {
+        var buffer = ByteBuffer()
+        try buffer.writeVarlinkMessage(call)
+        return buffer
+    }
+
+    /// Envelope fields, read first to tell an error reply from a success.
+    private struct ReplyHeader: Decodable {
+        var error: String?
+        var continues: Bool?
+    }
+
+    private static func decodeReply<Reply: Codable & Sendable>(
+        _ message: ByteBuffer, as type: Reply.Type, socketPath: String
+    ) throws -> (parameters: Reply, continues: Bool) {
+        let bytes = message.readableBytesView
+        let header = try VarlinkCoding.decode(ReplyHeader.self, from: bytes)
+        if let name = header.error {
+            let reply = try VarlinkCoding.decode(AnyVarlinkReply.self, from: bytes)
+            throw ReachClientError.remoteError(socketPath: socketPath, name: name, parameters: reply.parameters ?? [:])
+        }
+        let envelope = try VarlinkCoding.decode(VarlinkReply<Reply>.self, from: bytes)
+        guard let parameters = envelope.parameters else {
+            throw ReachClientError.protocolError(socketPath: socketPath, message: "reply without parameters")
+        }
+        return (parameters, header.continues ?? false)
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import ReachabilityCore
+import ReachClient
+import ReachProtocol
+
+/// `reachctl`: ask reachd how this host reaches the network.
+@main
+struct Reachctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reachctl",
+        abstract: "Ask reachd how this host reaches the network.",
+        discussion: """
+            Exit codes: 0 success; 1 reachd answered with an error or an unexpected reply; \
+            2 reachd cannot be reached (not running, wrong socket, no permission); \
+            64 invalid command line.
+            """,
+        subcommands: [Status.self, Watch.self, Interfaces.self],
+        defaultSubcommand: Status.self
+    )
+}
+
+/// Options every subcommand shares.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Socket of reachd (default: $REACHD_SOCKET, else /run/reachd/io.reachd.Reachability if present, else the per-user socket).", valueName: "path"))
+    var socket: String?
+
+    /// A client for the chosen socket.
+    func client() -> ReachabilityClient {
+        ReachabilityClient(socketPath: socket ?? SocketLocation.clientDefault())
+    }
+}
+
+/// The interface-type filter of `status` and `watch`.
+struct FilterOptions: ParsableArguments {
+    @Option(name: .customLong("interface-type"), help: ArgumentHelp("Only interfaces of this type may carry the path (\(InterfaceType.allValueStrings.joined(separator: ", "))).", valueName: "type"))
+    var interfaceType: InterfaceType?
+
+    @Option(name: .customLong("prohibit"), help: ArgumentHelp("Interfaces of this type may not carry the path; repeatable.", valueName: "type"))
+    var prohibited: [InterfaceType] = []
+
+    var filter: PathFilter {
+        PathFilter(requiredInterfaceType: interfaceType, prohibitedInterfaceTypes: Set(prohibited))
+    }
+}
+
+extension InterfaceType: ExpressibleByArgument {}
+
+/// Exit code 2 when reachd cannot be reached, 1 for any other failure; one line on stderr.
+func fail(_ error: ReachClientError) -> ExitCode {
+    printError("reachctl: \(error)")
+    switch error {
+    case .daemonNotRunning, .connectionFailed: return ExitCode(2)
+    case .connectionClosed, .protocolError, .remoteError: return ExitCode(1)
+    }
+}

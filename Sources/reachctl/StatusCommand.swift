@@ -1,0 +1,90 @@
+import ArgumentParser
+import ReachabilityCore
+import ReachClient
+import ReachProtocol
+
+extension Reachctl {
+    /// `reachctl status`: the current path.
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the current path (default).")
+
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var filter: FilterOptions
+        @Flag(help: "Print the reply as JSON.") var json = false
+
+        func run() async throws {
+            let client = connection.client()
+            let reply: StatusReply
+            do {
+                if filter.filter.isUnconstrained {
+                    reply = try await client.status()
+                } else {
+                    // GetStatus has no filter: take the first reply of a filtered subscription.
+                    var updates = client.subscribe(filter: filter.filter).makeAsyncIterator()
+                    guard let first = try await updates.next() else { throw ExitCode(1) }
+                    reply = first
+                }
+            } catch let error as ReachClientError {
+                throw fail(error)
+            }
+            printLine(json ? ReachProtocolTools.json(reply, pretty: true) : StatusFormatter.describe(reply))
+        }
+    }
+}
+
+/// Namespaced access to the JSON helper (a flag named `json` shadows the free function).
+enum ReachProtocolTools {
+    static func json(_ value: some Encodable, pretty: Bool) -> String { reachctl.json(value, pretty: pretty) }
+}
+
+/// Human-readable renderings of a status reply.
+enum StatusFormatter {
+    /// The multi-line summary of `reachctl status`.
+    static func describe(_ reply: StatusReply) -> String {
+        let path = reply.path
+        var lines: [(String, String)] = []
+        lines.append(("Reachability", path.reachability.rawValue))
+        var status = path.status.rawValue
+        if let reason = path.unsatisfiedReason { status += " (\(reason.rawValue))" }
+        lines.append(("Status", status))
+        var primary = path.primaryInterface ?? "none"
+        if let type = path.primaryInterfaceType { primary += " (\(type.rawValue))" }
+        lines.append(("Primary", primary))
+        lines.append(("Gateways", list(path.gateways)))
+        lines.append(("IPv4", yesNo(path.supportsIPv4)))
+        lines.append(("IPv6", yesNo(path.supportsIPv6)))
+        lines.append(("DNS", yesNo(path.supportsDNS)))
+        lines.append(("Expensive", yesNo(path.isExpensive)))
+        lines.append(("Constrained", yesNo(path.isConstrained)))
+        lines.append(("Connectivity", path.connectivity.rawValue))
+        lines.append(("Flags", list(path.flags.names)))
+        lines.append(("Available", list(path.availableInterfaces)))
+        lines.append(("Sequence", "\(reply.sequence) (instance \(reply.instance))"))
+        let width = lines.map(\.0.count).max() ?? 0
+        return lines.map { label, value in
+            (label + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value
+        }.joined(separator: "\n")
+    }
+
+    /// The one-line form of `reachctl watch`.
+    static func line(_ reply: StatusReply, timestamp: String) -> String {
+        let path = reply.path
+        var text = "\(timestamp) #\(reply.sequence) \(path.status.rawValue)"
+        if let reason = path.unsatisfiedReason { text += " (\(reason.rawValue))" }
+        text += " \(path.reachability.rawValue)"
+        if let primary = path.primaryInterface {
+            text += " via \(primary)"
+            if let type = path.primaryInterfaceType { text += " (\(type.rawValue))" }
+        }
+        if !path.gateways.isEmpty { text += " gw " + path.gateways.joined(separator: ",") }
+        let families = [path.supportsIPv4 ? "IPv4" : nil, path.supportsIPv6 ? "IPv6" : nil].compactMap { $0 }
+        if !families.isEmpty { text += " " + families.joined(separator: "+") }
+        if path.supportsDNS { text += " DNS" }
+        if path.isExpensive { text += " expensive" }
+        if path.isConstrained { text += " constrained" }
+        return text
+    }
+
+    private static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
+    private static func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.joined(separator: ", ") }
+}
