@@ -27,7 +27,9 @@ public enum IPAddress: Sendable, Hashable {
             guard parts.count == 4 else { return nil }
             var bytes: [UInt8] = []
             for part in parts {
-                guard !part.isEmpty, part.count <= 3, let value = UInt8(part) else { return nil }
+                // Digits only: UInt8("+1") and UInt8("-0") would otherwise let signs through.
+                guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCIIDigit),
+                      let value = UInt8(part) else { return nil }
                 bytes.append(value)
             }
             self = .v4(bytes[0], bytes[1], bytes[2], bytes[3])
@@ -74,7 +76,8 @@ public enum IPAddress: Sendable, Hashable {
             if part.isEmpty { return [] }
             var result: [UInt16] = []
             for group in part.split(separator: ":", omittingEmptySubsequences: false) {
-                guard !group.isEmpty, group.count <= 4, let value = UInt16(group, radix: 16) else { return nil }
+                guard !group.isEmpty, group.count <= 4, group.allSatisfy(\.isHexDigit),
+                      let value = UInt16(group, radix: 16) else { return nil }
                 result.append(value)
             }
             return result
@@ -154,4 +157,9 @@ public enum AddressFamily: String, Sendable, Hashable, Codable, CaseIterable {
     case ipv4
     /// IPv6 (AF_INET6).
     case ipv6
+}
+
+extension Character {
+    /// 0–9 in ASCII (Character.isNumber would also take other scripts' digits).
+    fileprivate var isASCIIDigit: Bool { isASCII && isWholeNumber }
 }

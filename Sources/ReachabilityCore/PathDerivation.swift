@@ -8,7 +8,9 @@
 /// 1. the interface exists, is not ignored by policy and is allowed by the filter,
 /// 2. it is administratively up (`interfaceDown`),
 /// 3. it has carrier and the route is not `linkdown` (`noCarrier`) — a route through an
-///    unplugged cable is not reachability, whatever GLib says,
+///    unplugged cable is not reachability, whatever GLib says. A dormant interface needs
+///    carrier too; its DORMANT operstate and a `linkdown` flag on its routes (it is not
+///    oper-up yet) are check 5's business,
 /// 4. it has a usable source address of that family: not link-local, not tentative,
 ///    not DAD-failed (`noAddress`),
 /// 5. it is not dormant; a dormant interface waits for 802.1X or a dial-up and makes the
@@ -62,7 +64,9 @@ public enum PathDerivation {
             primaryInterface: primaryLink?.name,
             primaryInterfaceType: primaryType,
             availableInterfaces: context.availableInterfaces(primary: primaryLink),
-            gateways: usable.flatMap { context.gateways(of: $0) },
+            // The routes the path runs over: the ready ones when satisfied; a dormant route's
+            // gateway is no gateway of a path that runs over another family's interface.
+            gateways: (ready.isEmpty ? usable : ready).flatMap { context.gateways(of: $0) },
             supportsIPv4: supportsIPv4,
             supportsIPv6: supportsIPv6,
             supportsDNS: snapshot.hasNameserver && status == .satisfied,
@@ -197,7 +201,7 @@ private struct Context {
         guard let link = snapshot.links[hop.interfaceIndex] else { return .unusable(.noRoute) }
         guard link.isUp else { return .unusable(.interfaceDown) }
         let dormant = link.operState == .dormant
-        guard dormant || (link.carrier && !hop.isLinkDown && !Self.lacksCarrier(link.operState)) else {
+        guard link.carrier && (dormant || (!hop.isLinkDown && !Self.lacksCarrier(link.operState))) else {
             return .unusable(.noCarrier)
         }
         guard hasUsableSource(on: link.index, family: family, preferredSource: preferredSource) else {

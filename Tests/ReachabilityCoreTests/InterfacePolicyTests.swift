@@ -1,0 +1,59 @@
+import ReachabilityCore
+import XCTest
+
+final class InterfacePolicyTests: XCTestCase {
+    func testDefaultIgnoredPatterns() {
+        let cases: [(name: String, interface: String, ignored: Bool)] = [
+            ("docker bridge", "docker0", true),
+            ("veth pair end", "veth1234", true),
+            ("docker user bridge", "br-abc", true),
+            ("libvirt bridge", "virbr0", true),
+            ("calico", "cali1", true),
+            ("CNI bridge", "cni0", true),
+            ("flannel vxlan", "flannel.1", true),
+            ("ethernet", "eth0", false),
+            ("wifi", "wlan0", false),
+            ("plain bridge", "bridge0", false),
+            ("br without dash", "br0", false),
+            ("predictable name", "enp3s0", false),
+            ("loopback", "lo", false),
+        ]
+        let policy = InterfacePolicy()
+        for c in cases {
+            XCTAssertEqual(policy.isIgnored(link(10, c.interface)), c.ignored, c.name)
+        }
+        XCTAssertFalse(InterfacePolicy(ignoredPatterns: []).isIgnored(link(7, "docker0")), "empty ignore list ignores nothing")
+        XCTAssertTrue(InterfacePolicy(ignoredPatterns: ["eth?"]).isIgnored(link(2, "eth0")), "custom ignore list")
+    }
+
+    func testTypeAndCostWithOverrides() {
+        typealias Override = InterfacePolicy.Override
+        let cases: [(name: String, overrides: [Override], link: Link, type: InterfaceType, expensive: Bool, constrained: Bool)] = [
+            ("ethernet defaults", [], eth0, .wiredEthernet, false, false),
+            ("wifi defaults", [], wlan0, .wifi, false, false),
+            ("cellular is expensive by default", [], wwan0, .cellular, true, false),
+            ("tun defaults", [], tun0, .other, false, false),
+            ("override type", [Override(pattern: "eth0", type: .wifi)], eth0, .wifi, false, false),
+            ("override type to cellular makes it expensive",
+             [Override(pattern: "usb*", type: .cellular)], link(9, "usb0"), .cellular, true, false),
+            ("override expensive on a phone hotspot", [Override(pattern: "wlan0", isExpensive: true)], wlan0, .wifi, true, false),
+            ("override cellular as not expensive", [Override(pattern: "wwan*", isExpensive: false)], wwan0, .cellular, false, false),
+            ("override constrained", [Override(pattern: "wlan*", isConstrained: true)], wlan0, .wifi, false, true),
+            ("non-matching override is ignored", [Override(pattern: "wlan*", type: .other, isExpensive: true, isConstrained: true)],
+             eth0, .wiredEthernet, false, false),
+            ("first match wins",
+             [Override(pattern: "eth*", type: .other), Override(pattern: "eth0", type: .wifi)], eth0, .other, false, false),
+            ("first match wins per field: a later override fills fields the first leaves unset",
+             [Override(pattern: "eth*", isExpensive: true), Override(pattern: "eth0", type: .cellular, isExpensive: false, isConstrained: true)],
+             eth0, .cellular, true, true),
+            ("an override without a value for a field does not reset it",
+             [Override(pattern: "*"), Override(pattern: "wwan0", isConstrained: true)], wwan0, .cellular, true, true),
+        ]
+        for c in cases {
+            let policy = InterfacePolicy(overrides: c.overrides)
+            XCTAssertEqual(policy.type(of: c.link), c.type, "\(c.name): type")
+            XCTAssertEqual(policy.isExpensive(c.link), c.expensive, "\(c.name): expensive")
+            XCTAssertEqual(policy.isConstrained(c.link), c.constrained, "\(c.name): constrained")
+        }
+    }
+}
