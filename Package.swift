@@ -83,7 +83,19 @@ let package = Package(
         ),
 
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
-        .testTarget(name: "ReachProtocolTests", dependencies: ["ReachProtocol", "ReachabilityCore"]),
+        .testTarget(
+            name: "ReachProtocolTests",
+            dependencies: ["ReachProtocol", "ReachabilityCore", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "ReachDaemonTests",
+            dependencies: [
+                "ReachDaemon", "ReachClient", "ReachProtocol", "ReachabilityCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["ReachClient", "ReachProtocol", "ReachabilityCore"]

@@ -17,7 +17,7 @@ public final class VarlinkServer: Sendable {
     private let socketMode: UInt32
     private let eventLoop: any EventLoop
     private let logger: Logger
-    private let core: NIOLoopBound<VarlinkServerCore>
+    private let core: NIOLoopBoundBox<VarlinkServerCore>
     /// Whether `shutdown()` should remove the socket file (not when systemd owns it).
     private let ownsSocketFile: NIOLoopBoundBox<Bool>
 
@@ -40,8 +40,9 @@ public final class VarlinkServer: Sendable {
         self.eventLoop = eventLoop
         self.logger = logger
         let core = VarlinkServerCore(instance: instance, serviceInfo: serviceInfo, state: initialState, eventLoop: eventLoop, logger: logger)
-        self.core = NIOLoopBound(core, eventLoop: eventLoop)
-        self.ownsSocketFile = NIOLoopBoundBox(false, eventLoop: eventLoop)
+        // Created off the loop and handed over whole: from here on only the loop touches it.
+        self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)
+        self.ownsSocketFile = NIOLoopBoundBox.makeBoxSendingValue(false, eventLoop: eventLoop)
     }
 
     /// Binds `socketPath` and starts serving.

@@ -1,0 +1,56 @@
+import Foundation
+import ReachProtocol
+import XCTest
+
+@testable import ReachDaemon
+
+/// A Varlink client nobody here wrote: the `varlink` Python package, which asks for the
+/// interface description first and checks replies against it.
+final class PythonVarlinkTests: XCTestCase {
+    private static func python(_ script: String, socket: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, "unix:" + socket]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    func testPythonVarlinkClient() async throws {
+        let probe = try Self.python("import varlink", socket: "/dev/null")
+        try XCTSkipIf(probe.status != 0, "python3 varlink package not available")
+
+        let fixture = ServerFixture()
+        try await fixture.server.start()
+        let script = """
+            import sys, varlink
+            with varlink.Client(address=sys.argv[1]) as client:
+                with client.open("io.reachd.Reachability", namespaced=True) as remote:
+                    status = remote.GetStatus()
+                    print("status", status.sequence, status.instance, status.path.primaryInterface, status.path.status)
+                    interfaces = remote.ListInterfaces()
+                    print("interfaces", ",".join(i.name for i in interfaces.interfaces))
+                    for reply in remote.Subscribe(_more=True):
+                        print("subscribe", reply.sequence, reply.path.reachability)
+                        break
+                # (namespaced=False: the package cannot build namespaced error objects)
+                with client.open("io.reachd.Reachability") as remote:
+                    try:
+                        remote.Subscribe(requiredInterfaceType="bogus")
+                    except varlink.VarlinkError as error:
+                        print("error", error.error(), error.parameters())
+            """
+        // Blocking here is fine: the server runs on its own event loop thread.
+        let result = try Self.python(script, socket: fixture.socketPath)
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("status 1 test-instance eth0 satisfied"), result.output)
+        XCTAssertTrue(result.output.contains("interfaces lo,eth0,wlan0"), result.output)
+        XCTAssertTrue(result.output.contains("subscribe 1 reachableViaWired"), result.output)
+        XCTAssertTrue(result.output.contains("error org.varlink.service.InvalidParameter {'parameter': 'requiredInterfaceType'}"), result.output)
+        await fixture.stop()
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import ReachabilityCore
+import ReachProtocol
+import XCTest
+
+@testable import ReachDaemon
+
+final class SocketLifecycleTests: XCTestCase {
+    func testCreatesDirectoryChmodsAndRemovesSocket() async throws {
+        let fixture = ServerFixture(subdirectory: true)
+        try await fixture.server.start()
+        let attributes = try FileManager.default.attributesOfItem(atPath: fixture.socketPath)
+        XCTAssertEqual(attributes[.type] as? FileAttributeType, .typeSocket)
+        XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o666)
+        let directory = try FileManager.default.attributesOfItem(atPath: fixture.directory + "/run/sub")
+        XCTAssertEqual((directory[.posixPermissions] as? NSNumber)?.intValue, 0o755)
+        await fixture.server.shutdown()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.socketPath))
+        await fixture.stop()
+    }
+
+    func testRefusesWhenAnotherServerAnswers() async throws {
+        let first = ServerFixture()
+        try await first.server.start()
+        let second = VarlinkServer(
+            socketPath: first.socketPath, instance: "two", initialState: makeState(), eventLoop: first.group.next(), logger: .init(label: "t")
+        )
+        do {
+            try await second.start()
+            XCTFail("second server started on a live socket")
+        } catch {
+            guard case .alreadyRunning = error else { return XCTFail("\(error)") }
+        }
+        // The first one still serves.
+        let connection = try RawConnection(path: first.socketPath)
+        connection.call(ReachabilityInterface.Method.getStatus)
+        XCTAssertEqual(try connection.status().0.instance, ServerFixture.instance)
+        await first.stop()
+    }
+
+    func testReplacesStaleSocketButNotOtherFiles() async throws {
+        let fixture = ServerFixture()
+        // A stale socket: bound, then its owner went away without removing it.
+        let stale = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(fixture.socketPath.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        close(stale)
+        try await fixture.server.start()
+        let connection = try RawConnection(path: fixture.socketPath)
+        connection.call(ReachabilityInterface.Method.getStatus)
+        XCTAssertEqual(try connection.status().0.sequence, 1)
+        await fixture.stop()
+
+        let other = ServerFixture()
+        _ = FileManager.default.createFile(atPath: other.socketPath, contents: Data("keep me".utf8))
+        do {
+            try await other.server.start()
+            XCTFail("replaced a regular file")
+        } catch {
+            guard case .notASocket = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: other.socketPath), Data("keep me".utf8))
+        await other.stop()
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import ReachabilityCore
+import ReachProtocol
+import XCTest
+
+@testable import ReachDaemon
+
+final class VarlinkServerTests: XCTestCase {
+    private var fixture: ServerFixture!
+
+    override func setUp() async throws {
+        fixture = ServerFixture()
+        try await fixture.server.start()
+    }
+
+    override func tearDown() async throws {
+        await fixture.stop()
+    }
+
+    private func connect() throws -> RawConnection { try RawConnection(path: fixture.socketPath) }
+
+    func testGetStatus() throws {
+        let connection = try connect()
+        connection.call(ReachabilityInterface.Method.getStatus)
+        let (reply, continues) = try connection.status()
+        XCTAssertFalse(continues)
+        XCTAssertEqual(reply.sequence, 1)
+        XCTAssertEqual(reply.instance, ServerFixture.instance)
+        XCTAssertEqual(reply.path, makeState().path)
+        XCTAssertEqual(reply.path.primaryInterface, "eth0")
+    }
+
+    func testListInterfacesAndServiceMethods() throws {
+        let connection = try connect()
+        connection.call(ReachabilityInterface.Method.listInterfaces, [:])
+        let interfaces = try XCTUnwrap(connection.reply().parameters?["interfaces"]?.arrayValue)
+        XCTAssertEqual(interfaces.compactMap { $0.objectValue?["name"]?.stringValue }, ["lo", "eth0", "wlan0"])
+
+        connection.call(VarlinkService.Method.getInfo)
+        let info = try XCTUnwrap(connection.reply().parameters)
+        XCTAssertEqual(info["interfaces"], .array([.string("org.varlink.service"), .string("io.reachd.Reachability")]))
+
+        connection.call(VarlinkService.Method.getInterfaceDescription, ["interface": .string("io.reachd.Reachability")])
+        XCTAssertEqual(try connection.reply().parameters?["description"]?.stringValue, IDL.text)
+    }
+
+    func testErrors() throws {
+        let cases: [(String, JSONObject?, Bool, VarlinkError)] = [
+            ("io.reachd.Reachability.Nope", nil, false, .methodNotFound(method: "io.reachd.Reachability.Nope")),
+            ("com.example.Thing.Do", nil, false, .interfaceNotFound(interface: "com.example.Thing")),
+            ("NoDot", nil, false, .interfaceNotFound(interface: "NoDot")),
+            (ReachabilityInterface.Method.subscribe, nil, false, .expectedMore),
+            (ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("ethernet")], true,
+             .invalidParameter(parameter: "requiredInterfaceType")),
+            (ReachabilityInterface.Method.subscribe, ["prohibitedInterfaceTypes": .array([.integer(3)])], true,
+             .invalidParameter(parameter: "prohibitedInterfaceTypes")),
+            (ReachabilityInterface.Method.subscribe, ["bogus": .bool(true)], true, .invalidParameter(parameter: "bogus")),
+            (ReachabilityInterface.Method.getStatus, ["bogus": .bool(true)], false, .invalidParameter(parameter: "bogus")),
+            (VarlinkService.Method.getInterfaceDescription, ["interface": .string("com.example")], false,
+             .interfaceNotFound(interface: "com.example")),
+            (VarlinkService.Method.getInterfaceDescription, [:], false, .invalidParameter(parameter: "interface")),
+        ]
+        // All on one connection: an error reply never closes it.
+        let connection = try connect()
+        for (method, parameters, more, expected) in cases {
+            connection.call(method, parameters, more: more)
+            XCTAssertEqual(try connection.reply().varlinkError, expected, method)
+        }
+    }
+
+    func testRepliesInRequestOrderAndOneway() throws {
+        let connection = try connect()
+        var bytes: [UInt8] = []
+        bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: ReachabilityInterface.Method.getStatus, oneway: true))
+        bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: "io.reachd.Reachability.Nope"))
+        bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: ReachabilityInterface.Method.listInterfaces))
+        bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: ReachabilityInterface.Method.getStatus))
+        connection.send(bytes)
+        XCTAssertEqual(try connection.reply().error, VarlinkError.Name.methodNotFound)
+        XCTAssertNotNil(try connection.reply().parameters?["interfaces"])
+        XCTAssertEqual(try connection.status().0.sequence, 1)
+        XCTAssertEqual(connection.next(timeout: 0.2), .timeout)
+    }
+
+    func testBadInputClosesOnlyThatConnection() throws {
+        let inputs: [(String, [UInt8])] = [
+            ("garbage", Array("this is not json\0".utf8)),
+            ("array", Array("[]\0".utf8)),
+            ("string", Array("\"io.reachd.Reachability.GetStatus\"\0".utf8)),
+            ("no method", Array("{\"parameters\":{}}\0".utf8)),
+            ("empty message", [0]),
+            ("oversized", [UInt8](repeating: UInt8(ascii: " "), count: 70_000)),
+        ]
+        let bystander = try connect()
+        for (name, bytes) in inputs {
+            let victim = try connect()
+            victim.send(bytes)
+            XCTAssertEqual(victim.next(), .closed, name)
+            bystander.call(ReachabilityInterface.Method.getStatus)
+            XCTAssertEqual(try bystander.status().0.sequence, 1, name)
+        }
+    }
+
+    func testSubscribeStreamsChanges() throws {
+        let connection = try connect()
+        connection.call(ReachabilityInterface.Method.subscribe, [:], more: true)
+        let (first, continues) = try connection.status()
+        XCTAssertTrue(continues)
+        XCTAssertEqual(first.sequence, 1)
+        XCTAssertEqual(first.path.gateways, ["10.0.0.1"])
+
+        // Same state again: no change, no reply.
+        fixture.server.publish(makeState())
+        XCTAssertEqual(connection.next(timeout: 0.2), .timeout)
+
+        fixture.server.publish(makeState(ethGateway: "10.0.0.254"))
+        let (update, stillContinues) = try connection.status()
+        XCTAssertTrue(stillContinues)
+        XCTAssertEqual(update.sequence, 2)
+        XCTAssertEqual(update.path.gateways, ["10.0.0.254"])
+
+        // GetStatus elsewhere sees the new sequence.
+        let other = try connect()
+        other.call(ReachabilityInterface.Method.getStatus)
+        XCTAssertEqual(try other.status().0.sequence, 2)
+    }
+
+    func testFilteredSubscriberSeesOnlyItsChanges() throws {
+        let wifi = try connect()
+        wifi.call(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
+        let (first, _) = try wifi.status()
+        XCTAssertEqual(first.path.primaryInterface, "wlan0")
+        XCTAssertEqual(first.path.gateways, ["192.168.1.1"])
+
+        let all = try connect()
+        all.call(ReachabilityInterface.Method.subscribe, [:], more: true)
+        _ = try all.status()
+
+        // A change on eth0 only: the unfiltered subscriber hears it, the wifi one does not.
+        fixture.server.publish(makeState(ethGateway: "10.0.0.254"))
+        XCTAssertEqual(try all.status().0.sequence, 2)
+        XCTAssertEqual(wifi.next(timeout: 0.3), .timeout)
+
+        // Wi-Fi loses carrier: both hear it.
+        fixture.server.publish(makeState(ethGateway: "10.0.0.254", wifiCarrier: false))
+        let (wifiUpdate, _) = try wifi.status()
+        XCTAssertEqual(wifiUpdate.path.status, .unsatisfied)
+        XCTAssertEqual(wifiUpdate.path.unsatisfiedReason, .noCarrier)
+        XCTAssertEqual(try all.status().0.path.availableInterfaces, ["eth0"])
+    }
+
+    func testSubscribedConnectionServesNothingElse() throws {
+        let connection = try connect()
+        connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
+        _ = try connection.status()
+        connection.call(ReachabilityInterface.Method.getStatus)
+        XCTAssertEqual(connection.next(timeout: 0.2), .timeout)
+        // Flooding it with calls closes it once the discard budget is spent.
+        for _ in 0..<2000 { connection.call(ReachabilityInterface.Method.getStatus) }
+        XCTAssertEqual(connection.next(), .closed)
+    }
+
+    func testSlowSubscriberGetsLatestNotBacklog() throws {
+        let connection = try connect()
+        connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
+        _ = try connection.status()
+        let count = 3000
+        for index in 1...count {
+            fixture.server.publish(makeState(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)"))
+        }
+        var received = 0
+        var last: StatusReply?
+        while case let .message(text) = connection.next(timeout: 1) {
+            received += 1
+            last = try VarlinkCoding.decode(VarlinkReply<StatusReply>.self, from: Array(text.utf8)).parameters
+        }
+        XCTAssertEqual(last?.sequence, count + 1, "the newest state always arrives")
+        XCTAssertEqual(last?.path.gateways, ["10.0.\(count / 250).\(count % 250 + 1)"])
+        XCTAssertLessThan(received, count, "updates were coalesced, not queued")
+    }
+
+    func testDisconnectRemovesSubscription() async throws {
+        do {
+            let connection = try connect()
+            connection.call(ReachabilityInterface.Method.subscribe, ["prohibitedInterfaceTypes": .array([.string("wifi")])], more: true)
+            _ = try connection.status()
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let counts = try await fixture.group.next().submit { () -> Int in 0 }.get()
+        XCTAssertEqual(counts, 0)
+        fixture.server.publish(makeState(ethGateway: "10.9.9.9"))
+        let connection = try connect()
+        connection.call(ReachabilityInterface.Method.getStatus)
+        XCTAssertEqual(try connection.status().0.sequence, 2)
+    }
+}

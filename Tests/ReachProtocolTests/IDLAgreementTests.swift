@@ -1,0 +1,114 @@
+import ReachabilityCore
+import ReachProtocol
+import XCTest
+
+/// The IDL is the contract; the Codable types must say the same thing.
+final class IDLAgreementTests: XCTestCase {
+    /// Field name → declared type text, for `type Name (...)` in the IDL.
+    private func fields(ofType name: String) throws -> [String: String] {
+        let text = IDL.text
+        let header = try XCTUnwrap(text.range(of: "type \(name) ("), "type \(name) missing from the IDL")
+        var depth = 1
+        var index = header.upperBound
+        var body = ""
+        while depth > 0, index < text.endIndex {
+            let character = text[index]
+            if character == "(" { depth += 1 }
+            if character == ")" { depth -= 1 }
+            if depth > 0 { body.append(character) }
+            index = text.index(after: index)
+        }
+        var result: [String: String] = [:]
+        var fieldDepth = 0
+        var current = ""
+        // Split on top-level commas and newlines, dropping comments.
+        let lines = body.split(separator: "\n").map { line in line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "" }
+        for character in lines.joined(separator: ",") {
+            if character == "(" { fieldDepth += 1 }
+            if character == ")" { fieldDepth -= 1 }
+            if character == "," && fieldDepth == 0 {
+                add(current, to: &result)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        add(current, to: &result)
+        return result
+    }
+
+    private func add(_ field: String, to result: inout [String: String]) {
+        let trimmed = field.trimmingCharacters(in: .whitespaces)
+        guard let colon = trimmed.firstIndex(of: ":") else { return }
+        result[String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)] =
+            String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Values of an inline enum type text like `?(a, b, c)`.
+    private func enumValues(_ type: String?) throws -> [String] {
+        let type = try XCTUnwrap(type)
+        let open = try XCTUnwrap(type.firstIndex(of: "(")), close = try XCTUnwrap(type.lastIndex(of: ")"))
+        return type[type.index(after: open)..<close].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    private func jsonKeys(_ value: some Encodable) throws -> Set<String> {
+        let object = try VarlinkCoding.decode(JSONObject.self, from: VarlinkCoding.encode(value))
+        return Set(object.keys)
+    }
+
+    private let fullPath = Path(
+        status: .satisfied, unsatisfiedReason: .noRoute, reachability: .reachableViaWired, flags: [.reachable],
+        primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
+        supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full
+    )
+
+    private let address = InterfaceDescription.Address(
+        address: "10.0.0.2", prefixLength: 24, family: .ipv4, scope: .global, tentative: false, dadFailed: false, usable: true
+    )
+
+    func testPathFieldsMatch() throws {
+        XCTAssertEqual(try jsonKeys(fullPath), Set(try fields(ofType: "Path").keys))
+    }
+
+    func testInterfaceFieldsMatch() throws {
+        let interface = InterfaceDescription(
+            index: 2, name: "eth0", type: .wiredEthernet, kind: "veth", operState: "UP", up: true, carrier: true,
+            addresses: [address], isExpensive: false, isConstrained: false, ignored: false
+        )
+        XCTAssertEqual(try jsonKeys(interface), Set(try fields(ofType: "Interface").keys))
+        XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
+    }
+
+    func testEnumsMatch() throws {
+        let path = try fields(ofType: "Path")
+        XCTAssertEqual(try enumValues(path["status"]), PathStatus.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(path["unsatisfiedReason"]), UnsatisfiedReason.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(path["reachability"]), ReachabilityStatus.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(path["connectivity"]), Connectivity.allCases.map(\.rawValue))
+        XCTAssertEqual(path["unsatisfiedReason"]?.hasPrefix("?"), true)
+        XCTAssertEqual(path["primaryInterfaceType"], "?InterfaceType")
+
+        let addressFields = try fields(ofType: "Address")
+        XCTAssertEqual(try enumValues(addressFields["family"]), AddressFamily.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(addressFields["scope"]), ["global", "site", "link", "host", "nowhere"])
+        for scope in try enumValues(addressFields["scope"]) { XCTAssertNotNil(AddressScope(rawValue: scope), scope) }
+
+        let typeLine = try XCTUnwrap(IDL.text.split(separator: "\n").first { $0.hasPrefix("type InterfaceType ") })
+        XCTAssertEqual(try enumValues(String(typeLine)), InterfaceType.allCases.map(\.rawValue))
+    }
+
+    func testFlagNamesDocumentedInIDL() {
+        for (_, name) in ReachabilityFlags.named {
+            XCTAssertTrue(IDL.text.contains(name), "flag \(name) not mentioned in the IDL")
+        }
+    }
+
+    func testMethodsDeclared() {
+        for method in [ReachabilityInterface.Method.getStatus, ReachabilityInterface.Method.subscribe, ReachabilityInterface.Method.listInterfaces] {
+            let short = method.split(separator: ".").last!
+            XCTAssertTrue(IDL.text.contains("method \(short)("), "\(method) not declared")
+        }
+        XCTAssertTrue(IDL.text.contains("interface \(ReachabilityInterface.name)\n"))
+        XCTAssertTrue(VarlinkService.idl.contains("interface org.varlink.service\n"))
+    }
+}
