@@ -20,6 +20,8 @@ enum FIBLookup {
             var header = rtmsg()
             header.rtm_family = destination.family == .ipv4 ? Kernel.afInet : Kernel.afInet6
             header.rtm_dst_len = UInt8(bytes.count * 8)
+            // Report the table the match came from (IPv4 says "main" otherwise).
+            header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE)
             var result = nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO))
             if result >= 0 {
                 result = bytes.withUnsafeBytes { nla_put(message, Int32(Kernel.rtaDestination), Int32($0.count), $0.baseAddress) }

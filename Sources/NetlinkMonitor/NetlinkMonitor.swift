@@ -27,8 +27,9 @@
 //   IPv4 address, flushes its IPv4 routes without RTM_DELROUTE: the monitor drops
 //   the IPv4 default routes through it itself. RTM_DELLINK (also a move to another
 //   namespace) drops the link, its addresses and every default route through it.
-//   RTNH_F_LINKDOWN also changes silently; a next hop's linkdown follows its link's
-//   carrier.
+//   RTNH_F_LINKDOWN also changes silently, and a lookup's answer never carries it: a
+//   next hop's (and a lookup's) linkdown follows its output link's carrier, the
+//   condition under which the kernel sets the flag.
 //
 // * Initial sync and resync: subscribe FIRST, then dump links, addresses and routes
 //   (routes: every message's header is read, only defaults are kept). Events queued
@@ -148,8 +149,16 @@ public final class NetlinkMonitor {
     }
 
     /// One FIB lookup for `destination`, what `ip route get` does. No packet is sent.
+    ///
+    /// The kernel's answer for a resolved destination does not carry RTNH_F_LINKDOWN,
+    /// so `isLinkDown` is also set when the tracked output link has no carrier, which
+    /// is exactly when the kernel flags the route's next hop linkdown.
     public func lookup(_ destination: IPAddress) -> RouteLookup {
-        FIBLookup.lookup(destination, on: requests)
+        let answer = FIBLookup.lookup(destination, on: requests)
+        guard case .route(var result) = answer, !result.isLinkDown,
+              let link = state.links[result.outputInterface], !link.carrier else { return answer }
+        result.isLinkDown = true
+        return .route(result)
     }
 
     // MARK: Sync

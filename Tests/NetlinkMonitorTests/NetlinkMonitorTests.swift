@@ -1,0 +1,384 @@
+import Foundation
+import Glibc
+import NetlinkMonitor
+import ReachabilityCore
+import XCTest
+
+/// Real-kernel tests: each test gets its own network namespace; the monitor is
+/// created and driven on a thread inside it.
+final class NetlinkMonitorTests: XCTestCase {
+    private var ns: NamespaceHarness!
+
+    override func setUpWithError() throws {
+        if getuid() != 0 {
+            if ProcessInfo.processInfo.environment["CI"] == nil {
+                throw XCTSkip("NetlinkMonitorTests need root to create network namespaces")
+            }
+            XCTFail("NetlinkMonitorTests need root to create network namespaces (CI is set, so this fails)")
+            throw NamespaceHarness.CommandError(description: "not root")
+        }
+        ns = try NamespaceHarness()
+    }
+
+    override func tearDown() {
+        ns?.tearDown()
+        ns = nil
+    }
+
+    // MARK: Helpers
+
+    /// lo up, and a veth pair va <-> vb, both up, with 10.0.0.1/24 and 2001:db8::1/64 on va.
+    private func addVethPair() throws {
+        try ns.ip("link", "set", "lo", "up")
+        try ns.ip("link", "add", "va", "type", "veth", "peer", "name", "vb")
+        try ns.ip("link", "set", "va", "up")
+        try ns.ip("link", "set", "vb", "up")
+        try ns.ip("addr", "add", "10.0.0.1/24", "dev", "va")
+        try ns.ip("-6", "addr", "add", "2001:db8::1/64", "dev", "va", "nodad")
+    }
+
+    /// Creates and starts a monitor on the namespace thread and runs `body` there.
+    private func withMonitor(
+        receiveBufferSize: Int = 8 << 20, sysfsRoot: String = "/sys",
+        _ body: @escaping (NetlinkMonitor) throws -> Void
+    ) throws {
+        try ns.inside {
+            let monitor = try NetlinkMonitor(sysfsRoot: sysfsRoot, receiveBufferSize: receiveBufferSize)
+            try monitor.start()
+            try body(monitor)
+        }
+    }
+
+    private static let v4Target = IPAddress("8.8.8.8")!
+    private static let v6Target = IPAddress("2001:4860:4860::8888")!
+
+    // MARK: Tests
+
+    func testInitialDumpSeesLoopbackAndVethWithAddresses() throws {
+        try addVethPair()
+        try withMonitor { monitor in
+            let snapshot = monitor.snapshot()
+            let lo = try XCTUnwrap(snapshot.links[1])
+            XCTAssertEqual(lo.name, "lo")
+            XCTAssertTrue(lo.flags.contains(.loopback))
+            XCTAssertEqual(lo.hardwareType, ARPHardwareType.loopback)
+            let va = try XCTUnwrap(snapshot.link(named: "va"))
+            let vb = try XCTUnwrap(snapshot.link(named: "vb"))
+            XCTAssertEqual(va.kind, "veth")
+            XCTAssertEqual(va.hardwareType, ARPHardwareType.ether)
+            XCTAssertTrue(va.isUp)
+            XCTAssertTrue(va.carrier)
+            XCTAssertEqual(va.operState, .up)
+            XCTAssertTrue(vb.isUp)
+            let addresses = snapshot.addresses(of: va.index)
+            XCTAssertTrue(addresses.contains { $0.address == IPAddress("10.0.0.1") && $0.prefixLength == 24 && $0.scope == .global })
+            XCTAssertTrue(addresses.contains { $0.address == IPAddress("2001:db8::1") && $0.prefixLength == 64 })
+            XCTAssertTrue(snapshot.addresses(of: 1).contains { $0.address == IPAddress("127.0.0.1") && $0.scope == .host })
+            XCTAssertTrue(snapshot.defaultRoutes.isEmpty)
+            XCTAssertFalse(snapshot.hasNameserver)
+            // Device facts of a veth in /sys of another namespace: simply empty.
+            XCTAssertFalse(va.device.isWireless)
+        }
+    }
+
+    func testDefaultRouteViaVethIsTrackedAndLookedUp() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            let va = try XCTUnwrap(monitor.snapshot().link(named: "va"))
+            var snapshot = monitor.snapshot()
+            XCTAssertEqual(snapshot.defaults(.ipv4), [DefaultRoute(
+                family: .ipv4, table: 254, type: .unicast, metric: 0,
+                nextHops: [NextHop(interfaceIndex: va.index, gateway: IPAddress("10.0.0.2"))]
+            )])
+            XCTAssertEqual(snapshot.lookups[.ipv4], .route(RouteLookupResult(
+                type: .unicast, outputInterface: va.index, gateway: IPAddress("10.0.0.2"),
+                preferredSource: IPAddress("10.0.0.1"), isLinkDown: false, table: 254
+            )))
+            // Added after start: arrives as an event.
+            try ns.ip("-6", "route", "add", "default", "via", "2001:db8::2", "metric", "100")
+            snapshot = try waitFor(monitor, "IPv6 default") { !$0.defaults(.ipv6).isEmpty }
+            XCTAssertEqual(snapshot.defaults(.ipv6), [DefaultRoute(
+                family: .ipv6, table: 254, type: .unicast, metric: 100,
+                nextHops: [NextHop(interfaceIndex: va.index, gateway: IPAddress("2001:db8::2"))]
+            )])
+            guard case .route(let result) = monitor.lookup(Self.v6Target) else {
+                return XCTFail("IPv6 lookup failed: \(monitor.lookup(Self.v6Target))")
+            }
+            XCTAssertEqual(result.outputInterface, va.index)
+            XCTAssertEqual(result.gateway, IPAddress("2001:db8::2"))
+            XCTAssertEqual(result.preferredSource, IPAddress("2001:db8::1"))
+            // And gone again on RTM_DELROUTE.
+            try ns.ip("route", "del", "default")
+            try ns.ip("-6", "route", "del", "default")
+            snapshot = try waitFor(monitor, "defaults removed") { $0.defaultRoutes.isEmpty }
+            XCTAssertEqual(snapshot.lookups[.ipv4], .failure(.noRoute))
+        }
+    }
+
+    func testDefaultOnlyInTable100SelectedByRule() throws {
+        try addVethPair()
+        try withMonitor { [ns = ns!] monitor in
+            XCTAssertEqual(monitor.lookup(Self.v4Target), .failure(.noRoute))
+            try ns.ip("route", "add", "default", "via", "10.0.0.2", "table", "100")
+            try ns.ip("-6", "route", "add", "default", "via", "2001:db8::2", "table", "100")
+            var snapshot = try waitFor(monitor, "table 100 defaults") { $0.defaultRoutes.count == 2 }
+            XCTAssertTrue(snapshot.defaultRoutes.allSatisfy { $0.table == 100 })
+            // Without a rule, table 100 is not consulted.
+            XCTAssertEqual(snapshot.lookups[.ipv4], .failure(.noRoute))
+            XCTAssertEqual(snapshot.lookups[.ipv6], .failure(.noRoute))
+            try ns.ip("rule", "add", "from", "all", "lookup", "100")
+            try ns.ip("-6", "rule", "add", "from", "all", "lookup", "100")
+            XCTAssertTrue(try drainUntilQuiet(monitor), "rule events report a change")
+            snapshot = monitor.snapshot()
+            let va = try XCTUnwrap(snapshot.link(named: "va"))
+            guard case .route(let v4) = snapshot.lookups[.ipv4], case .route(let v6) = snapshot.lookups[.ipv6] else {
+                return XCTFail("lookups failed: \(snapshot.lookups)")
+            }
+            XCTAssertEqual(v4.table, 100)
+            XCTAssertEqual(v4.outputInterface, va.index)
+            XCTAssertEqual(v4.gateway, IPAddress("10.0.0.2"))
+            XCTAssertEqual(v6.table, 100)
+            XCTAssertEqual(v6.gateway, IPAddress("2001:db8::2"))
+        }
+    }
+
+    func testRejectDefaultsMapToFailures() throws {
+        try addVethPair()
+        try withMonitor { [ns = ns!] monitor in
+            let cases: [(String, RouteType, RouteLookupFailure)] = [
+                ("blackhole", .blackhole, .blackholeRoute),
+                ("unreachable", .unreachable, .unreachableRoute),
+                ("prohibit", .prohibit, .prohibitedRoute),
+            ]
+            for (keyword, type, failure) in cases {
+                try ns.ip("route", "replace", keyword, "default")
+                try ns.ip("-6", "route", "replace", keyword, "default")
+                let snapshot = try waitFor(monitor, "\(keyword) defaults") {
+                    $0.defaults(.ipv4).map(\.type) == [type] && $0.defaults(.ipv6).map(\.type) == [type]
+                }
+                XCTAssertEqual(snapshot.lookups[.ipv4], .failure(failure), keyword)
+                XCTAssertEqual(snapshot.lookups[.ipv6], .failure(failure), keyword)
+            }
+            try ns.ip("route", "del", "default")
+            try ns.ip("-6", "route", "del", "default")
+            let snapshot = try waitFor(monitor, "no defaults") { $0.defaultRoutes.isEmpty }
+            XCTAssertEqual(snapshot.lookups[.ipv4], .failure(.noRoute))
+            XCTAssertEqual(snapshot.lookups[.ipv6], .failure(.noRoute))
+        }
+    }
+
+    func testNoRouteAtAll() throws {
+        try withMonitor { monitor in
+            let snapshot = monitor.snapshot()
+            XCTAssertEqual(snapshot.lookups[.ipv4], .failure(.noRoute))
+            XCTAssertEqual(snapshot.lookups[.ipv6], .failure(.noRoute))
+            XCTAssertEqual(monitor.lookup(IPAddress("127.0.0.1")!), .failure(.noRoute), "lo is down in a fresh namespace")
+        }
+    }
+
+    func testLocalAddressLooksUpAsLocal() throws {
+        try addVethPair()
+        try withMonitor { monitor in
+            guard case .route(let result) = monitor.lookup(IPAddress("10.0.0.1")!) else {
+                return XCTFail("lookup of own address failed")
+            }
+            XCTAssertEqual(result.type, .local)
+            // Without custom rules the kernel merges local into main and reports 254.
+            XCTAssertNotNil(result.table)
+            XCTAssertEqual(result.outputInterface, 1, "own addresses go out via lo")
+        }
+    }
+
+    func testPeerDownMarksLinkDown() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try ns.ip("-6", "route", "add", "default", "via", "2001:db8::2")
+        try withMonitor { [ns = ns!] monitor in
+            try ns.ip("link", "set", "vb", "down")
+            let snapshot = try waitFor(monitor, "va loses carrier") { $0.link(named: "va")?.carrier == false }
+            let va = try XCTUnwrap(snapshot.link(named: "va"))
+            XCTAssertTrue(va.isUp)
+            XCTAssertEqual(va.operState, .lowerLayerDown)
+            for family in AddressFamily.allCases {
+                let route = try XCTUnwrap(snapshot.defaults(family).first, "\(family) default survives carrier loss")
+                XCTAssertEqual(route.nextHops.map(\.isLinkDown), [true])
+                guard case .route(let result) = snapshot.lookups[family] else {
+                    return XCTFail("\(family) lookup fails on a linkdown route: \(String(describing: snapshot.lookups[family]))")
+                }
+                XCTAssertEqual(result.outputInterface, va.index)
+                XCTAssertTrue(result.isLinkDown, "\(family)")
+            }
+            try ns.ip("link", "set", "vb", "up")
+            let back = try waitFor(monitor, "carrier back") { $0.link(named: "va")?.carrier == true }
+            XCTAssertEqual(back.defaultRoutes.flatMap(\.nextHops).map(\.isLinkDown), [false, false])
+        }
+    }
+
+    func testAdminDownDropsIPv4Default() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            XCTAssertEqual(monitor.snapshot().defaults(.ipv4).count, 1)
+            try ns.ip("link", "set", "va", "down")
+            let snapshot = try waitFor(monitor, "va down") { $0.link(named: "va")?.isUp == false }
+            XCTAssertEqual(snapshot.defaults(.ipv4), [], "the kernel flushed it without RTM_DELROUTE")
+            XCTAssertEqual(snapshot.lookups[.ipv4], .failure(.noRoute))
+            // A fresh dump agrees.
+            try monitor.start()
+            XCTAssertEqual(monitor.snapshot().defaults(.ipv4), [])
+        }
+    }
+
+    func testRemovingLastIPv4AddressDropsIPv4Default() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            try ns.ip("addr", "del", "10.0.0.1/24", "dev", "va")
+            let snapshot = try waitFor(monitor, "address gone") { !$0.addresses.contains { $0.address == IPAddress("10.0.0.1") } }
+            XCTAssertEqual(snapshot.defaults(.ipv4), [])
+            XCTAssertEqual(snapshot.lookups[.ipv4], .failure(.noRoute))
+        }
+    }
+
+    func testAddressAddAndDeleteAfterDrain() throws {
+        try addVethPair()
+        try withMonitor { [ns = ns!] monitor in
+            let va = try XCTUnwrap(monitor.snapshot().link(named: "va"))
+            try ns.ip("addr", "add", "192.0.2.7/28", "dev", "va")
+            try ns.ip("-6", "addr", "add", "2001:db8:1::7/64", "dev", "va")  // with DAD: tentative first
+            var snapshot = try waitFor(monitor, "addresses added") { snapshot in
+                snapshot.addresses(of: va.index).contains { $0.address == IPAddress("192.0.2.7") && $0.prefixLength == 28 }
+                    && snapshot.addresses(of: va.index).contains { $0.address == IPAddress("2001:db8:1::7") }
+            }
+            let added = try XCTUnwrap(snapshot.addresses.first { $0.address == IPAddress("2001:db8:1::7") })
+            XCTAssertTrue(added.flags.contains(.tentative) || added.flags.contains(.permanent), "\(added.flags)")
+            // Point-to-point style: IFA_LOCAL is ours, IFA_ADDRESS the peer.
+            try ns.ip("addr", "add", "198.51.100.1", "peer", "198.51.100.2", "dev", "va")
+            snapshot = try waitFor(monitor, "peer address") { $0.addresses.contains { $0.address == IPAddress("198.51.100.1") } }
+            XCTAssertFalse(snapshot.addresses.contains { $0.address == IPAddress("198.51.100.2") })
+            try ns.ip("addr", "del", "192.0.2.7/28", "dev", "va")
+            try ns.ip("-6", "addr", "del", "2001:db8:1::7/64", "dev", "va")
+            snapshot = try waitFor(monitor, "addresses removed") { snapshot in
+                !snapshot.addresses.contains { $0.address == IPAddress("192.0.2.7") || $0.address == IPAddress("2001:db8:1::7") }
+            }
+            XCTAssertTrue(snapshot.addresses.contains { $0.address == IPAddress("10.0.0.1") })
+        }
+    }
+
+    func testLinkRenameAndDeletion() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try ns.ip("-6", "route", "add", "default", "via", "2001:db8::2")
+        try withMonitor { [ns = ns!] monitor in
+            let index = try XCTUnwrap(monitor.snapshot().link(named: "va")).index
+            try ns.ip("link", "set", "va", "down")
+            try ns.ip("link", "set", "va", "name", "wan0")
+            try ns.ip("link", "set", "wan0", "up")
+            var snapshot = try waitFor(monitor, "renamed") { $0.links[index]?.name == "wan0" && $0.links[index]?.isUp == true }
+            XCTAssertNil(snapshot.link(named: "va"))
+            try ns.ip("link", "del", "wan0")
+            snapshot = try waitFor(monitor, "deleted") { $0.links[index] == nil && $0.link(named: "vb") == nil }
+            XCTAssertTrue(snapshot.addresses(of: index).isEmpty)
+            XCTAssertTrue(snapshot.defaultRoutes.isEmpty, "\(snapshot.defaultRoutes)")
+            XCTAssertEqual(Set(snapshot.links.values.map(\.name)), ["lo"])
+        }
+    }
+
+    func testMultipathDefault() throws {
+        try addVethPair()
+        try ns.ip("link", "add", "vc", "type", "veth", "peer", "name", "vd")
+        try ns.ip("link", "set", "vc", "up")
+        try ns.ip("link", "set", "vd", "up")
+        try ns.ip("addr", "add", "10.0.1.1/24", "dev", "vc")
+        try ns.ip("-6", "addr", "add", "2001:db8:2::1/64", "dev", "vc", "nodad")
+        try withMonitor { [ns = ns!] monitor in
+            let va = try XCTUnwrap(monitor.snapshot().link(named: "va")).index
+            let vc = try XCTUnwrap(monitor.snapshot().link(named: "vc")).index
+            try ns.ip("route", "add", "default", "nexthop", "via", "10.0.0.2", "dev", "va", "nexthop", "via", "10.0.1.2", "dev", "vc")
+            try ns.ip("-6", "route", "add", "default", "nexthop", "via", "2001:db8::2", "dev", "va", "nexthop", "via", "2001:db8:2::2", "dev", "vc")
+            let snapshot = try waitFor(monitor, "multipath defaults") {
+                $0.defaults(.ipv4).first?.nextHops.count == 2 && $0.defaults(.ipv6).first?.nextHops.count == 2
+            }
+            XCTAssertEqual(snapshot.defaults(.ipv4).count, 1)
+            XCTAssertEqual(snapshot.defaults(.ipv6).count, 1)
+            XCTAssertEqual(Set(snapshot.defaults(.ipv4)[0].nextHops.map(\.interfaceIndex)), [va, vc])
+            XCTAssertEqual(Set(snapshot.defaults(.ipv6)[0].nextHops.map(\.gateway)), [IPAddress("2001:db8::2"), IPAddress("2001:db8:2::2")])
+            // vc admin-down: IPv4 keeps the route through va only.
+            try ns.ip("link", "set", "vc", "down")
+            let after = try waitFor(monitor, "vc down") { $0.links[vc]?.isUp == false }
+            XCTAssertEqual(after.defaults(.ipv4).first?.nextHops.map(\.interfaceIndex), [va])
+        }
+    }
+
+    func testRouteFloodLeavesDefaultTrackingAlone() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            let before = monitor.snapshot()
+            let lines = (0..<20_000).map { "route add 10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32 via 10.0.0.2" }
+            try ns.ipBatch(lines)
+            XCTAssertTrue(try drainUntilQuiet(monitor))
+            let after = monitor.snapshot()
+            XCTAssertEqual(after.defaultRoutes, before.defaultRoutes)
+            XCTAssertEqual(after.links, before.links)
+            XCTAssertEqual(after.lookups, before.lookups)
+            XCTAssertEqual(monitor.lookup(IPAddress("10.100.1.1")!), before.lookups[.ipv4], "/32 via the same gateway")
+        }
+    }
+
+    func testReceiveBufferOverflowResyncs() throws {
+        try addVethPair()
+        try withMonitor(receiveBufferSize: 4096) { [ns = ns!] monitor in
+            XCTAssertEqual(monitor.resyncCount, 0)
+            let lines = (0..<20_000).map { "route add 10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32 via 10.0.0.2" }
+                + ["route add default via 10.0.0.2", "address add 192.0.2.9/24 dev va"]
+            try ns.ipBatch(lines)
+            // Nothing is read while the batch runs, so the 4 KiB buffer overflows.
+            XCTAssertTrue(try drainUntilQuiet(monitor))
+            XCTAssertGreaterThan(monitor.resyncCount, 0)
+            let snapshot = monitor.snapshot()
+            let va = try XCTUnwrap(snapshot.link(named: "va"))
+            XCTAssertEqual(snapshot.defaults(.ipv4), [DefaultRoute(
+                family: .ipv4, nextHops: [NextHop(interfaceIndex: va.index, gateway: IPAddress("10.0.0.2"))]
+            )])
+            XCTAssertTrue(snapshot.addresses.contains { $0.address == IPAddress("192.0.2.9") })
+            guard case .route(let result) = snapshot.lookups[.ipv4] else { return XCTFail("lookup failed") }
+            XCTAssertEqual(result.gateway, IPAddress("10.0.0.2"))
+        }
+    }
+
+    func testDeviceFactsFromSysfs() throws {
+        try addVethPair()
+        let root = NSTemporaryDirectory() + "reachd-sysfs-\(UInt32.random(in: 0...UInt32.max))"
+        defer { _ = try? FileManager.default.removeItem(atPath: root) }
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: "\(root)/class/net/va/wireless", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: "\(root)/class/net/va/device", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: "\(root)/bus/pci/drivers/iwlwifi", withIntermediateDirectories: true)
+        try "INTERFACE=va\nIFINDEX=3\nDEVTYPE=wlan\n".write(toFile: "\(root)/class/net/va/uevent", atomically: true, encoding: .utf8)
+        try fm.createSymbolicLink(atPath: "\(root)/class/net/va/device/driver", withDestinationPath: "../../../../bus/pci/drivers/iwlwifi")
+        try fm.createDirectory(atPath: "\(root)/class/net/wwan0", withIntermediateDirectories: true)
+        try "DEVTYPE=wwan\n".write(toFile: "\(root)/class/net/wwan0/uevent", atomically: true, encoding: .utf8)
+        try withMonitor(sysfsRoot: root) { [ns = ns!] monitor in
+            let snapshot = monitor.snapshot()
+            let va = try XCTUnwrap(snapshot.link(named: "va"))
+            XCTAssertEqual(va.device, DeviceFacts(isWireless: true, deviceType: "wlan", driver: "iwlwifi"))
+            XCTAssertEqual(InterfaceClassifier.classify(va), .wifi)
+            XCTAssertEqual(try XCTUnwrap(snapshot.link(named: "vb")).device, DeviceFacts())
+            // Renaming re-reads the facts under the new name.
+            try ns.ip("link", "set", "vb", "name", "wwan0")
+            let renamed = try waitFor(monitor, "renamed") { $0.link(named: "wwan0") != nil }
+            XCTAssertEqual(renamed.link(named: "wwan0")?.device.deviceType, "wwan")
+        }
+    }
+
+    func testDrainWithNothingPendingReturnsFalseWithoutBlocking() throws {
+        try withMonitor { monitor in
+            _ = try drainUntilQuiet(monitor)
+            let start = Date()
+            XCTAssertFalse(try monitor.drain())
+            XCTAssertLessThan(Date().timeIntervalSince(start), 0.5)
+        }
+    }
+}
