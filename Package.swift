@@ -83,6 +83,7 @@ let package = Package(
         ),
 
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        .testTarget(name: "NetlinkMonitorTests", dependencies: ["NetlinkMonitor", "ReachabilityCore"]),
         .testTarget(
             name: "ReachProtocolTests",
             dependencies: ["ReachProtocol", "ReachabilityCore", .product(name: "NIOCore", package: "swift-nio")]
