@@ -31,7 +31,7 @@ public struct EngineError: Error, CustomStringConvertible {
 /// The one owner of the network state.
 ///
 /// A dedicated thread blocks in `poll(2)` on the rtnetlink event socket, the resolver
-/// watcher and a wake-up eventfd — nothing else, and no timeout unless the systemd
+/// watcher and a wake-up pipe — nothing else, and no timeout unless the systemd
 /// watchdog asks for pings, so an idle daemon never wakes up. When netlink is readable it
 /// drains everything queued, evaluates once (two FIB lookups), and hands a new
 /// `ReachabilityState` to `onChange` only if the snapshot differs from the last one
@@ -47,7 +47,8 @@ public final class ReachabilityEngine: Sendable {
     private let notifier: SystemdNotifier
     private let onChange: @Sendable (ReachabilityState) -> Void
     private let mailbox = Mutex(Mailbox())
-    private let wakeFD: Int32
+    /// Self-pipe: other threads write a byte to wake the engine's poll.
+    private let wakePipe: (read: Int32, write: Int32)
     private let lifecycle = Mutex(Lifecycle.running)
 
     private enum Lifecycle {
@@ -65,10 +66,17 @@ public final class ReachabilityEngine: Sendable {
         self.logger = logger
         self.notifier = notifier
         self.onChange = onChange
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
+        wakePipe = (fds[0], fds[1])
     }
 
-    deinit { close(wakeFD) }
+    deinit {
+        close(wakePipe.read)
+        close(wakePipe.write)
+    }
 
     /// Starts the engine thread and returns the first derived state, once the kernel has
     /// been dumped and looked up: nothing is published before the answer is known.
@@ -104,8 +112,8 @@ public final class ReachabilityEngine: Sendable {
     }
 
     private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
+        var byte: UInt8 = 1
+        _ = write(wakePipe.write, &byte, 1)
     }
 
     // MARK: - Engine thread
@@ -132,7 +140,7 @@ public final class ReachabilityEngine: Sendable {
         var fds = [
             pollfd(fd: monitor.eventFileDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: resolver.fileDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
         ]
         while true {
             let ready = poll(&fds, nfds_t(fds.count), watchdogInterval ?? -1)
@@ -143,8 +151,8 @@ public final class ReachabilityEngine: Sendable {
             var dirty = false
             var policyChanged = false
             if fds[2].revents != 0 {
-                var counter: UInt64 = 0
-                _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+                var buffer = [UInt8](repeating: 0, count: 64)
+                while read(wakePipe.read, &buffer, buffer.count) > 0 {}
                 let (stop, newPolicy) = mailbox.withLock { box in
                     defer { box.pendingPolicy = nil }
                     return (box.stopRequested, box.pendingPolicy)
