@@ -72,14 +72,16 @@ enum MessageParser {
     // MARK: Routes
 
     /// Routes: the `rtmsg` header is read first and anything with a destination
-    /// prefix returns at once, so a flood of ordinary route events costs two loads.
+    /// prefix returns at once, so a flood of ordinary route events costs a few loads
+    /// and no allocation.
     static func parseRoute(_ message: RawMessage, removed: Bool) -> ParsedMessage {
         let payload = message.payload
         guard payload.count >= Kernel.rtmsgLength else { return .ignored }
         // struct rtmsg { family, dst_len, src_len, tos, table, protocol, scope, type; u32 flags }
-        guard payload[1] == 0 else { return .otherRoute }
         let flags = payload.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        // Cloned routes (route cache, PMTU exceptions) are not part of the FIB.
         if flags & Kernel.routeCloned != 0 { return .ignored }
+        guard payload[1] == 0 else { return .otherRoute }
         let familyByte = payload[0]
         let family: AddressFamily
         switch familyByte {
