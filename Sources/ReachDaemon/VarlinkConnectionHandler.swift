@@ -36,10 +36,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        logger[metadataKey: "peer"] = "\(ObjectIdentifier(self).hashValue & 0xFFFF)"
-        if !core.connectionOpened(self, channel: context.channel) {
+        guard let id = core.connectionOpened(self, channel: context.channel) else {
             context.close(promise: nil)
+            return
         }
+        logger[metadataKey: "connection"] = "\(id)"
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

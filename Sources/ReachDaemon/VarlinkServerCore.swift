@@ -18,6 +18,7 @@ final class VarlinkServerCore {
     var serverChannel: (any Channel)?
     private var connections: [ObjectIdentifier: any Channel] = [:]
     private var isShuttingDown = false
+    private var lastConnectionID = 0
 
     init(instance: String, serviceInfo: ServiceInfo, state: ReachabilityState, eventLoop: any EventLoop, logger: Logger) {
         self.dispatcher = VarlinkDispatcher(instance: instance, serviceInfo: serviceInfo)
@@ -42,11 +43,12 @@ final class VarlinkServerCore {
         hub.publish(newState, sequence: sequence, instance: instance)
     }
 
-    /// Registers an accepted connection; false once shutdown has begun.
-    func connectionOpened(_ handler: VarlinkConnectionHandler, channel: any Channel) -> Bool {
-        guard !isShuttingDown else { return false }
+    /// Registers an accepted connection and numbers it for the logs; nil once shutdown has begun.
+    func connectionOpened(_ handler: VarlinkConnectionHandler, channel: any Channel) -> Int? {
+        guard !isShuttingDown else { return nil }
         connections[ObjectIdentifier(handler)] = channel
-        return true
+        lastConnectionID += 1
+        return lastConnectionID
     }
 
     /// Forgets a connection and its subscription.

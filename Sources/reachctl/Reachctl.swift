@@ -10,7 +10,8 @@ struct Reachctl: AsyncParsableCommand {
         commandName: "reachctl",
         abstract: "Ask reachd how this host reaches the network.",
         discussion: """
-            Exit codes: 0 success; 1 reachd answered with an error or an unexpected reply; \
+            Exit codes: 0 success; 1 reachd answered with an error or an unexpected reply, \
+            or closed the connection (watch: the daemon stopped); \
             2 reachd cannot be reached (not running, wrong socket, no permission); \
             64 invalid command line.
             """,
