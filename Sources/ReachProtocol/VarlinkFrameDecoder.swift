@@ -10,6 +10,8 @@ public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
 
     /// Messages longer than this are refused.
     public let maximumMessageSize: Int
+    /// Leading readable bytes already known to hold no NUL.
+    private var scanned = 0
 
     /// Creates a decoder with the given size limit.
     public init(maximumMessageSize: Int = VarlinkFraming.defaultMaximumMessageSize) {
@@ -18,7 +20,7 @@ public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
 
     /// Takes one message off the front of `buffer`, if a whole one is there.
     public mutating func decode(buffer: inout ByteBuffer) throws -> ByteBuffer? {
-        guard let length = try VarlinkFraming.frameLength(in: buffer.readableBytesView, maximumMessageSize: maximumMessageSize) else {
+        guard let length = try VarlinkFraming.frameLength(in: buffer.readableBytesView, maximumMessageSize: maximumMessageSize, scanned: &scanned) else {
             return nil
         }
         let message = buffer.readSlice(length: length)

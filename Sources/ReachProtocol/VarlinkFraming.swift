@@ -15,16 +15,30 @@ public enum VarlinkFraming {
     /// - Throws: `.messageTooLarge` when the message (complete or not) exceeds the limit,
     ///   `.emptyMessage` for a NUL with nothing before it.
     public static func frameLength(in bytes: some Collection<UInt8>, maximumMessageSize: Int) throws(VarlinkFramingError) -> Int? {
-        var length = 0
-        for byte in bytes {
+        var scanned = 0
+        return try frameLength(in: bytes, maximumMessageSize: maximumMessageSize, scanned: &scanned)
+    }
+
+    /// Like `frameLength(in:maximumMessageSize:)`, skipping the first `scanned` bytes,
+    /// which an earlier call already found free of NULs.
+    ///
+    /// Incremental scanning keeps a message that trickles in byte by byte linear in cost,
+    /// not quadratic. On return `scanned` is the new NUL-free prefix length (0 after a frame).
+    public static func frameLength(
+        in bytes: some Collection<UInt8>, maximumMessageSize: Int, scanned: inout Int
+    ) throws(VarlinkFramingError) -> Int? {
+        var length = scanned
+        for byte in bytes.dropFirst(scanned) {
             if byte == terminator {
                 if length == 0 { throw .emptyMessage }
+                scanned = 0
                 return length
             }
             length += 1
             // Stop scanning as soon as the limit is crossed: no need to see the rest.
             if length > maximumMessageSize { throw .messageTooLarge(limit: maximumMessageSize) }
         }
+        scanned = length
         return nil
     }
 }
@@ -54,6 +68,7 @@ public struct VarlinkFrameSplitter: Sendable {
     public let maximumMessageSize: Int
     private var buffer: [UInt8] = []
     private var start = 0
+    private var scanned = 0
 
     /// Creates a splitter with the given size limit.
     public init(maximumMessageSize: Int = VarlinkFraming.defaultMaximumMessageSize) {
@@ -71,7 +86,7 @@ public struct VarlinkFrameSplitter: Sendable {
     /// The next complete message (without its NUL), or nil when more bytes are needed.
     public mutating func next() throws(VarlinkFramingError) -> [UInt8]? {
         let pending = buffer[start...]
-        guard let length = try VarlinkFraming.frameLength(in: pending, maximumMessageSize: maximumMessageSize) else {
+        guard let length = try VarlinkFraming.frameLength(in: pending, maximumMessageSize: maximumMessageSize, scanned: &scanned) else {
             return nil
         }
         let message = Array(buffer[start..<(start + length)])

@@ -90,3 +90,25 @@ final class FramingTests: XCTestCase {
         XCTAssertEqual(splitter.bufferedByteCount, 0)
     }
 }
+
+extension FramingTests {
+    /// A message that trickles in one byte at a time is scanned once, not once per byte.
+    func testByteByByteDeliveryIsLinear() throws {
+        let message = Array(String(repeating: "x", count: 60_000).utf8)
+        var splitter = VarlinkFrameSplitter()
+        var decoder = VarlinkFrameDecoder()
+        var buffer = ByteBuffer()
+        let start = ContinuousClock.now
+        for byte in message {
+            splitter.append([byte])
+            XCTAssertNil(try splitter.next())
+            buffer.writeInteger(byte)
+            XCTAssertNil(try decoder.decode(buffer: &buffer))
+        }
+        splitter.append([0])
+        buffer.writeInteger(UInt8(0))
+        XCTAssertEqual(try splitter.next()?.count, message.count)
+        XCTAssertEqual(try decoder.decode(buffer: &buffer)?.readableBytes, message.count)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
+    }
+}
