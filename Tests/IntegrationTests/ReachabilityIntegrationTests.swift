@@ -1,5 +1,6 @@
 import Foundation
 import ReachClient
+import ReachProtocol
 import ReachabilityCore
 import XCTest
 
@@ -15,7 +16,7 @@ final class ReachabilityIntegrationTests: XCTestCase {
     }
 
     override func tearDown() {
-        if let daemon, testRun?.hasSucceeded == false { print("reachd log:\n\(daemon.log)") }
+        if let daemon, (testRun?.totalFailureCount ?? 0) > 0 { print("reachd log:\n\(daemon.log)") }
         daemon = nil
         topology = nil
     }
@@ -195,7 +196,7 @@ final class ReachabilityIntegrationTests: XCTestCase {
         let (daemon, _) = try startDaemon()
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Conformance/varlink_client.py").path
-        let output = try run(["python3", script, "unix:" + daemon.socketPath])
+        let output = try runCommand(["python3", script, "unix:" + daemon.socketPath])
         XCTAssertTrue(output.contains("conformance: ok"), output)
     }
 }

@@ -39,7 +39,7 @@ final class DaemonProcess {
         for key in ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "REACHD_SOCKET"] { env.removeValue(forKey: key) }
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        FileManager.default.createFile(atPath: logFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         let log = FileHandle(forWritingAtPath: logFile)
         process.standardError = log
         process.standardOutput = log

@@ -16,13 +16,13 @@ final class NetworkNamespace {
     /// `ip -n NAME …`
     @discardableResult
     func ip(_ arguments: String...) throws -> String {
-        try run(["ip", "-n", name] + arguments)
+        try runCommand(["ip", "-n", name] + arguments)
     }
 
     /// Runs any command inside the namespace.
     @discardableResult
     func exec(_ arguments: [String]) throws -> String {
-        try run(["ip", "netns", "exec", name] + arguments)
+        try runCommand(["ip", "netns", "exec", name] + arguments)
     }
 }
 

@@ -1,25 +1,30 @@
 import Foundation
 import ReachClient
+import ReachProtocol
 import ReachabilityCore
 import Synchronization
 
 /// Records every path a real subscription delivers, so a test can wait for the one it
 /// expects (and check what came before it).
 final class PathRecorder: Sendable {
-    private let received = Mutex<[StatusReply]>([])
-    private let failure = Mutex<String?>(nil)
+    private final class Storage: Sendable {
+        let received = Mutex<[StatusReply]>([])
+        let failure = Mutex<String?>(nil)
+    }
+
+    private let storage = Storage()
     private let task: Task<Void, Never>
 
     init(client: ReachabilityClient, filter: PathFilter = .none) {
-        let received = self.received, failure = self.failure
+        let storage = self.storage
         task = Task {
             do {
                 for try await reply in client.subscribe(filter: filter) {
-                    received.withLock { $0.append(reply) }
+                    storage.received.withLock { $0.append(reply) }
                 }
-                failure.withLock { $0 = "subscription ended" }
+                storage.failure.withLock { $0 = "subscription ended" }
             } catch {
-                failure.withLock { $0 = "subscription failed: \(error)" }
+                storage.failure.withLock { $0 = "subscription failed: \(error)" }
             }
         }
     }
@@ -27,7 +32,7 @@ final class PathRecorder: Sendable {
     deinit { task.cancel() }
 
     /// Everything received so far.
-    var replies: [StatusReply] { received.withLock { $0 } }
+    var replies: [StatusReply] { storage.received.withLock { $0 } }
 
     /// The latest path received.
     var latest: Path? { replies.last?.path }
@@ -44,5 +49,5 @@ final class PathRecorder: Sendable {
     }
 
     /// Why the subscription stopped, if it did.
-    var error: String? { failure.withLock { $0 } }
+    var error: String? { storage.failure.withLock { $0 } }
 }

@@ -4,12 +4,12 @@ import XCTest
 /// Runs a command to completion and returns its stdout; throws with its stderr when it fails.
 @discardableResult
 func sh(_ arguments: String..., allowFailure: Bool = false) throws -> String {
-    try run(arguments, allowFailure: allowFailure)
+    try runCommand(arguments, allowFailure: allowFailure)
 }
 
 /// Runs `arguments` (argv[0] looked up in PATH) and returns stdout.
 @discardableResult
-func run(_ arguments: [String], allowFailure: Bool = false, environment: [String: String]? = nil) throws -> String {
+func runCommand(_ arguments: [String], allowFailure: Bool = false, environment: [String: String]? = nil) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
