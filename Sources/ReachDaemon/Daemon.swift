@@ -13,8 +13,15 @@ public struct DaemonOptions: Sendable {
     public var socketPath: String
     /// Permission bits of the socket file.
     public var socketMode: UInt32 = 0o666
+    /// The log level in force (applied through `logLevelSwitch`).
+    public var logLevel: Logger.Level = .info
     /// What the engine watches and how.
     public var engine = EngineConfiguration()
+    /// Where a changed log level is applied on reload; nil: the level is not managed.
+    public var logLevelSwitch: LogLevelSwitch?
+    /// Reads the options afresh on SIGHUP (configuration file + the same command line);
+    /// nil: a reload re-reads nothing and only re-announces readiness.
+    public var reload: (@Sendable () throws(ConfigurationError) -> DaemonOptions)?
 
     /// Creates options for a socket path.
     public init(socketPath: String) {
@@ -23,9 +30,10 @@ public struct DaemonOptions: Sendable {
 }
 
 /// The reachd process: engine, Varlink server and service-manager notifications,
-/// started in the order that makes the first answer right and shut down on SIGTERM/SIGINT.
+/// started in the order that makes the first answer right, reloaded on SIGHUP and shut
+/// down on SIGTERM/SIGINT.
 public enum Daemon {
-    /// Runs until SIGTERM or SIGINT; returns after a clean shutdown.
+    /// Runs until SIGTERM or SIGINT; returns after a clean shutdown. SIGHUP reloads.
     public static func run(_ options: DaemonOptions, logger: Logger) async throws {
         let notifier = SystemdNotifier()
         let instance = UUID().uuidString.lowercased()
@@ -35,7 +43,8 @@ public enum Daemon {
         }
 
         // Signals are turned into dispatch events before anything can deliver them.
-        let signals = SignalWaiter(signals: [SIGTERM, SIGINT])
+        // SIGHUP arriving before READY waits in the stream and is handled once serving.
+        let signals = SignalWaiter(signals: [SIGTERM, SIGINT, SIGHUP])
 
         // 1. Know the answer before anyone can ask: dump the kernel and derive.
         let first = try await engine.start()
@@ -60,12 +69,61 @@ public enum Daemon {
         // 3. Tell systemd we are ready, with the answer as status.
         notifier.ready(status: first.path.summary)
 
-        let signal = await signals.next()
+        var running = options
+        var signal = await signals.next()
+        while signal == SIGHUP {
+            running = reload(running, engine: engine, relay: relay, notifier: notifier, logger: logger)
+            signal = await signals.next()
+        }
         logger.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
         notifier.stopping()
         await engine.stop()
         await server.shutdown()
         try? await group.shutdownGracefully()
+    }
+}
+
+extension Daemon {
+    /// Re-reads the configuration and applies what can change while clients stay
+    /// connected; the server is never restarted. Returns the options now in force.
+    ///
+    /// Tells systemd `RELOADING=1` + `MONOTONIC_USEC` first and always ends with `READY=1`,
+    /// so the manager leaves the reloading state whether the new configuration was good
+    /// (applied; `STATUS=` the current path) or bad (refused, the running configuration
+    /// kept; the reason logged at error and shown as `STATUS=config reload failed: …`).
+    static func reload(
+        _ running: DaemonOptions, engine: ReachabilityEngine, relay: StateRelay, notifier: SystemdNotifier, logger: Logger
+    ) -> DaemonOptions {
+        notifier.reloading(monotonicMicroseconds: monotonicMicroseconds())
+        logger.info("received SIGHUP, reloading the configuration")
+        guard let read = running.reload else {
+            notifier.ready(status: relay.currentSummary)
+            return running
+        }
+        let proposed: DaemonOptions
+        do {
+            proposed = try read()
+        } catch {
+            logger.error("configuration reload refused, keeping the running configuration:")
+            for line in error.description.split(separator: "\n") { logger.error("  \(line)") }
+            notifier.send(["READY=1", "STATUS=config reload failed: \(error.summary)"])
+            return running
+        }
+        let plan = ReloadPlan(running: running, proposed: proposed)
+        for reason in plan.refused { logger.warning("reload: \(reason)") }
+        if let level = plan.logLevel { running.logLevelSwitch?.level = level }
+        if let policy = plan.policy { engine.apply(policy: policy) }
+        let applied = plan.appliedChanges
+        logger.info("configuration reloaded: \(applied.isEmpty ? "nothing to change" : applied.joined(separator: ", "))")
+        notifier.ready(status: relay.currentSummary)
+        return ReloadPlan.applied(running: running, proposed: proposed)
+    }
+
+    /// CLOCK_MONOTONIC in microseconds, as `MONOTONIC_USEC=` wants it.
+    static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
     }
 }
 
@@ -98,6 +156,11 @@ final class StateRelay: Sendable {
         if let pending { publish(pending) }
     }
 
+    /// The current path's one-line summary, for `STATUS=`.
+    var currentSummary: String {
+        slot.withLock { $0.lastPath?.summary } ?? "starting"
+    }
+
     func publish(_ state: ReachabilityState) {
         let (server, previous) = slot.withLock { slot -> (VarlinkServer?, Path?) in
             let previous = slot.lastPath
@@ -117,7 +180,8 @@ final class StateRelay: Sendable {
 /// the signals are ignored at the process level and observed through dispatch sources.
 final class SignalWaiter: Sendable {
     private let stream: AsyncStream<Int32>
-    private let sources: [any DispatchSourceSignal]
+    /// Only kept alive, never touched after `init`, so sharing them is safe.
+    private nonisolated(unsafe) let sources: [any DispatchSourceSignal]
 
     init(signals: [Int32]) {
         let (stream, continuation) = AsyncStream<Int32>.makeStream()

@@ -13,43 +13,101 @@ struct Reachd: AsyncParsableCommand {
         discussion: """
             Runs in the foreground and logs each change of the path to stderr. Clients query it \
             with `reachctl status` or over the Varlink socket (interface io.reachd.Reachability).
+            Settings come from the command line, then \(ReachdConfiguration.defaultPath) (or \
+            --config), then built-in defaults. SIGHUP re-reads the configuration file.
             """
     )
 
-    @Option(name: .long, help: "Varlink socket path (default: $REACHD_SOCKET, /run/reachd/… as root, else $XDG_RUNTIME_DIR/reachd/…).")
+    @Option(name: .long, help: "Configuration file (default: \(ReachdConfiguration.defaultPath) if it exists).")
+    var config: String?
+
+    @Flag(name: .long, help: "Validate the configuration file ([path], else --config, else the default) and exit.")
+    var checkConfig = false
+
+    @Argument(help: ArgumentHelp("The file to validate with --check-config.", valueName: "path"))
+    var checkPath: String?
+
+    @Option(name: .long, help: "Varlink socket path (default: $REACHD_SOCKET, [socket] path, /run/reachd/… as root, else $XDG_RUNTIME_DIR/reachd/…).")
     var socket: String?
 
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .info
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical (default: [log] level, else info).")
+    var logLevel: Logger.Level?
 
     @Option(name: .long, help: ArgumentHelp("Root of the sysfs tree to classify interfaces from.", visibility: .hidden))
-    var sysfsRoot: String = "/sys"
+    var sysfsRoot: String?
 
     @Option(name: .long, help: ArgumentHelp("resolv.conf to read for supportsDNS.", visibility: .hidden))
-    var resolvConf: String = "/etc/resolv.conf"
+    var resolvConf: String?
 
     @Option(name: .long, help: ArgumentHelp("Netlink receive buffer size in bytes.", visibility: .hidden))
-    var receiveBufferSize: Int = 8 << 20
+    var receiveBufferSize: Int?
+
+    func validate() throws {
+        if checkPath != nil && !checkConfig {
+            throw ValidationError("A path argument is only accepted with --check-config.")
+        }
+    }
 
     func run() async throws {
-        let level = logLevel
+        if checkConfig { try Self.check(checkPath ?? config) }
+
+        let levelSwitch = LogLevelSwitch(logLevel ?? .info)
+        let style = JournalStream.styleForStandardError()
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            ReachdLogHandler(label: label, style: style, levelSwitch: levelSwitch)
         }
         let logger = Logger(label: "reachd")
 
-        var options = DaemonOptions(socketPath: socket ?? SocketLocation.daemonDefault())
-        options.engine.sysfsRoot = sysfsRoot
-        options.engine.resolvConfPath = resolvConf
-        options.engine.receiveBufferSize = receiveBufferSize
+        let overrides = CommandLineOverrides(
+            socketPath: socket, logLevel: logLevel, receiveBufferSize: receiveBufferSize,
+            sysfsRoot: sysfsRoot, resolvConfPath: resolvConf
+        )
+        let configPath = config
+        let read: @Sendable () throws(ConfigurationError) -> DaemonOptions = { () throws(ConfigurationError) in
+            let loaded = try ConfigurationLoader.load(explicitPath: configPath)
+            return DaemonOptions(configuration: loaded.configuration, overrides: overrides)
+        }
+
+        var options: DaemonOptions
+        do {
+            options = try read()
+        } catch {
+            // Refuse to start on a bad configuration, naming every problem.
+            for line in error.description.split(separator: "\n") { logger.critical("\(line)") }
+            logger.critical("refusing to start with an invalid configuration")
+            throw ExitCode.failure
+        }
+        levelSwitch.level = options.logLevel
+        options.logLevelSwitch = levelSwitch
+        options.reload = read
+
+        if let receiveBufferSize, !(ReachdConfiguration.minimumReceiveBufferSize...ReachdConfiguration.maximumReceiveBufferSize).contains(receiveBufferSize) {
+            logger.warning("--receive-buffer-size \(receiveBufferSize) is outside 64 KiB…1 GiB; using it anyway")
+        }
         do {
             try await Daemon.run(options, logger: logger)
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
         }
+    }
+
+    /// `--check-config`: prints "PATH: ok" or every problem, exits 0 or 1.
+    static func check(_ explicitPath: String?) throws(ExitCode) -> Never {
+        let loaded: (configuration: ReachdConfiguration, source: ConfigurationLoader.Source)
+        do {
+            loaded = try ConfigurationLoader.load(explicitPath: explicitPath)
+        } catch {
+            FileHandle.standardError.write(Data((error.description + "\n").utf8))
+            throw ExitCode.failure
+        }
+        switch loaded.source {
+        case let .file(path):
+            print("\(path): ok")
+        case .defaults:
+            print("\(ReachdConfiguration.defaultPath): not present, the built-in defaults apply: ok")
+        }
+        throw ExitCode.success
     }
 }
 

@@ -1,0 +1,106 @@
+import Logging
+
+/// How log lines are written: for the journal or for a person at a terminal.
+public enum LogOutputStyle: Sendable, Equatable {
+    /// `<6>message key=value`: journald reads the syslog priority from the prefix and
+    /// stamps the time itself.
+    case journal
+    /// `2026-11-21T05:30:00Z info reachd: message key=value`.
+    case plain
+}
+
+/// Formats one log record as text. Pure, so the exact output is tested as a table.
+public enum LogFormat {
+    /// The syslog priority journald assigns for a `<N>` prefix (sd-daemon(3)).
+    public static func syslogPriority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    /// The record as one or more lines, each ending in a newline.
+    ///
+    /// - Parameters:
+    ///   - secondsSinceEpoch: the record's time (plain style only).
+    ///   - metadata: appended as `key=value`, sorted by key; values with spaces, quotes or
+    ///     `=` are quoted.
+    /// For the journal every line of a multi-line message carries the prefix, so journald
+    /// keeps the priority for all of them.
+    public static func format(
+        style: LogOutputStyle, level: Logger.Level, label: String, message: String,
+        metadata: Logger.Metadata = [:], secondsSinceEpoch: Int = 0
+    ) -> String {
+        var body = message
+        for key in metadata.keys.sorted() {
+            body += " \(key)=\(quoteIfNeeded(render(metadata[key]!)))"
+        }
+        switch style {
+        case .journal:
+            let prefix = "<\(syslogPriority(level))>"
+            return body.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { prefix + $0 + "\n" }
+                .joined()
+        case .plain:
+            return "\(timestamp(secondsSinceEpoch)) \(level.rawValue) \(label): \(body)\n"
+        }
+    }
+
+    /// `2026-11-21T05:30:00Z`: RFC 3339 in UTC, to the second.
+    public static func timestamp(_ secondsSinceEpoch: Int) -> String {
+        let days = secondsSinceEpoch.floorDivided(by: 86_400)
+        let seconds = secondsSinceEpoch - days * 86_400
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day))T\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60))Z"
+    }
+
+    /// Proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm).
+    static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
+        let z = daysSinceEpoch + 719_468
+        let era = z.floorDivided(by: 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year, month, day)
+    }
+
+    private static func render(_ value: Logger.MetadataValue) -> String {
+        switch value {
+        case let .string(text): text
+        case let .stringConvertible(convertible): convertible.description
+        case let .array(items): "[" + items.map(render).joined(separator: ",") + "]"
+        case let .dictionary(entries):
+            "{" + entries.keys.sorted().map { "\($0):\(render(entries[$0]!))" }.joined(separator: ",") + "}"
+        }
+    }
+
+    private static func quoteIfNeeded(_ text: String) -> String {
+        let needsQuotes = text.isEmpty || text.contains { $0.isWhitespace || $0 == "\"" || $0 == "=" }
+        guard needsQuotes else { return text }
+        var escaped = "\""
+        for character in text {
+            switch character {
+            case "\"", "\\": escaped += "\\\(character)"
+            case "\n": escaped += "\\n"
+            default: escaped.append(character)
+            }
+        }
+        return escaped + "\""
+    }
+}
+
+extension Int {
+    fileprivate func floorDivided(by divisor: Int) -> Int {
+        let quotient = self / divisor
+        return (self % divisor < 0) ? quotient - 1 : quotient
+    }
+}

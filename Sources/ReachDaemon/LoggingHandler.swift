@@ -1,0 +1,92 @@
+import Glibc
+import Logging
+import Synchronization
+
+/// The process-wide log level, changeable while running (a reload may change it).
+public final class LogLevelSwitch: Sendable {
+    private let storage: Atomic<Int>
+
+    /// Creates a switch at `level`.
+    public init(_ level: Logger.Level) {
+        storage = Atomic(Self.index(of: level))
+    }
+
+    /// The level in force.
+    public var level: Logger.Level {
+        get { Logger.Level.allCases[storage.load(ordering: .relaxed)] }
+        set { storage.store(Self.index(of: newValue), ordering: .relaxed) }
+    }
+
+    private static func index(of level: Logger.Level) -> Int {
+        Logger.Level.allCases.firstIndex(of: level) ?? 2
+    }
+}
+
+/// reachd's swift-log handler: journal-style `<N>` lines when stderr is the journal,
+/// timestamped readable lines otherwise (see `LogFormat`).
+///
+/// The level lives in a shared `LogLevelSwitch`, so changing it (on reload, or through any
+/// logger's `logLevel`) applies to every logger of the process at once.
+public struct ReachdLogHandler: LogHandler {
+    /// Every logger's metadata starts empty; set per logger.
+    public var metadata: Logger.Metadata = [:]
+    /// Adds contextual metadata to every record.
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+    private let style: LogOutputStyle
+    private let levelSwitch: LogLevelSwitch
+    private let fileDescriptor: Int32
+
+    /// Creates a handler writing to `fileDescriptor` (stderr unless told otherwise).
+    public init(
+        label: String, style: LogOutputStyle, levelSwitch: LogLevelSwitch, fileDescriptor: Int32 = STDERR_FILENO,
+        metadataProvider: Logger.MetadataProvider? = nil
+    ) {
+        self.label = label
+        self.style = style
+        self.levelSwitch = levelSwitch
+        self.fileDescriptor = fileDescriptor
+        self.metadataProvider = metadataProvider
+    }
+
+    /// The shared level; setting it changes it for the whole process.
+    public var logLevel: Logger.Level {
+        get { levelSwitch.level }
+        set { levelSwitch.level = newValue }
+    }
+
+    /// Gets or sets one metadata value.
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// Formats the record and writes it with as few `write(2)` calls as possible, so lines
+    /// from different threads do not interleave.
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+        if let error = event.error { merged["error"] = .string("\(error)") }
+        let text = LogFormat.format(
+            style: style, level: event.level, label: label, message: event.message.description,
+            metadata: merged, secondsSinceEpoch: style == .plain ? Int(time(nil)) : 0
+        )
+        Self.writeAll(text, to: fileDescriptor)
+    }
+
+    private static func writeAll(_ text: String, to fileDescriptor: Int32) {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+}
