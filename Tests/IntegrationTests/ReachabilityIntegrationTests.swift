@@ -6,36 +6,7 @@ import XCTest
 
 /// The real daemon against the real kernel, each test in private network namespaces.
 /// Observed through ReachClient (Varlink) and through a NOTIFY_SOCKET the test binds.
-final class ReachabilityIntegrationTests: XCTestCase {
-    private var topology: VethTopology!
-    private var daemon: DaemonProcess?
-
-    override func setUpWithError() throws {
-        try requireRoot()
-        topology = try VethTopology()
-    }
-
-    override func tearDown() {
-        if let daemon, (testRun?.totalFailureCount ?? 0) > 0 { print("reachd log:\n\(daemon.log)") }
-        daemon = nil
-        topology = nil
-    }
-
-    private func startDaemon() throws -> (DaemonProcess, ReachabilityClient) {
-        let daemon = try DaemonProcess.started(in: topology.host)
-        self.daemon = daemon
-        return (daemon, ReachabilityClient(socketPath: daemon.socketPath))
-    }
-
-    private func expectPath(_ recorder: PathRecorder, _ what: String, timeout: TimeInterval = 5,
-                            file: StaticString = #filePath, line: UInt = #line, _ predicate: (Path) -> Bool) async -> Path? {
-        let path = await recorder.waitFor(timeout: timeout, predicate)
-        if path == nil {
-            XCTFail("\(what): latest path \(String(describing: recorder.latest)) \(recorder.error ?? "")", file: file, line: line)
-        }
-        return path
-    }
-
+final class ReachabilityIntegrationTests: DaemonTestCase {
     func testNoDefaultRouteIsUnsatisfied() async throws {
         try topology.configureIPv4(defaultRoute: false)
         let (_, client) = try startDaemon()

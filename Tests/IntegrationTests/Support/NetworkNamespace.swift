@@ -16,6 +16,12 @@ final class NetworkNamespace {
     /// `ip -n NAME …`
     @discardableResult
     func ip(_ arguments: String...) throws -> String {
+        try ip(arguments)
+    }
+
+    /// `ip -n NAME …` with the arguments as an array.
+    @discardableResult
+    func ip(_ arguments: [String]) throws -> String {
         try runCommand(["ip", "-n", name] + arguments)
     }
 
@@ -41,6 +47,16 @@ final class VethTopology {
         try router.ip("link", "set", "eth0", "up")
         try router.ip("addr", "add", "10.77.0.1/24", "dev", "eth0")
         try router.ip("addr", "add", "fd77::1/64", "dev", "eth0", "nodad")
+    }
+
+    /// Adds another veth pair, `hostName` in the host and `routerName` in the router, with
+    /// `prefix.1/24` on the router side and, if `hostAddress`, `prefix.2/24` on the host side.
+    func addPair(hostName: String, routerName: String, prefix: String, hostAddress: Bool = true) throws {
+        try sh("ip", "link", "add", hostName, "netns", host.name, "type", "veth", "peer", "name", routerName, "netns", router.name)
+        try host.ip("link", "set", hostName, "up")
+        try router.ip("link", "set", routerName, "up")
+        try router.ip("addr", "add", "\(prefix).1/24", "dev", routerName)
+        if hostAddress { try host.ip("addr", "add", "\(prefix).2/24", "dev", hostName) }
     }
 
     /// Gives the host an IPv4 address and, optionally, a default route via the router.
