@@ -50,10 +50,12 @@ public final class ReachabilityEngine: Sendable {
     /// Self-pipe: other threads write a byte to wake the engine's poll.
     private let wakePipe: (read: Int32, write: Int32)
     private let lifecycle = Mutex(Lifecycle.running)
+    /// Signalled once when the engine thread has left its loop.
+    private let exited = DispatchSemaphore(value: 0)
 
     private enum Lifecycle {
         case running
-        case stopping(CheckedContinuation<Void, Never>)
+        case stopping
         case exited
     }
 
@@ -80,15 +82,21 @@ public final class ReachabilityEngine: Sendable {
 
     /// Starts the engine thread and returns the first derived state, once the kernel has
     /// been dumped and looked up: nothing is published before the answer is known.
-    public func start() async throws(EngineError) -> ReachabilityState {
-        let result: Result<ReachabilityState, EngineError> = await withCheckedContinuation { continuation in
-            let thread = Thread { [self] in
-                self.run(firstState: { continuation.resume(returning: $0) })
-            }
-            thread.name = "reachd-engine"
-            thread.start()
+    /// Blocks the caller until then (a few milliseconds).
+    public func start() throws(EngineError) -> ReachabilityState {
+        let firstStateReady = DispatchSemaphore(value: 0)
+        let first = Mutex<Result<ReachabilityState, EngineError>?>(nil)
+        let thread = Thread { [self] in
+            // Linux threads inherit the creator's name; name this one for `top -H` and gdb.
+            Thread.current.name = "reachd-engine"
+            self.run(firstState: { result in
+                first.withLock { $0 = result }
+                firstStateReady.signal()
+            })
         }
-        return try result.get()
+        thread.start()
+        firstStateReady.wait()
+        return try first.withLock { $0! }.get()
     }
 
     /// Replaces the interface policy; the engine re-evaluates with it.
@@ -98,17 +106,16 @@ public final class ReachabilityEngine: Sendable {
     }
 
     /// Asks the engine thread to exit and waits until it has.
-    public func stop() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let alreadyExited = lifecycle.withLock { state in
-                guard case .running = state else { return true }
-                state = .stopping(continuation)
-                return false
-            }
-            if alreadyExited { continuation.resume() }
-            mailbox.withLock { $0.stopRequested = true }
-            wake()
+    public func stop() {
+        let running = lifecycle.withLock { state -> Bool in
+            guard case .running = state else { return false }
+            state = .stopping
+            return true
         }
+        guard running else { return }
+        mailbox.withLock { $0.stopRequested = true }
+        wake()
+        exited.wait()
     }
 
     private func wake() {
@@ -194,12 +201,8 @@ public final class ReachabilityEngine: Sendable {
     }
 
     private func markExited() {
-        let waiting: CheckedContinuation<Void, Never>? = lifecycle.withLock { state in
-            defer { state = .exited }
-            if case let .stopping(continuation) = state { return continuation }
-            return nil
-        }
-        waiting?.resume()
+        lifecycle.withLock { $0 = .exited }
+        exited.signal()
     }
 
     private static func evaluate(_ monitor: NetlinkMonitor, _ resolver: ResolverWatcher) -> NetworkSnapshot {

@@ -11,6 +11,10 @@ import ReachProtocol
 ///
 /// `sequence` starts at 1 and grows by one each time the unfiltered path changes;
 /// subscribers with a filter are woken only when the path they see changes.
+///
+/// `start` and `shutdown` block on NIO futures instead of being `async`: reachd never
+/// touches Swift concurrency, whose dispatch worker pool on Linux wakes the process once
+/// a second for as long as it lives. Call them from a thread that is not the event loop.
 public final class VarlinkServer: Sendable {
     /// The socket path (for a server given a listening descriptor: informational).
     public let socketPath: String
@@ -50,7 +54,7 @@ public final class VarlinkServer: Sendable {
     /// Creates the parent directory (0755) if missing and replaces a stale socket file.
     /// Refuses when a live server already answers on the path, or when the path exists
     /// and is not a socket.
-    public func start() async throws(VarlinkServerError) {
+    public func start() throws(VarlinkServerError) {
         try SocketFile.createParentDirectory(of: socketPath)
         switch try SocketFile.inspect(socketPath) {
         case .nothing:
@@ -58,37 +62,37 @@ public final class VarlinkServer: Sendable {
         case .other:
             throw .notASocket(path: socketPath)
         case .socket:
-            if await Self.isAnswering(socketPath, on: eventLoop) { throw .alreadyRunning(socketPath: socketPath) }
+            if Self.isAnswering(socketPath, on: eventLoop) { throw .alreadyRunning(socketPath: socketPath) }
             logger.info("removing stale socket \(socketPath)")
             try SocketFile.remove(socketPath)
         }
 
         let channel: any Channel
         do {
-            channel = try await bootstrap().bind(unixDomainSocketPath: socketPath).get()
+            channel = try bootstrap().bind(unixDomainSocketPath: socketPath).wait()
         } catch {
             throw .bindFailed(socketPath: socketPath, reason: "\(error)")
         }
         do {
             try SocketFile.setMode(socketPath, socketMode)
         } catch {
-            try? await channel.close()
+            try? channel.close().wait()
             throw error
         }
-        await adopt(channel, ownsFile: true)
+        adopt(channel, ownsFile: true)
     }
 
     /// Starts serving on a socket that is already bound and listening (socket activation).
     ///
     /// The socket file belongs to whoever created it: `shutdown()` leaves it in place.
-    public func start(listeningDescriptor descriptor: CInt) async throws(VarlinkServerError) {
+    public func start(listeningDescriptor descriptor: CInt) throws(VarlinkServerError) {
         let channel: any Channel
         do {
-            channel = try await bootstrap().withBoundSocket(descriptor).get()
+            channel = try bootstrap().withBoundSocket(descriptor).wait()
         } catch {
             throw .bindFailed(socketPath: socketPath, reason: "\(error)")
         }
-        await adopt(channel, ownsFile: false)
+        adopt(channel, ownsFile: false)
     }
 
     /// Hands a new state to the server. Callable from any thread.
@@ -98,12 +102,12 @@ public final class VarlinkServer: Sendable {
     }
 
     /// Stops accepting, closes every connection and removes the socket file (if created here).
-    public func shutdown() async {
+    public func shutdown() {
         let core = self.core
         let owns = self.ownsSocketFile
-        let removeFile = try? await eventLoop.flatSubmit { () -> EventLoopFuture<Bool> in
+        let removeFile = try? eventLoop.flatSubmit { () -> EventLoopFuture<Bool> in
             core.value.shutdown().map { owns.value }
-        }.get()
+        }.wait()
         if removeFile == true, (try? SocketFile.inspect(socketPath)) == .socket {
             try? SocketFile.remove(socketPath)
         }
@@ -127,22 +131,22 @@ public final class VarlinkServer: Sendable {
             }
     }
 
-    private func adopt(_ channel: any Channel, ownsFile: Bool) async {
+    private func adopt(_ channel: any Channel, ownsFile: Bool) {
         let core = self.core
         let owns = self.ownsSocketFile
-        try? await eventLoop.submit {
+        try? eventLoop.submit {
             core.value.serverChannel = channel
             owns.value = ownsFile
-        }.get()
+        }.wait()
     }
 
     /// Whether something accepts connections on `path` (a stale socket refuses them).
-    private static func isAnswering(_ path: String, on eventLoop: any EventLoop) async -> Bool {
+    private static func isAnswering(_ path: String, on eventLoop: any EventLoop) -> Bool {
         do {
-            let channel = try await ClientBootstrap(group: eventLoop)
+            let channel = try ClientBootstrap(group: eventLoop)
                 .connectTimeout(.seconds(2))
-                .connect(unixDomainSocketPath: path).get()
-            try? await channel.close()
+                .connect(unixDomainSocketPath: path).wait()
+            try? channel.close().wait()
             return true
         } catch {
             return false

@@ -9,7 +9,7 @@ import XCTest
 final class ClientTests: XCTestCase {
     func testStatusInterfacesInfo() async throws {
         let fixture = ServerFixture()
-        try await fixture.server.start()
+        try fixture.server.start()
         let client = ReachabilityClient(socketPath: fixture.socketPath)
         let status = try await client.status()
         XCTAssertEqual(status.path, makeState().path)
@@ -22,7 +22,7 @@ final class ClientTests: XCTestCase {
 
     func testSubscribeReceivesFirstAndUpdates() async throws {
         let fixture = ServerFixture()
-        try await fixture.server.start()
+        try fixture.server.start()
         let client = ReachabilityClient(socketPath: fixture.socketPath)
         var updates = client.subscribe(filter: PathFilter(prohibitedInterfaceTypes: [.wifi])).makeAsyncIterator()
         let first = try await updates.next()
@@ -33,7 +33,7 @@ final class ClientTests: XCTestCase {
         XCTAssertEqual(second?.path.gateways, ["10.0.0.77"])
 
         // The daemon going away ends the stream with connectionClosed.
-        await fixture.server.shutdown()
+        fixture.server.shutdown()
         do {
             _ = try await updates.next()
             XCTFail("stream did not end")
@@ -63,7 +63,7 @@ final class ClientTests: XCTestCase {
 
     func testRemoteErrorIsTyped() async throws {
         let fixture = ServerFixture()
-        try await fixture.server.start()
+        try fixture.server.start()
         // reachd never sends an error for these calls, so provoke one through a bogus subscribe filter
         // by hand-encoding: the client API cannot express invalid types, so check the mapping instead.
         let error = ReachClientError.remoteError(socketPath: fixture.socketPath, name: VarlinkError.Name.expectedMore, parameters: [:])

@@ -25,7 +25,7 @@ final class PythonVarlinkTests: XCTestCase {
         try XCTSkipIf(probe.status != 0, "python3 varlink package not available")
 
         let fixture = ServerFixture()
-        try await fixture.server.start()
+        try fixture.server.start()
         let script = """
             import sys, varlink
             with varlink.Client(address=sys.argv[1]) as client:

@@ -8,25 +8,25 @@ import XCTest
 final class SocketLifecycleTests: XCTestCase {
     func testCreatesDirectoryChmodsAndRemovesSocket() async throws {
         let fixture = ServerFixture(subdirectory: true)
-        try await fixture.server.start()
+        try fixture.server.start()
         let attributes = try FileManager.default.attributesOfItem(atPath: fixture.socketPath)
         XCTAssertEqual(attributes[.type] as? FileAttributeType, .typeSocket)
         XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o666)
         let directory = try FileManager.default.attributesOfItem(atPath: fixture.directory + "/run/sub")
         XCTAssertEqual((directory[.posixPermissions] as? NSNumber)?.intValue, 0o755)
-        await fixture.server.shutdown()
+        fixture.server.shutdown()
         XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.socketPath))
         await fixture.stop()
     }
 
     func testRefusesWhenAnotherServerAnswers() async throws {
         let first = ServerFixture()
-        try await first.server.start()
+        try first.server.start()
         let second = VarlinkServer(
             socketPath: first.socketPath, instance: "two", initialState: makeState(), eventLoop: first.group.next(), logger: .init(label: "t")
         )
         do {
-            try await second.start()
+            try second.start()
             XCTFail("second server started on a live socket")
         } catch {
             guard case .alreadyRunning = error else { return XCTFail("\(error)") }
@@ -54,7 +54,7 @@ final class SocketLifecycleTests: XCTestCase {
         }
         XCTAssertEqual(bound, 0)
         close(stale)
-        try await fixture.server.start()
+        try fixture.server.start()
         let connection = try RawConnection(path: fixture.socketPath)
         connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.sequence, 1)
@@ -63,7 +63,7 @@ final class SocketLifecycleTests: XCTestCase {
         let other = ServerFixture()
         _ = FileManager.default.createFile(atPath: other.socketPath, contents: Data("keep me".utf8))
         do {
-            try await other.server.start()
+            try other.server.start()
             XCTFail("replaced a regular file")
         } catch {
             guard case .notASocket = error else { return XCTFail("\(error)") }

@@ -59,7 +59,7 @@ final class ServerFixture {
     }
 
     func stop() async {
-        await server.shutdown()
+        server.shutdown()
         try? await group.shutdownGracefully()
         _ = try? FileManager.default.removeItem(atPath: directory)
     }

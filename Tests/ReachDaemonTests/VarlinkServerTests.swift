@@ -10,7 +10,7 @@ final class VarlinkServerTests: XCTestCase {
 
     override func setUp() async throws {
         fixture = ServerFixture()
-        try await fixture.server.start()
+        try fixture.server.start()
     }
 
     override func tearDown() async throws {
