@@ -100,6 +100,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ReachDaemonConfigTests",
+            dependencies: [
+                "ReachDaemon", "ReachabilityCore", "ReachProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Runs systemd-analyze, make install and the built reachd / reachctl.
+        .testTarget(name: "SystemdUnitTests"),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["ReachClient", "ReachProtocol", "ReachabilityCore"]
         ),

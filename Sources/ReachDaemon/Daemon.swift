@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -34,7 +33,16 @@ public struct DaemonOptions: Sendable {
 /// down on SIGTERM/SIGINT.
 public enum Daemon {
     /// Runs until SIGTERM or SIGINT; returns after a clean shutdown. SIGHUP reloads.
-    public static func run(_ options: DaemonOptions, logger: Logger) async throws {
+    ///
+    /// Blocking, with no Swift concurrency or libdispatch on the way (their worker pools
+    /// would wake an idle daemon): the calling thread ends up waiting in `sigwaitinfo(2)`.
+    /// Call it before any other thread exists, so that every thread inherits the blocked
+    /// signal mask and the signals reach only this wait.
+    public static func run(_ options: DaemonOptions, logger: Logger) throws {
+        // Block the signals first: the engine and event-loop threads inherit the mask, and
+        // a SIGHUP arriving before READY stays pending until the wait below picks it up.
+        let signals = SignalSet([SIGTERM, SIGINT, SIGHUP])
+
         let notifier = SystemdNotifier()
         let instance = UUID().uuidString.lowercased()
         let relay = StateRelay(logger: logger, notifier: notifier)
@@ -42,12 +50,8 @@ public enum Daemon {
             relay.publish(state)
         }
 
-        // Signals are turned into dispatch events before anything can deliver them.
-        // SIGHUP arriving before READY waits in the stream and is handled once serving.
-        let signals = SignalWaiter(signals: [SIGTERM, SIGINT, SIGHUP])
-
         // 1. Know the answer before anyone can ask: dump the kernel and derive.
-        let first = try await engine.start()
+        let first = try engine.start()
         logger.info("initial state: \(first.path.summary)")
 
         // 2. Serve it. The socket appears only now, so the first GetStatus is already right.
@@ -57,10 +61,10 @@ public enum Daemon {
             initialState: first, eventLoop: group.next(), logger: logger
         )
         do {
-            try await server.start()
+            try server.start()
         } catch {
-            await engine.stop()
-            try? await group.shutdownGracefully()
+            engine.stop()
+            try? group.syncShutdownGracefully()
             throw error
         }
         relay.attach(server, initial: first)
@@ -70,16 +74,16 @@ public enum Daemon {
         notifier.ready(status: first.path.summary)
 
         var running = options
-        var signal = await signals.next()
+        var signal = signals.wait()
         while signal == SIGHUP {
             running = reload(running, engine: engine, relay: relay, notifier: notifier, logger: logger)
-            signal = await signals.next()
+            signal = signals.wait()
         }
         logger.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
         notifier.stopping()
-        await engine.stop()
-        await server.shutdown()
-        try? await group.shutdownGracefully()
+        engine.stop()
+        server.shutdown()
+        try? group.syncShutdownGracefully()
     }
 }
 
@@ -176,28 +180,26 @@ final class StateRelay: Sendable {
     }
 }
 
-/// Waits for termination signals without a signal handler that could race the runtime:
-/// the signals are ignored at the process level and observed through dispatch sources.
-final class SignalWaiter: Sendable {
-    private let stream: AsyncStream<Int32>
-    /// Only kept alive, never touched after `init`, so sharing them is safe.
-    private nonisolated(unsafe) let sources: [any DispatchSourceSignal]
+/// Signals taken synchronously: blocked in the creating thread (and so in every thread
+/// created after it) and collected with `sigwaitinfo(2)`. No handler runs, so nothing can
+/// race the runtime, and no dispatch source needs libdispatch's worker threads.
+struct SignalSet {
+    private var set = sigset_t()
 
-    init(signals: [Int32]) {
-        let (stream, continuation) = AsyncStream<Int32>.makeStream()
-        self.stream = stream
-        let queue = DispatchQueue(label: "reachd.signals")
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
-        }
+    /// Blocks `signals` in the calling thread.
+    init(_ signals: [Int32]) {
+        sigemptyset(&set)
+        for number in signals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
-    func next() async -> Int32 {
-        for await number in stream { return number }
-        return SIGTERM
+    /// Waits for one of the signals and returns it.
+    func wait() -> Int32 {
+        var set = self.set
+        while true {
+            let number = sigwaitinfo(&set, nil)
+            if number > 0 { return number }
+            if errno != EINTR { return SIGTERM }
+        }
     }
 }

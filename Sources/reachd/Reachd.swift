@@ -6,7 +6,7 @@ import ReachProtocol
 
 /// `reachd`: the network reachability daemon.
 @main
-struct Reachd: AsyncParsableCommand {
+struct Reachd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reachd",
         abstract: "Watch the kernel's network state and publish reachability over Varlink and sd_notify.",
@@ -48,7 +48,9 @@ struct Reachd: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    /// Synchronous on purpose: no Swift concurrency or libdispatch threads exist before
+    /// `Daemon.run` blocks the signals it waits for.
+    func run() throws {
         if checkConfig { try Self.check(checkPath ?? config) }
 
         let levelSwitch = LogLevelSwitch(logLevel ?? .info)
@@ -85,7 +87,7 @@ struct Reachd: AsyncParsableCommand {
             logger.warning("--receive-buffer-size \(receiveBufferSize) is outside 64 KiB…1 GiB; using it anyway")
         }
         do {
-            try await Daemon.run(options, logger: logger)
+            try Daemon.run(options, logger: logger)
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure

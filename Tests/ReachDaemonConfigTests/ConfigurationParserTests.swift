@@ -1,0 +1,299 @@
+import Logging
+import ReachabilityCore
+import ReachDaemon
+import XCTest
+
+/// Bad input → the exact diagnostics (file, line, key, message); good input → the configuration.
+final class ConfigurationParserTests: XCTestCase {
+    private let file = "/etc/reachd/reachd.toml"
+
+    private struct BadCase {
+        var name: String
+        var text: String
+        var expected: [String]
+    }
+
+    private let badCases: [BadCase] = [
+        BadCase(
+            name: "unknown top-level table, with a suggestion",
+            text: "[sockte]\npath = \"/run/x\"\n",
+            expected: [":1: unknown key \"sockte\" (did you mean \"socket\"?)"]
+        ),
+        BadCase(
+            name: "unknown key in a section",
+            text: "# comment\n[socket]\nmode = \"0644\"\npth = \"/run/x\"\n",
+            expected: [":4: unknown key \"socket.pth\" (did you mean \"socket.path\"?)"]
+        ),
+        BadCase(
+            name: "unknown key, nothing close",
+            text: "[log]\ncolour = true\n",
+            expected: [":2: unknown key \"log.colour\""]
+        ),
+        BadCase(
+            name: "probe settings are not read yet",
+            text: "[probe]\nurl = \"http://example.com\"\n",
+            expected: [":1: unknown key \"probe\""]
+        ),
+        BadCase(
+            name: "section that is not a table",
+            text: "socket = \"/run/x\"\n",
+            expected: [":1: socket: expected a table, found string"]
+        ),
+        BadCase(
+            name: "socket path of the wrong type",
+            text: "[socket]\npath = 42\n",
+            expected: [":2: socket.path: expected a string, found integer"]
+        ),
+        BadCase(
+            name: "relative socket path",
+            text: "[socket]\npath = \"run/reachd.sock\"\n",
+            expected: [":2: socket.path: \"run/reachd.sock\" is not an absolute path"]
+        ),
+        BadCase(
+            name: "socket path too long for sockaddr_un",
+            text: "[socket]\npath = \"/\(String(repeating: "a", count: 120))\"\n",
+            expected: [":2: socket.path: the path is 121 bytes long, more than a Unix socket address holds (107)"]
+        ),
+        BadCase(
+            name: "mode with a non-octal digit",
+            text: "[socket]\nmode = \"0968\"\n",
+            expected: [":2: socket.mode: \"0968\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")"]
+        ),
+        BadCase(
+            name: "mode with too many digits",
+            text: "[socket]\nmode = \"06666\"\n",
+            expected: [":2: socket.mode: \"06666\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")"]
+        ),
+        BadCase(
+            name: "mode with special bits",
+            text: "[socket]\nmode = \"1777\"\n",
+            expected: [":2: socket.mode: \"1777\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")"]
+        ),
+        BadCase(
+            name: "mode that is not a number",
+            text: "[socket]\nmode = \"rw-rw-rw-\"\n",
+            expected: [":2: socket.mode: \"rw-rw-rw-\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")"]
+        ),
+        BadCase(
+            name: "mode as a TOML octal integer",
+            text: "[socket]\nmode = 0o666\n",
+            expected: [":2: socket.mode: expected a string, found integer"]
+        ),
+        BadCase(
+            name: "unknown log level",
+            text: "[log]\nlevel = \"verbose\"\n",
+            expected: [":2: log.level: unknown log level \"verbose\" (expected trace, debug, info, notice, warning, error, critical)"]
+        ),
+        BadCase(
+            name: "log level of the wrong case",
+            text: "[log]\nlevel = \"INFO\"\n",
+            expected: [":2: log.level: unknown log level \"INFO\" (expected trace, debug, info, notice, warning, error, critical)"]
+        ),
+        BadCase(
+            name: "log level given as a date",
+            text: "[log]\nlevel = 1979-05-27\n",
+            expected: [":2: log.level: expected a string, found date"]
+        ),
+        BadCase(
+            name: "ignore list that is a string",
+            text: "[interfaces]\nignore = \"docker*\"\n",
+            expected: [":2: interfaces.ignore: expected an array, found string"]
+        ),
+        BadCase(
+            name: "empty glob and a number in the ignore list",
+            text: "[interfaces]\nignore = [\"docker*\", \"\", 5]\n",
+            expected: [
+                ":2: interfaces.ignore[1]: empty pattern (expected an interface-name glob such as \"docker*\")",
+                ":2: interfaces.ignore[2]: expected a string, found integer",
+            ]
+        ),
+        BadCase(
+            name: "glob that can never match, in a multi-line array with a lookalike key",
+            text: "[interfaces]\nignore = [\n  \"eth0\",\n  \"a = b\",\n]\n",
+            expected: [":2: interfaces.ignore[1]: pattern \"a = b\" can never match: interface names contain no whitespace or \"/\""]
+        ),
+        BadCase(
+            name: "unknown interface type in the second override",
+            text: """
+                [[interfaces.override]]
+                match = "wwan*"
+                type = "cellular"
+
+                [[interfaces.override]]
+                match = "wlan*"
+                type = "wlan"
+
+                """,
+            expected: [
+                ":7: interfaces.override[1].type: unknown interface type \"wlan\" (expected wifi, cellular, wiredEthernet, loopback, other)"
+            ]
+        ),
+        BadCase(
+            name: "override without match",
+            text: "[[interfaces.override]]\ntype = \"wifi\"\n",
+            expected: [":1: interfaces.override[0]: missing required key \"match\" (the interface-name glob this override applies to)"]
+        ),
+        BadCase(
+            name: "override flag of the wrong type and an unknown key",
+            text: "[[interfaces.override]]\nmatch = \"usb*\"\nexpensive = \"yes\"\ncheap = true\n",
+            expected: [
+                ":3: interfaces.override[0].expensive: expected true or false, found string",
+                ":4: unknown key \"interfaces.override[0].cheap\"",
+            ]
+        ),
+        BadCase(
+            name: "override written as a single table",
+            text: "[interfaces.override]\nmatch = \"usb*\"\n",
+            expected: [":1: interfaces.override: expected an array of tables ([[interfaces.override]]), found table"]
+        ),
+        BadCase(
+            name: "override with an empty match",
+            text: "[interfaces]\noverride = [{ match = \"\" }]\n",
+            expected: [":2: interfaces.override[0].match: empty pattern (expected an interface-name glob such as \"docker*\")"]
+        ),
+        BadCase(
+            name: "receive buffer below the range",
+            text: "[netlink]\nreceive-buffer-size = 1024\n",
+            expected: [":2: netlink.receive-buffer-size: 1024 is out of range (65536…1073741824 bytes, 64 KiB…1 GiB)"]
+        ),
+        BadCase(
+            name: "receive buffer above the range",
+            text: "[netlink]\nreceive-buffer-size = 2_147_483_648\n",
+            expected: [":2: netlink.receive-buffer-size: 2147483648 is out of range (65536…1073741824 bytes, 64 KiB…1 GiB)"]
+        ),
+        BadCase(
+            name: "receive buffer as a float",
+            text: "[netlink]\nreceive-buffer-size = 8e6\n",
+            expected: [":2: netlink.receive-buffer-size: expected an integer, found float"]
+        ),
+        BadCase(
+            name: "value in an inline table is located at the table's line",
+            text: "\nsocket = { mode = \"999\" }\n",
+            expected: [":2: socket.mode: \"999\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")"]
+        ),
+        BadCase(
+            name: "every problem is reported, in file order",
+            text: "[netlink]\nreceive-buffer-size = 1\n[log]\nlevel = \"loud\"\n[socket]\nmode = \"9\"\n",
+            expected: [
+                ":2: netlink.receive-buffer-size: 1 is out of range (65536…1073741824 bytes, 64 KiB…1 GiB)",
+                ":4: log.level: unknown log level \"loud\" (expected trace, debug, info, notice, warning, error, critical)",
+                ":6: socket.mode: \"9\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")",
+            ]
+        ),
+    ]
+
+    func testBadInputIsRejectedWithFileLineAndKey() {
+        for testCase in badCases {
+            XCTAssertEqual(
+                diagnostics(testCase.text), testCase.expected.map { file + $0 }, testCase.name
+            )
+        }
+    }
+
+    /// Syntax errors come from toml++ with its own wording: check the location and gist.
+    func testSyntaxErrorsCarryLineAndColumn() {
+        let cases: [(name: String, text: String, prefix: String, mentions: String)] = [
+            ("duplicate key", "[socket]\nmode = \"0600\"\nmode = \"0644\"\n", ":3:", "redefine"),
+            ("duplicate table", "[log]\nlevel = \"info\"\n\n[log]\n", ":4:", "redefine"),
+            ("unterminated header", "[socket\nmode = \"0600\"\n", ":1:", ""),
+            ("missing value", "[log]\nlevel =\n", ":2:", ""),
+            ("unterminated string", "[log]\nlevel = \"info\n", ":2:", ""),
+        ]
+        for testCase in cases {
+            let lines = diagnostics(testCase.text)
+            XCTAssertEqual(lines.count, 1, testCase.name)
+            let line = lines.first ?? ""
+            XCTAssertTrue(line.hasPrefix(file + testCase.prefix), "\(testCase.name): \(line)")
+            if !testCase.mentions.isEmpty {
+                XCTAssertTrue(line.contains(testCase.mentions), "\(testCase.name): \(line)")
+            }
+        }
+    }
+
+    func testGoodInputIsRead() throws {
+        var full = ReachdConfiguration()
+        full.socketPath = "/run/reachd/custom.sock"
+        full.socketMode = 0o660
+        full.logLevel = .debug
+        full.policy = InterfacePolicy(
+            ignoredPatterns: ["docker*", "tailscale?"],
+            overrides: [
+                InterfacePolicy.Override(pattern: "wwan*", type: .cellular, isExpensive: true),
+                InterfacePolicy.Override(pattern: "usb0", type: .wiredEthernet, isExpensive: true, isConstrained: true),
+            ]
+        )
+        full.receiveBufferSize = 64 << 10
+
+        var dotted = ReachdConfiguration()
+        dotted.socketMode = 0o600
+        dotted.logLevel = .critical
+
+        var noIgnores = ReachdConfiguration()
+        noIgnores.policy.ignoredPatterns = []
+
+        var threeDigitMode = ReachdConfiguration()
+        threeDigitMode.socketMode = 0o644
+
+        var largestBuffer = ReachdConfiguration()
+        largestBuffer.receiveBufferSize = 1 << 30
+
+        let cases: [(name: String, text: String, expected: ReachdConfiguration)] = [
+            ("empty file", "", ReachdConfiguration()),
+            ("comments and empty sections", "# nothing\n[socket]\n[log]\n[interfaces]\n[netlink]\n", ReachdConfiguration()),
+            (
+                "every setting",
+                """
+                [socket]
+                path = "/run/reachd/custom.sock"
+                mode = "0660"
+                [log]
+                level = "debug"
+                [interfaces]
+                ignore = ["docker*", "tailscale?"]
+                [[interfaces.override]]
+                match = "wwan*"
+                type = "cellular"
+                expensive = true
+                [[interfaces.override]]
+                match = "usb0"
+                type = "wiredEthernet"
+                expensive = true
+                constrained = true
+                [netlink]
+                receive-buffer-size = 65536
+                """,
+                full
+            ),
+            ("dotted keys at the root", "socket.mode = \"0600\"\nlog.level = \"critical\"\n", dotted),
+            ("no ignores", "[interfaces]\nignore = []\n", noIgnores),
+            ("three-digit mode", "[socket]\nmode = \"644\"\n", threeDigitMode),
+            ("largest buffer", "[netlink]\nreceive-buffer-size = 1073741824\n", largestBuffer),
+        ]
+        for testCase in cases {
+            XCTAssertEqual(try ConfigurationParser.parse(testCase.text, file: file), testCase.expected, testCase.name)
+        }
+    }
+
+    func testEveryLogLevelIsAccepted() throws {
+        for level in Logger.Level.allCases {
+            let parsed = try ConfigurationParser.parse("[log]\nlevel = \"\(level.rawValue)\"\n", file: file)
+            XCTAssertEqual(parsed.logLevel, level)
+        }
+    }
+
+    func testEveryInterfaceTypeIsAccepted() throws {
+        for type in InterfaceType.allCases {
+            let parsed = try ConfigurationParser.parse("[[interfaces.override]]\nmatch = \"x*\"\ntype = \"\(type.rawValue)\"\n", file: file)
+            XCTAssertEqual(parsed.policy.overrides, [InterfacePolicy.Override(pattern: "x*", type: type)])
+        }
+    }
+
+    private func diagnostics(_ text: String) -> [String] {
+        do {
+            _ = try ConfigurationParser.parse(text, file: file)
+            return []
+        } catch {
+            return error.description.split(separator: "\n").map(String.init)
+        }
+    }
+}

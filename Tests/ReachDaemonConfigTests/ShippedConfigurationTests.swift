@@ -1,0 +1,58 @@
+import ReachabilityCore
+import ReachDaemon
+import ReachProtocol
+import XCTest
+
+/// `config/reachd.toml` documents every setting with its default: uncommenting the settings
+/// must give exactly the built-in defaults, and the commented example must be valid.
+final class ShippedConfigurationTests: XCTestCase {
+    private var shippedPath: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("config/reachd.toml").path
+    }
+
+    private func shippedText() throws -> String {
+        try String(contentsOfFile: shippedPath, encoding: .utf8)
+    }
+
+    /// Removes the "#" of lines that start with "#[" or "#letter" (settings, not prose).
+    private func uncommentSettings(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            guard line.hasPrefix("#"), let next = line.dropFirst().first, next == "[" || next.isLetter else { return String(line) }
+            return String(line.dropFirst())
+        }.joined(separator: "\n")
+    }
+
+    func testShippedFileIsValidAsIs() throws {
+        XCTAssertEqual(try ConfigurationParser.parse(try shippedText(), file: shippedPath), ReachdConfiguration())
+    }
+
+    func testEveryDocumentedValueIsTheDefault() throws {
+        let uncommented = uncommentSettings(try shippedText())
+        var expected = ReachdConfiguration()
+        expected.socketPath = SocketLocation.systemPath
+        XCTAssertEqual(try ConfigurationParser.parse(uncommented, file: shippedPath), expected)
+        XCTAssertEqual(expected.policy.ignoredPatterns, InterfacePolicy.defaultIgnoredPatterns)
+    }
+
+    func testEverySettingIsDocumented() throws {
+        let uncommented = uncommentSettings(try shippedText())
+        for key in ["path = ", "mode = ", "level = ", "ignore = ", "receive-buffer-size = ", "[probe]"] {
+            XCTAssertTrue(uncommented.contains(key), key)
+        }
+        for key in ["match = ", "type = ", "expensive = ", "constrained = "] {
+            XCTAssertTrue(try shippedText().contains("#   \(key)"), key)
+        }
+    }
+
+    func testOverrideExampleIsValid() throws {
+        let text = try shippedText().split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("#   ") ? String(line.dropFirst(4)) : String(line)
+        }.joined(separator: "\n")
+        let parsed = try ConfigurationParser.parse(text, file: shippedPath)
+        XCTAssertEqual(
+            parsed.policy.overrides,
+            [InterfacePolicy.Override(pattern: "wwan*", type: .cellular, isExpensive: true, isConstrained: false)]
+        )
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import XCTest
+
+/// `reachd --check-config [PATH]` and refusing to start on a bad configuration.
+final class CheckConfigCommandTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = try Paths.temporaryDirectory("reachd-check")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private var reachd: String { Paths.products.appendingPathComponent("reachd").path }
+
+    private func write(_ name: String, _ text: String) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    func testCheckConfig() throws {
+        guard try requireBuiltTools() else { return }
+        let good = try write("good.toml", "[log]\nlevel = \"debug\"\n")
+        let bad = try write("bad.toml", "[socket]\nmode = \"0644\"\n\n[sockte]\n[log]\nlevel = \"loud\"\n")
+        let missing = directory.appendingPathComponent("missing.toml").path
+        let shipped = Paths.repository.appendingPathComponent("config/reachd.toml").path
+        let cases: [(name: String, arguments: [String], status: Int32, stdout: String, stderr: String)] = [
+            ("good file", ["--check-config", good], 0, "\(good): ok\n", ""),
+            ("shipped file", ["--check-config", shipped], 0, "\(shipped): ok\n", ""),
+            ("path from --config", ["--config", good, "--check-config"], 0, "\(good): ok\n", ""),
+            (
+                "bad file", ["--check-config", bad], 1, "",
+                "\(bad):4: unknown key \"sockte\" (did you mean \"socket\"?)\n"
+                    + "\(bad):6: log.level: unknown log level \"loud\" (expected trace, debug, info, notice, warning, error, critical)\n"
+            ),
+            ("missing file", ["--check-config", missing], 1, "", "\(missing): no such configuration file\n"),
+        ]
+        for testCase in cases {
+            let result = try Command.run([reachd] + testCase.arguments)
+            XCTAssertEqual(result.status, testCase.status, testCase.name)
+            XCTAssertEqual(result.stdout, testCase.stdout, testCase.name)
+            XCTAssertEqual(result.stderr, testCase.stderr, testCase.name)
+        }
+    }
+
+    func testRefusesToStartWithABadConfiguration() throws {
+        guard try requireBuiltTools() else { return }
+        let bad = try write("bad.toml", "[netlink]\nreceive-buffer-size = 12\n")
+        let socket = directory.appendingPathComponent("reachd.sock").path
+        let result = try Command.run([reachd, "--config", bad, "--socket", socket], environment: ["JOURNAL_STREAM": ""])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(
+            result.stderr.contains(" critical reachd: \(bad):2: netlink.receive-buffer-size: 12 is out of range"), result.stderr
+        )
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket))
+
+        let missing = try Command.run([reachd, "--config", directory.appendingPathComponent("none.toml").path, "--socket", socket])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("none.toml: no such configuration file"), missing.stderr)
+    }
+}

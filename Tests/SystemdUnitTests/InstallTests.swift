@@ -1,0 +1,105 @@
+import Foundation
+import XCTest
+
+/// `make install` / `make uninstall` into a temporary DESTDIR, with the binaries this test
+/// run was built with (INSTALL_BIN), so no second build happens.
+final class InstallTests: XCTestCase {
+    private var destination: URL!
+
+    override func setUpWithError() throws {
+        destination = try Paths.temporaryDirectory("reachd-destdir")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: destination)
+    }
+
+    private func make(_ target: String, prefix: String = "/usr/local") throws -> CommandResult {
+        try Command.run(
+            ["make", "--no-print-directory", target, "DESTDIR=\(destination.path)", "PREFIX=\(prefix)", "INSTALL_BIN=\(Paths.products.path)"],
+            in: Paths.repository
+        )
+    }
+
+    private func file(_ path: String) -> URL { destination.appendingPathComponent(String(path.dropFirst())) }
+
+    private func text(_ path: String) throws -> String { try String(contentsOf: file(path), encoding: .utf8) }
+
+    private func mode(_ path: String) throws -> Int {
+        try (FileManager.default.attributesOfItem(atPath: file(path).path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    func testInstallAndUninstall() throws {
+        guard try requirePrerequisite(Command.exists("make"), "make is not installed"), try requireBuiltTools() else { return }
+        let prefix = "/opt/reachd"
+        let install = try make("install", prefix: prefix)
+        XCTAssertEqual(install.status, 0, install.stdout + install.stderr)
+
+        let expected: [(path: String, mode: Int)] = [
+            ("/opt/reachd/bin/reachd", 0o755),
+            ("/opt/reachd/bin/reachctl", 0o755),
+            ("/opt/reachd/lib/systemd/system/reachd.service", 0o644),
+            ("/opt/reachd/lib/systemd/system/reachd.socket", 0o644),
+            ("/opt/reachd/lib/systemd/system/reachd-wait-online.service", 0o644),
+            ("/etc/reachd/reachd.toml", 0o644),
+            ("/opt/reachd/share/bash-completion/completions/reachctl", 0o644),
+            ("/opt/reachd/share/zsh/site-functions/_reachctl", 0o644),
+            ("/opt/reachd/share/fish/vendor_completions.d/reachctl.fish", 0o644),
+        ]
+        for entry in expected {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: file(entry.path).path), "\(entry.path) not installed")
+            XCTAssertEqual(try mode(entry.path), entry.mode, entry.path)
+        }
+        // Nothing else was installed.
+        let installed = FileManager.default.enumerator(at: destination, includingPropertiesForKeys: [.isRegularFileKey])!
+            .compactMap { $0 as? URL }
+            .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+            .map { "/" + $0.resolvingSymlinksInPath().path.dropFirst(destination.resolvingSymlinksInPath().path.count + 1) }
+        XCTAssertEqual(Set(installed), Set(expected.map(\.path)))
+
+        // Units run the installed binaries.
+        XCTAssertTrue(try text("/opt/reachd/lib/systemd/system/reachd.service").contains("\nExecStart=/opt/reachd/bin/reachd\n"))
+        XCTAssertTrue(
+            try text("/opt/reachd/lib/systemd/system/reachd-wait-online.service")
+                .contains("\nExecStart=/opt/reachd/bin/reachctl wait --timeout 120\n")
+        )
+        XCTAssertFalse(try text("/opt/reachd/lib/systemd/system/reachd.service").contains("/usr/local/bin"))
+        // The shipped configuration, byte for byte; completions as reachctl generates them.
+        XCTAssertEqual(try text("/etc/reachd/reachd.toml"), try String(contentsOf: Paths.repository.appendingPathComponent("config/reachd.toml"), encoding: .utf8))
+        let completions = [
+            ("bash", "/opt/reachd/share/bash-completion/completions/reachctl"),
+            ("zsh", "/opt/reachd/share/zsh/site-functions/_reachctl"),
+            ("fish", "/opt/reachd/share/fish/vendor_completions.d/reachctl.fish"),
+        ]
+        for (shell, path) in completions {
+            let generated = try Command.run([Paths.products.appendingPathComponent("reachctl").path, "--generate-completion-script", shell])
+            XCTAssertEqual(generated.status, 0, shell)
+            XCTAssertTrue(generated.stdout.contains("reachctl"), shell)
+            XCTAssertEqual(try text(path), generated.stdout, shell)
+        }
+        let help = try Command.run([file("/opt/reachd/bin/reachd").path, "--help"])
+        XCTAssertEqual(help.status, 0)
+
+        // A changed configuration survives a second install and the uninstall.
+        try "[log]\nlevel = \"debug\"\n".write(to: file("/etc/reachd/reachd.toml"), atomically: true, encoding: .utf8)
+        let again = try make("install", prefix: prefix)
+        XCTAssertEqual(again.status, 0, again.stdout + again.stderr)
+        XCTAssertEqual(try text("/etc/reachd/reachd.toml"), "[log]\nlevel = \"debug\"\n")
+
+        let uninstall = try make("uninstall", prefix: prefix)
+        XCTAssertEqual(uninstall.status, 0, uninstall.stdout + uninstall.stderr)
+        for entry in expected where entry.path != "/etc/reachd/reachd.toml" {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: file(entry.path).path), "\(entry.path) left behind")
+        }
+        XCTAssertEqual(try text("/etc/reachd/reachd.toml"), "[log]\nlevel = \"debug\"\n")
+    }
+
+    func testUninstallRemovesAnUnchangedConfiguration() throws {
+        guard try requirePrerequisite(Command.exists("make"), "make is not installed"), try requireBuiltTools() else { return }
+        XCTAssertEqual(try make("install").status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: file("/usr/local/lib/systemd/system/reachd.service").path))
+        XCTAssertEqual(try make("uninstall").status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: file("/etc/reachd/reachd.toml").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: file("/etc/reachd").path))
+    }
+}
