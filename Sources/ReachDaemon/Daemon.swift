@@ -138,7 +138,7 @@ final class StateRelay: Sendable {
     private struct Slot {
         var server: VarlinkServer?
         var pending: ReachabilityState?
-        var lastPath: Path?
+        var last: ReachabilityState?
     }
 
     private let slot = Mutex(Slot())
@@ -153,7 +153,7 @@ final class StateRelay: Sendable {
     func attach(_ server: VarlinkServer, initial: ReachabilityState) {
         let pending = slot.withLock { slot in
             slot.server = server
-            if slot.lastPath == nil { slot.lastPath = initial.path }
+            if slot.last == nil { slot.last = initial }
             defer { slot.pending = nil }
             return slot.pending
         }
@@ -162,21 +162,35 @@ final class StateRelay: Sendable {
 
     /// The current path's one-line summary, for `STATUS=`.
     var currentSummary: String {
-        slot.withLock { $0.lastPath?.summary } ?? "starting"
+        slot.withLock { $0.last?.path.summary } ?? "starting"
     }
 
+    /// Logs a changed answer once at info, naming what changed, and forwards every state.
     func publish(_ state: ReachabilityState) {
-        let (server, previous) = slot.withLock { slot -> (VarlinkServer?, Path?) in
-            let previous = slot.lastPath
+        let (server, previous) = slot.withLock { slot -> (VarlinkServer?, ReachabilityState?) in
+            let previous = slot.last
             if slot.server == nil { slot.pending = state }
-            slot.lastPath = state.path
+            slot.last = state
             return (slot.server, previous)
         }
-        if previous != state.path {
-            logger.info("path changed: \(state.path.summary)")
+        if let line = Self.changeLine(from: previous, to: state) {
+            logger.info("\(line)")
             notifier.status(state.path.summary)
         }
         server?.publish(state)
+    }
+
+    /// "path changed (primaryInterface, gateways): <summary>", or nil when the answer is
+    /// the same (a snapshot detail that no client sees changed).
+    static func changeLine(from previous: ReachabilityState?, to state: ReachabilityState) -> String? {
+        guard let previous else { return "path: \(state.path.summary)" }
+        guard previous.path != state.path else { return nil }
+        let changes = PathChange.between(
+            previous.path, addresses: previous.snapshot.usableAddresses(ofInterfaceNamed: previous.path.primaryInterface),
+            and: state.path, addresses: state.snapshot.usableAddresses(ofInterfaceNamed: state.path.primaryInterface)
+        )
+        let what = changes.isEmpty ? "" : " (\(changes.map(\.rawValue).joined(separator: ", ")))"
+        return "path changed\(what): \(state.path.summary)"
     }
 }
 
