@@ -14,6 +14,23 @@ public struct ReachabilityState: Sendable, Equatable {
     public var path: Path
     /// Every interface, as `ListInterfaces` reports them.
     public var interfaces: [InterfaceDescription]
+    /// What subscribers are told about, unfiltered.
+    public var answer: Answer
+
+    /// The part of the state a subscriber is told about: the path, and the usable
+    /// addresses of its primary interface (an address change there matters to an app
+    /// even when the path's fields stay the same).
+    public struct Answer: Sendable, Equatable {
+        /// The path.
+        public var path: Path
+        /// Usable internet addresses of the path's primary interface.
+        public var primaryAddresses: Set<IPAddress>
+
+        /// What changed from `previous` to this answer.
+        public func changes(since previous: Answer) -> [PathChange] {
+            PathChange.between(previous.path, addresses: previous.primaryAddresses, and: path, addresses: primaryAddresses)
+        }
+    }
 
     /// Derives the path and the interface list from a snapshot.
     public init(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
@@ -21,10 +38,18 @@ public struct ReachabilityState: Sendable, Equatable {
         self.policy = policy
         self.path = PathDerivation.derive(snapshot, policy: policy)
         self.interfaces = InterfaceListing.describe(snapshot, policy: policy)
+        self.answer = Answer(path: path, primaryAddresses: snapshot.usableAddresses(ofInterfaceNamed: path.primaryInterface))
     }
 
     /// The path as a subscriber with this filter sees it.
     public func path(for filter: PathFilter) -> Path {
         filter.isUnconstrained ? path : PathDerivation.derive(snapshot, policy: policy, filter: filter)
+    }
+
+    /// The answer as a subscriber with this filter sees it.
+    public func answer(for filter: PathFilter) -> Answer {
+        guard !filter.isUnconstrained else { return answer }
+        let path = path(for: filter)
+        return Answer(path: path, primaryAddresses: snapshot.usableAddresses(ofInterfaceNamed: path.primaryInterface))
     }
 }

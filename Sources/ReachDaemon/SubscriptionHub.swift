@@ -14,7 +14,7 @@ protocol StatusSubscriber: AnyObject {
 /// Confined to the server's event loop like everything else there: no locks.
 final class SubscriptionHub {
     private struct Group {
-        var path: Path
+        var answer: ReachabilityState.Answer
         var members: [ObjectIdentifier: any StatusSubscriber] = [:]
     }
 
@@ -31,11 +31,11 @@ final class SubscriptionHub {
     func add(_ subscriber: any StatusSubscriber, filter: PathFilter, state: ReachabilityState) -> Path {
         let id = ObjectIdentifier(subscriber)
         remove(subscriber)
-        var group = groups[filter] ?? Group(path: state.path(for: filter))
+        var group = groups[filter] ?? Group(answer: state.answer(for: filter))
         group.members[id] = subscriber
         groups[filter] = group
         filters[id] = filter
-        return group.path
+        return group.answer.path
     }
 
     /// Removes a subscriber; a no-op if it was not subscribed.
@@ -46,13 +46,15 @@ final class SubscriptionHub {
         if groups[filter]?.members.isEmpty == true { groups[filter] = nil }
     }
 
-    /// Re-derives every group's path for `state` and notifies the groups whose path changed.
+    /// Re-derives every group's answer for `state` and notifies the groups whose answer
+    /// changed, saying what changed.
     func publish(_ state: ReachabilityState, sequence: Int, instance: String) {
         for (filter, group) in groups {
-            let path = state.path(for: filter)
-            guard path != group.path else { continue }
-            groups[filter]?.path = path
-            let reply = StatusReply(sequence: sequence, instance: instance, path: path)
+            let answer = state.answer(for: filter)
+            guard answer != group.answer else { continue }
+            groups[filter]?.answer = answer
+            let reply = StatusReply(sequence: sequence, instance: instance, path: answer.path,
+                                    changes: answer.changes(since: group.answer))
             for member in group.members.values { member.deliver(reply) }
         }
     }

@@ -88,7 +88,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
             guard !call.isOneway else { return }
             isSubscribed = true
             let path = core.hub.add(self, filter: filter, state: core.state)
-            deliver(StatusReply(sequence: core.sequence, instance: core.instance, path: path))
+            // The first reply is the current state; nothing has changed yet.
+            deliver(StatusReply(sequence: core.sequence, instance: core.instance, path: path, changes: []))
             // Reads continue (to notice a hang-up) even if the subscriber is slow.
             releaseHeldRead(context: context)
         }

@@ -38,7 +38,7 @@ final class VarlinkServerCore {
     func publish(_ newState: ReachabilityState) {
         eventLoop.preconditionInEventLoop()
         guard newState != state else { return }
-        if newState.path != state.path { sequence += 1 }
+        if newState.answer != state.answer { sequence += 1 }
         state = newState
         hub.publish(newState, sequence: sequence, instance: instance)
     }

@@ -33,12 +33,16 @@ public struct StatusReply: Codable, Sendable, Hashable {
     public var instance: String
     /// The path (filtered, for a subscription with a filter).
     public var path: Path
+    /// `Subscribe` replies only: what changed since this subscriber's previous reply
+    /// (empty in the first reply). Absent from `GetStatus` replies.
+    public var changes: [PathChange]?
 
     /// Creates a status reply.
-    public init(sequence: Int, instance: String, path: Path) {
+    public init(sequence: Int, instance: String, path: Path, changes: [PathChange]? = nil) {
         self.sequence = sequence
         self.instance = instance
         self.path = path
+        self.changes = changes
     }
 }
 

@@ -82,6 +82,9 @@ enum StatusFormatter {
         if path.supportsDNS { text += " DNS" }
         if path.isExpensive { text += " expensive" }
         if path.isConstrained { text += " constrained" }
+        if let changes = reply.changes, !changes.isEmpty {
+            text += " [changed: " + changes.map(\.rawValue).joined(separator: ",") + "]"
+        }
         return text
     }
 

@@ -252,3 +252,29 @@ final class EdgeCaseIntegrationTests: DaemonTestCase {
         XCTAssertTrue(path.supportsIPv6)
     }
 }
+
+/// Each published change says what changed, so an app can decide whether to reconnect.
+final class ChangeDetailIntegrationTests: DaemonTestCase {
+    func testEachReplySaysWhatChanged() async throws {
+        try topology.configureIPv4()
+        let (_, client) = try startDaemon()
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "initial") { $0.status == .satisfied }
+        XCTAssertEqual(recorder.replies.first?.changes, [], "the first reply is the state, not a change")
+
+        // A second address on the primary: the path's fields stay, the addresses changed.
+        try topology.host.ip("addr", "add", "10.77.0.3/24", "dev", "eth0")
+        let deadline = Date().addingTimeInterval(5)
+        while recorder.replies.count < 2 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        XCTAssertEqual(recorder.replies.last?.changes, [.addresses])
+
+        try topology.host.ip("route", "del", "default")
+        _ = await expectPath(recorder, "offline") { $0.status == .unsatisfied }
+        let changes = try XCTUnwrap(recorder.replies.last?.changes)
+        for expected: PathChange in [.status, .reachability, .primaryInterface, .gateways, .ipv4, .addresses] {
+            XCTAssertTrue(changes.contains(expected), "\(expected) missing from \(changes)")
+        }
+        let sequences = recorder.replies.map(\.sequence)
+        XCTAssertEqual(sequences, Array(sequences[0]..<(sequences[0] + sequences.count)), "one sequence step per published change")
+    }
+}
