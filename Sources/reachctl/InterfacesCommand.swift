@@ -8,13 +8,14 @@ extension Reachctl {
     struct Interfaces: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List every interface, ignored ones included.")
 
+        @ParentCommand var root: Reachctl
         @OptionGroup var connection: ConnectionOptions
         @Flag(help: "Print the list as JSON.") var json = false
 
         func run() async throws {
             let interfaces: [InterfaceDescription]
             do {
-                interfaces = try await connection.client().interfaces()
+                interfaces = try await connection.client(root).interfaces()
             } catch {
                 throw fail(error)
             }

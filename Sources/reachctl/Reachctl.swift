@@ -15,9 +15,13 @@ struct Reachctl: AsyncParsableCommand {
             2 reachd cannot be reached (not running, wrong socket, no permission); \
             64 invalid command line.
             """,
-        subcommands: [Status.self, Watch.self, Interfaces.self],
+        subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self],
         defaultSubcommand: Status.self
     )
+
+    /// `reachctl --socket PATH <subcommand>`: the socket may also come before the subcommand.
+    @Option(name: .long, help: ArgumentHelp("Socket of reachd (also accepted after the subcommand).", valueName: "path"))
+    var socket: String?
 }
 
 /// Options every subcommand shares.
@@ -25,9 +29,10 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Socket of reachd (default: $REACHD_SOCKET, else /run/reachd/io.reachd.Reachability if present, else the per-user socket).", valueName: "path"))
     var socket: String?
 
-    /// A client for the chosen socket.
-    func client() -> ReachabilityClient {
-        ReachabilityClient(socketPath: socket ?? SocketLocation.clientDefault())
+    /// A client for the chosen socket: this option, else the one before the subcommand,
+    /// else the default location.
+    func client(_ root: Reachctl) -> ReachabilityClient {
+        ReachabilityClient(socketPath: socket ?? root.socket ?? SocketLocation.clientDefault())
     }
 }
 

@@ -8,12 +8,13 @@ extension Reachctl {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show the current path (default).")
 
+        @ParentCommand var root: Reachctl
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var filter: FilterOptions
         @Flag(help: "Print the reply as JSON.") var json = false
 
         func run() async throws {
-            let client = connection.client()
+            let client = connection.client(root)
             let reply: StatusReply
             do {
                 if filter.filter.isUnconstrained {

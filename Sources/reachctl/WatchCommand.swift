@@ -8,13 +8,14 @@ extension Reachctl {
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the path, then a line per change (Ctrl-C to stop).")
 
+        @ParentCommand var root: Reachctl
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var filter: FilterOptions
         @Flag(help: "Print one JSON object per line.") var json = false
 
         func run() async throws {
             do {
-                for try await reply in connection.client().subscribe(filter: filter.filter) {
+                for try await reply in connection.client(root).subscribe(filter: filter.filter) {
                     if json {
                         printLine(ReachProtocolTools.json(reply, pretty: false))
                     } else {
