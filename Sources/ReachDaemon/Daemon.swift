@@ -61,14 +61,21 @@ public enum Daemon {
             initialState: first, eventLoop: group.next(), logger: logger
         )
         do {
-            try server.start()
+            // Socket activation (reachd.socket): serve the socket systemd listens on, so
+            // clients that connected before reachd ran are answered, none refused.
+            if let descriptor = try SocketActivation.listeningDescriptor() {
+                try server.start(listeningDescriptor: descriptor)
+                logger.info("serving io.reachd.Reachability on the socket systemd passed (fd \(descriptor))")
+            } else {
+                try server.start()
+                logger.info("serving io.reachd.Reachability on \(options.socketPath)")
+            }
         } catch {
             engine.stop()
             try? group.syncShutdownGracefully()
             throw error
         }
         relay.attach(server, initial: first)
-        logger.info("serving io.reachd.Reachability on \(options.socketPath)")
 
         // 3. Tell systemd we are ready, with the answer as status.
         notifier.ready(status: first.path.summary)
@@ -184,11 +191,8 @@ final class StateRelay: Sendable {
     /// the same (a snapshot detail that no client sees changed).
     static func changeLine(from previous: ReachabilityState?, to state: ReachabilityState) -> String? {
         guard let previous else { return "path: \(state.path.summary)" }
-        guard previous.path != state.path else { return nil }
-        let changes = PathChange.between(
-            previous.path, addresses: previous.snapshot.usableAddresses(ofInterfaceNamed: previous.path.primaryInterface),
-            and: state.path, addresses: state.snapshot.usableAddresses(ofInterfaceNamed: state.path.primaryInterface)
-        )
+        guard previous.answer != state.answer else { return nil }
+        let changes = state.answer.changes(since: previous.answer)
         let what = changes.isEmpty ? "" : " (\(changes.map(\.rawValue).joined(separator: ", ")))"
         return "path changed\(what): \(state.path.summary)"
     }

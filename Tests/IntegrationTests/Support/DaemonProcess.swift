@@ -22,7 +22,8 @@ final class DaemonProcess {
         return url.path
     }
 
-    init(namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// - Parameter launcher: a command reachd runs under (e.g. `systemd-socket-activate …`).
+    init(namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) throws {
         directory = NSTemporaryDirectory() + "reachd-it-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/io.reachd.Reachability"
@@ -32,7 +33,7 @@ final class DaemonProcess {
         notify = try NotifyListener(directory: directory)
 
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ip", "netns", "exec", namespace.name, Self.binaryDirectory + "/reachd",
+        process.arguments = ["ip", "netns", "exec", namespace.name] + launcher + [Self.binaryDirectory + "/reachd",
                              "--socket", socketPath, "--resolv-conf", resolvConf, "--log-level", "debug"] + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify.path
