@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import ReachabilityCore
 
@@ -42,8 +43,8 @@ final class ResolverWatcher {
 
     private func readConfiguration() -> Bool {
         ResolverConfiguration.hasNameserver(
-            resolvConf: Self.readSmallFile(resolvConfPath),
-            resolvedUpstream: Self.readSmallFile(resolvedUpstreamPath)
+            resolvConf: try? String(contentsOfFile: resolvConfPath, encoding: .utf8),
+            resolvedUpstream: try? String(contentsOfFile: resolvedUpstreamPath, encoding: .utf8)
         )
     }
 
@@ -53,25 +54,7 @@ final class ResolverWatcher {
     }
 
     private static func symlinkTarget(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-        let length = readlink(path, &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        let target = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return nil }
         return target.hasPrefix("/") ? target : parent(of: path) + "/" + target
-    }
-
-    /// Reads up to 64 KiB; nil if the file is missing or unreadable.
-    static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let count = read(fd, &chunk, chunk.count)
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
