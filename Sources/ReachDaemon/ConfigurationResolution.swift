@@ -13,17 +13,20 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var sysfsRoot: String?
     /// `--resolv-conf` (tests).
     public var resolvConfPath: String?
+    /// `--resolved-upstream` (tests).
+    public var resolvedUpstreamPath: String?
 
     /// No overrides.
     public init(
         socketPath: String? = nil, logLevel: Logger.Level? = nil, receiveBufferSize: Int? = nil,
-        sysfsRoot: String? = nil, resolvConfPath: String? = nil
+        sysfsRoot: String? = nil, resolvConfPath: String? = nil, resolvedUpstreamPath: String? = nil
     ) {
         self.socketPath = socketPath
         self.logLevel = logLevel
         self.receiveBufferSize = receiveBufferSize
         self.sysfsRoot = sysfsRoot
         self.resolvConfPath = resolvConfPath
+        self.resolvedUpstreamPath = resolvedUpstreamPath
     }
 }
 
@@ -48,5 +51,6 @@ extension DaemonOptions {
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.receiveBufferSize
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
         if let resolvConfPath = overrides.resolvConfPath { engine.resolvConfPath = resolvConfPath }
+        if let upstream = overrides.resolvedUpstreamPath { engine.resolvedUpstreamPath = upstream }
     }
 }

@@ -39,6 +39,9 @@ struct Reachd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("resolv.conf to read for supportsDNS.", visibility: .hidden))
     var resolvConf: String?
 
+    @Option(name: .long, help: ArgumentHelp("systemd-resolved's upstream list, read when resolv.conf names only the stub.", visibility: .hidden))
+    var resolvedUpstream: String?
+
     @Option(name: .long, help: ArgumentHelp("Netlink receive buffer size in bytes.", visibility: .hidden))
     var receiveBufferSize: Int?
 
@@ -62,7 +65,7 @@ struct Reachd: ParsableCommand {
 
         let overrides = CommandLineOverrides(
             socketPath: socket, logLevel: logLevel, receiveBufferSize: receiveBufferSize,
-            sysfsRoot: sysfsRoot, resolvConfPath: resolvConf
+            sysfsRoot: sysfsRoot, resolvConfPath: resolvConf, resolvedUpstreamPath: resolvedUpstream
         )
         let configPath = config
         let read: @Sendable () throws(ConfigurationError) -> DaemonOptions = { () throws(ConfigurationError) in

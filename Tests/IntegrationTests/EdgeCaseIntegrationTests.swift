@@ -223,6 +223,23 @@ final class EdgeCaseIntegrationTests: DaemonTestCase {
         _ = await expectPath(recorder, "DNS back") { $0.supportsDNS }
     }
 
+    func testResolvedStubCountsOnlyWithUpstreamServers() async throws {
+        try topology.configureIPv4()
+        // resolv.conf names only the systemd-resolved stub; resolved's own list lives in
+        // another directory, which reachd watches too.
+        let upstreamDirectory = NSTemporaryDirectory() + "reachd-resolved-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: upstreamDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: upstreamDirectory) }
+        let upstream = upstreamDirectory + "/resolv.conf"
+        try "# No DNS servers known.\n".write(toFile: upstream, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--resolved-upstream", upstream])
+        try "nameserver 127.0.0.53\noptions edns0 trust-ad\n".write(toFile: daemon.resolvConf, atomically: true, encoding: .utf8)
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "stub without upstream servers") { $0.status == .satisfied && !$0.supportsDNS }
+        try "nameserver 192.0.2.1\n".write(toFile: upstream, atomically: true, encoding: .utf8)
+        _ = await expectPath(recorder, "resolved learned a server") { $0.supportsDNS }
+    }
+
     func testFilteredSubscriberIsNotWokenByChangesElsewhere() async throws {
         try topology.configureIPv4()
         let (_, client) = try startDaemon()
