@@ -1,16 +1,20 @@
+import NIOCore
 import ReachabilityCore
 import ReachProtocol
 
 /// Receives the replies of one `Subscribe` stream.
 protocol StatusSubscriber: AnyObject {
-    /// A new path as this subscriber sees it. Called on the server's event loop.
-    func deliver(_ reply: StatusReply)
+    /// A new reply, already framed (`continues: true`), as this subscriber sees it.
+    /// Called on the server's event loop.
+    func deliver(_ frame: ByteBuffer)
 }
 
 /// Who is subscribed with which filter, and what each filter's path was last time.
 ///
-/// Subscribers are grouped by filter, so each publish derives a filtered path once per
-/// distinct filter, not once per subscriber, and wakes only the groups whose path changed.
+/// Subscribers are grouped by filter, so each publish derives a filtered path — and
+/// encodes its reply — once per distinct filter, not once per subscriber, and wakes only
+/// the groups whose path changed. The frame is a copy-on-write `ByteBuffer` shared by
+/// every member.
 /// Confined to the server's event loop like everything else there: no locks.
 final class SubscriptionHub {
     private struct Group {
@@ -20,6 +24,7 @@ final class SubscriptionHub {
 
     private var groups: [PathFilter: Group] = [:]
     private var filters: [ObjectIdentifier: PathFilter] = [:]
+    private let allocator = ByteBufferAllocator()
 
     /// Number of active subscriptions.
     var count: Int { filters.count }
@@ -55,8 +60,21 @@ final class SubscriptionHub {
             groups[filter]?.answer = answer
             let reply = StatusReply(sequence: sequence, instance: instance, path: answer.path,
                                     changes: answer.changes(since: group.answer))
-            for member in group.members.values { member.deliver(reply) }
+            guard let frame = frame(for: reply) else { continue }
+            for member in group.members.values { member.deliver(frame) }
         }
+    }
+
+    /// A `Subscribe` reply framed for the wire; nil only if encoding failed, which our
+    /// own wire types never do.
+    func frame(for reply: StatusReply) -> ByteBuffer? {
+        var buffer = allocator.buffer(capacity: 1024)
+        do {
+            _ = try buffer.writeVarlinkMessage(VarlinkReply(parameters: AnyCodableParameters(reply), continues: true))
+        } catch {
+            return nil
+        }
+        return buffer
     }
 
     /// Drops every subscription.

@@ -25,7 +25,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
     private var isSubscribed = false
     private var discardedBytes = 0
     private var writeInFlight = false
-    private var pendingUpdate: StatusReply?
+    private var pendingUpdate: ByteBuffer?
     /// A read the pipeline asked for while the peer was not taking our replies.
     private var readHeld = false
 
@@ -89,7 +89,13 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
             isSubscribed = true
             let path = core.hub.add(self, filter: filter, state: core.state)
             // The first reply is the current state; nothing has changed yet.
-            deliver(StatusReply(sequence: core.sequence, instance: core.instance, path: path, changes: []))
+            let first = StatusReply(sequence: core.sequence, instance: core.instance, path: path, changes: [])
+            guard let frame = core.hub.frame(for: first) else {
+                logger.error("cannot encode the first Subscribe reply; closing the connection")
+                context.close(promise: nil)
+                return
+            }
+            deliver(frame)
             // Reads continue (to notice a hang-up) even if the subscriber is slow.
             releaseHeldRead(context: context)
         }
@@ -97,15 +103,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
 
     // MARK: Subscription stream
 
-    func deliver(_ reply: StatusReply) {
+    func deliver(_ frame: ByteBuffer) {
         guard let context else { return }
         if writeInFlight || !context.channel.isWritable {
-            pendingUpdate = reply  // latest value wins; older pending replies are dropped
+            pendingUpdate = frame  // latest value wins; older pending replies are dropped
             return
         }
         writeInFlight = true
         let promise = context.eventLoop.makePromise(of: Void.self)
-        write(reply, continues: true, context: context, promise: promise)
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
         promise.futureResult.assumeIsolated().whenComplete { [self] result in
             writeInFlight = false
             guard case .success = result else { return }
