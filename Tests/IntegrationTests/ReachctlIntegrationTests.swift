@@ -1,0 +1,91 @@
+import Foundation
+import ReachProtocol
+import ReachabilityCore
+import XCTest
+
+/// `reachctl` as a user runs it: output, JSON, exit codes, error lines.
+final class ReachctlIntegrationTests: DaemonTestCase {
+    private struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    private func reachctl(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonProcess.binaryDirectory + "/reachctl")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { $0.key != "REACHD_SOCKET" }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+    }
+
+    func testNoDaemonIsOneLineAndExitTwo() throws {
+        let missing = NSTemporaryDirectory() + "reachd-none-\(UInt32.random(in: 0...UInt32.max))/sock"
+        for arguments in [["status", "--socket", missing], ["--socket", missing, "interfaces"], ["--socket", missing, "watch"]] {
+            let result = try reachctl(arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertEqual(result.stdout, "")
+            let lines = result.stderr.split(separator: "\n")
+            XCTAssertEqual(lines.count, 1, "one line: \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(missing), "names the socket: \(result.stderr)")
+        }
+    }
+
+    func testStatusInterfacesAndJSON() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon()
+        let human = try reachctl(["--socket", daemon.socketPath])  // default subcommand: status
+        XCTAssertEqual(human.status, 0, human.stderr)
+        XCTAssertTrue(human.stdout.contains("Reachability: reachableViaWired"), human.stdout)
+        XCTAssertTrue(human.stdout.contains("Primary:      eth0 (wiredEthernet)"), human.stdout)
+        XCTAssertTrue(human.stdout.contains("Gateways:     10.77.0.1"), human.stdout)
+
+        let json = try reachctl(["status", "--json", "--socket", daemon.socketPath])
+        let reply = try JSONDecoder().decode(StatusReply.self, from: Data(json.stdout.utf8))
+        XCTAssertEqual(reply.path.primaryInterface, "eth0")
+
+        let filtered = try reachctl(["status", "--json", "--prohibit", "wiredEthernet", "--socket", daemon.socketPath])
+        let filteredReply = try JSONDecoder().decode(StatusReply.self, from: Data(filtered.stdout.utf8))
+        XCTAssertEqual(filteredReply.path.status, .unsatisfied)
+
+        let interfaces = try reachctl(["interfaces", "--json", "--socket", daemon.socketPath])
+        let list = try JSONDecoder().decode(ListInterfacesReply.self, from: Data(interfaces.stdout.utf8))
+        XCTAssertEqual(Set(list.interfaces.map(\.name)), ["lo", "eth0"])
+
+        let table = try reachctl(["interfaces", "--socket", daemon.socketPath])
+        XCTAssertTrue(table.stdout.hasPrefix("INDEX  NAME"), table.stdout)
+        XCTAssertTrue(table.stdout.contains("10.77.0.2/24"), table.stdout)
+
+        let badType = try reachctl(["status", "--interface-type", "carrierPigeon", "--socket", daemon.socketPath])
+        XCTAssertEqual(badType.status, 64, "usage error: \(badType.stderr)")
+    }
+
+    func testWatchPrintsALinePerChange() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonProcess.binaryDirectory + "/reachctl")
+        process.arguments = ["watch", "--json", "--socket", daemon.socketPath]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        usleep(300_000)
+        try topology.host.ip("route", "del", "default")
+        usleep(300_000)
+        daemon.terminate()  // watch ends when the daemon goes away
+        process.waitUntilExit()
+        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, "\(lines)")
+        let replies = try lines.map { try JSONDecoder().decode(StatusReply.self, from: Data($0.utf8)) }
+        XCTAssertEqual(replies.map(\.path.status), [.satisfied, .unsatisfied])
+        XCTAssertEqual(replies.last?.changes?.contains(.status), true)
+        XCTAssertEqual(process.terminationStatus, 1, "the daemon went away")
+    }
+}
