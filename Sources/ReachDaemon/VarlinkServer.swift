@@ -113,6 +113,12 @@ public final class VarlinkServer: Sendable {
         }
     }
 
+    /// Active subscriptions (for tests and diagnostics).
+    func subscriptionCount() -> EventLoopFuture<Int> {
+        let core = self.core
+        return eventLoop.submit { core.value.hub.count }
+    }
+
     // MARK: Internals
 
     private func bootstrap() -> ServerBootstrap {

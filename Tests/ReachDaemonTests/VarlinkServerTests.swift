@@ -184,10 +184,17 @@ final class VarlinkServerTests: XCTestCase {
             let connection = try connect()
             connection.call(ReachabilityInterface.Method.subscribe, ["prohibitedInterfaceTypes": .array([.string("wifi")])], more: true)
             _ = try connection.status()
+            let subscribed = try await fixture.server.subscriptionCount().get()
+            XCTAssertEqual(subscribed, 1)
         }
-        try await Task.sleep(for: .milliseconds(200))
-        let counts = try await fixture.group.next().submit { () -> Int in 0 }.get()
-        XCTAssertEqual(counts, 0)
+        // The connection is closed when it goes out of scope; the hub must forget it.
+        var remaining = -1
+        for _ in 0..<100 {
+            remaining = try await fixture.server.subscriptionCount().get()
+            if remaining == 0 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(remaining, 0)
         fixture.server.publish(makeState(ethGateway: "10.9.9.9"))
         let connection = try connect()
         connection.call(ReachabilityInterface.Method.getStatus)
