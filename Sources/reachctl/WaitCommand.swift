@@ -1,8 +1,8 @@
 import ArgumentParser
-import Foundation
 import ReachabilityCore
 import ReachClient
 import ReachProtocol
+import Synchronization
 
 extension Reachctl {
     /// `reachctl wait`: a wait-online for scripts and units.
@@ -51,8 +51,9 @@ extension Reachctl {
             let client = connection.client(root)
             let filter = PathFilter(requiredInterfaceType: interfaceType)
             let family = self.family, interface = self.interface
+            let progress = WaitProgress()
             let outcome = await withTaskGroup(of: WaitOutcome.self) { group in
-                group.addTask { await Self.watch(client, filter: filter, family: family, interface: interface) }
+                group.addTask { await Self.watch(client, filter: filter, family: family, interface: interface, progress: progress) }
                 if timeout > 0 {
                     let seconds = timeout
                     group.addTask {
@@ -68,8 +69,7 @@ extension Reachctl {
             case .satisfied:
                 return
             case .deadline:
-                // The watcher records whether the daemon answered last; read it from the shared flag.
-                if WaitProgress.shared.daemonAnswered {
+                if progress.daemonAnswered.withLock({ $0 }) {
                     printError("reachctl: timed out after \(timeout) s waiting for the path to be satisfied")
                     throw ExitCode(1)
                 }
@@ -79,15 +79,17 @@ extension Reachctl {
         }
 
         /// Subscribes, and re-subscribes after any failure, until a reply satisfies.
-        private static func watch(_ client: ReachabilityClient, filter: PathFilter, family: IPFamily?, interface: String?) async -> WaitOutcome {
+        private static func watch(
+            _ client: ReachabilityClient, filter: PathFilter, family: IPFamily?, interface: String?, progress: WaitProgress
+        ) async -> WaitOutcome {
             while !Task.isCancelled {
                 do {
                     for try await reply in client.subscribe(filter: filter) {
-                        WaitProgress.shared.daemonAnswered = true
+                        progress.daemonAnswered.withLock { $0 = true }
                         if isSatisfied(reply.path, family: family, interface: interface) { return .satisfied }
                     }
                 } catch {
-                    WaitProgress.shared.daemonAnswered = false
+                    progress.daemonAnswered.withLock { $0 = false }
                 }
                 try? await Task.sleep(for: .milliseconds(200))  // reachd starting or restarting
             }
@@ -107,14 +109,8 @@ extension Reachctl {
     }
 }
 
-/// Whether the daemon answered on the latest attempt (decides exit 1 vs 2 at the deadline).
-final class WaitProgress: @unchecked Sendable {
-    static let shared = WaitProgress()
-    private let lock = NSLock()
-    private var answered = false
-
-    var daemonAnswered: Bool {
-        get { lock.withLock { answered } }
-        set { lock.withLock { answered = newValue } }
-    }
+/// Whether the daemon answered on the latest attempt: at the deadline this decides
+/// between exit 1 (reachd answered, the path never satisfied) and exit 2 (unreachable).
+final class WaitProgress: Sendable {
+    let daemonAnswered = Mutex(false)
 }
