@@ -227,10 +227,7 @@ final class EdgeCaseIntegrationTests: DaemonTestCase {
         try topology.configureIPv4()
         // resolv.conf names only the systemd-resolved stub; resolved's own list lives in
         // another directory, which reachd watches too.
-        let upstreamDirectory = NSTemporaryDirectory() + "reachd-resolved-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: upstreamDirectory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: upstreamDirectory) }
-        let upstream = upstreamDirectory + "/resolv.conf"
+        let upstream = try temporaryDirectory("reachd-resolved") + "/resolv.conf"
         try "# No DNS servers known.\n".write(toFile: upstream, atomically: true, encoding: .utf8)
         let (daemon, client) = try startDaemon(extraArguments: ["--resolved-upstream", upstream])
         try "nameserver 127.0.0.53\noptions edns0 trust-ad\n".write(toFile: daemon.resolvConf, atomically: true, encoding: .utf8)

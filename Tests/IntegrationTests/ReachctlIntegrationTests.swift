@@ -5,29 +5,8 @@ import XCTest
 
 /// `reachctl` as a user runs it: output, JSON, exit codes, error lines.
 final class ReachctlIntegrationTests: DaemonTestCase {
-    private struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    private func reachctl(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.binaryDirectory + "/reachctl")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { $0.key != "REACHD_SOCKET" }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
-    }
-
     func testNoDaemonIsOneLineAndExitTwo() throws {
-        let missing = NSTemporaryDirectory() + "reachd-none-\(UInt32.random(in: 0...UInt32.max))/sock"
+        let missing = try temporaryDirectory("reachd-none") + "/sock"
         for arguments in [["status", "--socket", missing], ["--socket", missing, "interfaces"], ["--socket", missing, "watch"]] {
             let result = try reachctl(arguments)
             XCTAssertEqual(result.status, 2, "\(arguments)")
@@ -70,12 +49,8 @@ final class ReachctlIntegrationTests: DaemonTestCase {
     func testWatchPrintsALinePerChange() throws {
         try topology.configureIPv4()
         let (daemon, _) = try startDaemon()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.binaryDirectory + "/reachctl")
-        process.arguments = ["watch", "--json", "--socket", daemon.socketPath]
         let out = Pipe()
-        process.standardOutput = out
-        try process.run()
+        let process = try launchReachctl(["watch", "--json", "--socket", daemon.socketPath], stdout: out)
         usleep(300_000)
         try topology.host.ip("route", "del", "default")
         usleep(300_000)

@@ -7,9 +7,9 @@ import XCTest
 /// reachd as a systemd service: notify protocol, reload, watchdog, socket activation,
 /// configuration, and `reachctl wait` — all against the real binaries and kernel.
 final class ServiceIntegrationTests: DaemonTestCase {
-    private func writeConfig(_ text: String, in daemonDirectory: String? = nil) throws -> String {
-        let directory = daemonDirectory ?? NSTemporaryDirectory()
-        let path = directory + "/reachd-\(UInt32.random(in: 0...UInt32.max)).toml"
+    /// Writes a configuration file (removed when the test ends) and returns its path.
+    private func writeConfig(_ text: String) throws -> String {
+        let path = try temporaryDirectory("reachd-config") + "/reachd.toml"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -20,7 +20,6 @@ final class ServiceIntegrationTests: DaemonTestCase {
         try topology.addPair(hostName: "veth9", routerName: "veth9r", prefix: "10.79.0")
         try topology.host.ip("route", "add", "default", "via", "10.79.0.1", "dev", "veth9", "metric", "50")
         let config = try writeConfig("[interfaces]\nignore = [\"veth*\"]\n")
-        defer { try? FileManager.default.removeItem(atPath: config) }
         let (daemon, client) = try startDaemon(extraArguments: ["--config", config])
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "veth ignored") { $0.primaryInterface == "eth0" }
@@ -63,10 +62,7 @@ final class ServiceIntegrationTests: DaemonTestCase {
 
     func testSocketActivation() async throws {
         try topology.configureIPv4()
-        let socketDirectory = NSTemporaryDirectory() + "reachd-sa-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: socketDirectory) }
-        let socket = socketDirectory + "/io.reachd.Reachability"
+        let socket = try temporaryDirectory("reachd-sa") + "/io.reachd.Reachability"
         let daemon = try DaemonProcess(
             namespace: topology.host,
             launcher: ["systemd-socket-activate", "--listen=\(socket)", "--fdname=varlink", "-E", "NOTIFY_SOCKET"]
@@ -90,7 +86,6 @@ final class ServiceIntegrationTests: DaemonTestCase {
             type = "cellular"
             constrained = true
             """)
-        defer { try? FileManager.default.removeItem(atPath: config) }
         let (_, client) = try startDaemon(extraArguments: ["--config", config])
         let path = try await client.status().path
         XCTAssertEqual(path.reachability, .reachableViaWWAN)
@@ -102,7 +97,6 @@ final class ServiceIntegrationTests: DaemonTestCase {
 
     func testBadConfigRefusesToStart() throws {
         let config = try writeConfig("[socket]\nmode = \"0999\"\n")
-        defer { try? FileManager.default.removeItem(atPath: config) }
         let daemon = try DaemonProcess(namespace: topology.host, extraArguments: ["--config", config])
         self.daemon = daemon
         daemon.process.waitUntilExit()
@@ -113,23 +107,9 @@ final class ServiceIntegrationTests: DaemonTestCase {
 
     // MARK: reachctl wait
 
-    private func reachctl(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.binaryDirectory + "/reachctl")
-        process.arguments = arguments
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = Pipe()
-        try process.run()
-        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
     func testWaitExitCodes() throws {
         try topology.configureIPv4(defaultRoute: false)
-        let socketDirectory = NSTemporaryDirectory() + "reachd-wait-\(UInt32.random(in: 0...UInt32.max))"
-        let missing = socketDirectory + "/none"
+        let missing = try temporaryDirectory("reachd-wait") + "/none"
         // 2: nobody answers by the deadline.
         let unreachable = try reachctl(["wait", "--socket", missing, "--timeout", "0.5"])
         XCTAssertEqual(unreachable.status, 2, unreachable.stderr)
@@ -147,14 +127,8 @@ final class ServiceIntegrationTests: DaemonTestCase {
 
     func testWaitWorksWhileTheDaemonIsStillStarting() throws {
         try topology.configureIPv4()
-        let socketDirectory = NSTemporaryDirectory() + "reachd-wait-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: socketDirectory) }
-        let socket = socketDirectory + "/io.reachd.Reachability"
-        let waiter = Process()
-        waiter.executableURL = URL(fileURLWithPath: DaemonProcess.binaryDirectory + "/reachctl")
-        waiter.arguments = ["wait", "--socket", socket, "--timeout", "15"]
-        try waiter.run()
+        let socket = try temporaryDirectory("reachd-wait") + "/io.reachd.Reachability"
+        let waiter = try launchReachctl(["wait", "--socket", socket, "--timeout", "15"])
         usleep(500_000)  // reachctl is retrying against a socket that does not exist yet
         let daemon = try DaemonProcess.started(in: topology.host, extraArguments: ["--socket", socket])
         self.daemon = daemon

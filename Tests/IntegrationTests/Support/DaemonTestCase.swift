@@ -37,6 +37,14 @@ class DaemonTestCase: XCTestCase {
         return path
     }
 
+    /// A fresh directory under the system temp dir, removed when the test ends.
+    func temporaryDirectory(_ prefix: String) throws -> String {
+        let path = NSTemporaryDirectory() + "\(prefix)-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
     /// The daemon's current interface list.
     func interface(_ name: String, from client: ReachabilityClient) async throws -> InterfaceDescription? {
         try await client.interfaces().first { $0.name == name }
