@@ -2,11 +2,24 @@ import NIOCore
 import ReachabilityCore
 import ReachProtocol
 
+/// One published change for a filter group: the answer before and after, the reply
+/// (whose `changes` are computed from `previous` to `answer`) and that reply framed once
+/// for every member.
+struct SubscriptionUpdate {
+    /// The group's answer before this change.
+    var previous: ReachabilityState.Answer
+    /// The group's answer now.
+    var answer: ReachabilityState.Answer
+    /// The reply, `changes` relative to `previous`.
+    var reply: StatusReply
+    /// `reply` framed for the wire (`continues: true`), shared by the group's members.
+    var frame: ByteBuffer
+}
+
 /// Receives the replies of one `Subscribe` stream.
 protocol StatusSubscriber: AnyObject {
-    /// A new reply, already framed (`continues: true`), as this subscriber sees it.
-    /// Called on the server's event loop.
-    func deliver(_ frame: ByteBuffer)
+    /// A new answer as this subscriber sees it. Called on the server's event loop.
+    func deliver(_ update: SubscriptionUpdate)
 }
 
 /// Who is subscribed with which filter, and what each filter's path was last time.
@@ -32,15 +45,15 @@ final class SubscriptionHub {
     /// Number of distinct filters in use.
     var filterCount: Int { groups.count }
 
-    /// Adds a subscriber and returns the path it sees now (its first reply).
-    func add(_ subscriber: any StatusSubscriber, filter: PathFilter, state: ReachabilityState) -> Path {
+    /// Adds a subscriber and returns the answer it sees now (its first reply).
+    func add(_ subscriber: any StatusSubscriber, filter: PathFilter, state: ReachabilityState) -> ReachabilityState.Answer {
         let id = ObjectIdentifier(subscriber)
         remove(subscriber)
         var group = groups[filter] ?? Group(answer: state.answer(for: filter))
         group.members[id] = subscriber
         groups[filter] = group
         filters[id] = filter
-        return group.answer.path
+        return group.answer
     }
 
     /// Removes a subscriber; a no-op if it was not subscribed.
@@ -61,7 +74,8 @@ final class SubscriptionHub {
             let reply = StatusReply(sequence: sequence, instance: instance, path: answer.path,
                                     changes: answer.changes(since: group.answer))
             guard let frame = frame(for: reply) else { continue }
-            for member in group.members.values { member.deliver(frame) }
+            let update = SubscriptionUpdate(previous: group.answer, answer: answer, reply: reply, frame: frame)
+            for member in group.members.values { member.deliver(update) }
         }
     }
 

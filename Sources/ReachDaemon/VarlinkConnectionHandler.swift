@@ -12,7 +12,9 @@ import ReachProtocol
 /// the connection is closed. Open another connection for other calls.
 ///
 /// A subscriber that reads slowly is sent the newest path only: while a reply is still on
-/// its way to the socket, newer ones replace each other instead of queueing up.
+/// its way to the socket, newer ones replace each other instead of queueing up. `changes`
+/// always describe the difference from the reply this subscriber last received, so a
+/// change hidden in a skipped reply is still reported.
 final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = Never
@@ -25,7 +27,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
     private var isSubscribed = false
     private var discardedBytes = 0
     private var writeInFlight = false
-    private var pendingUpdate: ByteBuffer?
+    private var pendingUpdate: SubscriptionUpdate?
+    /// The answer in the last reply written to this subscriber.
+    private var lastSent: ReachabilityState.Answer?
     /// A read the pipeline asked for while the peer was not taking our replies.
     private var readHeld = false
 
@@ -87,15 +91,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
         case let .subscribe(filter):
             guard !call.isOneway else { return }
             isSubscribed = true
-            let path = core.hub.add(self, filter: filter, state: core.state)
+            let answer = core.hub.add(self, filter: filter, state: core.state)
             // The first reply is the current state; nothing has changed yet.
-            let first = StatusReply(sequence: core.sequence, instance: core.instance, path: path, changes: [])
+            let first = StatusReply(sequence: core.sequence, instance: core.instance, path: answer.path, changes: [])
             guard let frame = core.hub.frame(for: first) else {
                 logger.error("cannot encode the first Subscribe reply; closing the connection")
                 context.close(promise: nil)
                 return
             }
-            deliver(frame)
+            deliver(SubscriptionUpdate(previous: answer, answer: answer, reply: first, frame: frame))
             // Reads continue (to notice a hang-up) even if the subscriber is slow.
             releaseHeldRead(context: context)
         }
@@ -103,12 +107,17 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
 
     // MARK: Subscription stream
 
-    func deliver(_ frame: ByteBuffer) {
+    func deliver(_ update: SubscriptionUpdate) {
         guard let context else { return }
         if writeInFlight || !context.channel.isWritable {
-            pendingUpdate = frame  // latest value wins; older pending replies are dropped
+            pendingUpdate = update  // latest value wins; older pending replies are dropped
             return
         }
+        guard let frame = frame(for: update) else {
+            context.close(promise: nil)
+            return
+        }
+        lastSent = update.answer
         writeInFlight = true
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
@@ -117,6 +126,16 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
             guard case .success = result else { return }
             sendPendingUpdate()
         }
+    }
+
+    /// The shared frame when its `changes` were computed against what this subscriber last
+    /// received (the usual case); otherwise, after skipped replies, the reply re-encoded
+    /// with the changes since then.
+    private func frame(for update: SubscriptionUpdate) -> ByteBuffer? {
+        guard let lastSent, lastSent != update.previous else { return update.frame }
+        var reply = update.reply
+        reply.changes = update.answer.changes(since: lastSent)
+        return core.hub.frame(for: reply)
     }
 
     private func sendPendingUpdate() {

@@ -179,6 +179,31 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertLessThan(received, count, "updates were coalesced, not queued")
     }
 
+    func testCoalescedRepliesStillReportEveryChange() throws {
+        let connection = try connect()
+        connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
+        var previous = try connection.status().0
+        let count = 3000
+        for index in 1...count {
+            // Ten publishes before the end wlan0 loses carrier and stays so: a change that
+            // lands in a skipped reply when the subscriber falls behind.
+            fixture.server.publish(makeState(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10))
+        }
+        var skippedReplies = false
+        while case let .message(text) = connection.next(timeout: 1) {
+            let reply = try VarlinkCoding.decode(VarlinkReply<StatusReply>.self, from: Array(text.utf8)).parameters!
+            if reply.sequence > previous.sequence + 1 { skippedReplies = true }
+            // Whatever was skipped, the changes cover every difference from the last reply received.
+            let differences = PathChange.between(previous.path, addresses: [], and: reply.path, addresses: [])
+            XCTAssertTrue(Set(differences).isSubset(of: Set(reply.changes ?? [])),
+                          "#\(reply.sequence) after #\(previous.sequence): \(reply.changes ?? []) misses some of \(differences)")
+            previous = reply
+        }
+        XCTAssertTrue(skippedReplies, "the subscriber fell behind, so replies were coalesced")
+        XCTAssertEqual(previous.sequence, count + 1)
+        XCTAssertEqual(previous.path.availableInterfaces, ["eth0"])
+    }
+
     func testDisconnectRemovesSubscription() async throws {
         do {
             let connection = try connect()
