@@ -44,11 +44,13 @@ public final class ReachabilityClient: Sendable {
 
     /// The current path at once, then one element per change as seen through `filter`.
     ///
-    /// The stream keeps only the newest update when the consumer falls behind. It ends
-    /// with an error when the connection fails or the daemon goes away; cancelling the
-    /// consuming task (or dropping the sequence) closes the connection.
+    /// A consumer that falls behind gets the newest update, whose `changes` include those
+    /// of the updates it skipped. The stream ends with an error when the connection fails
+    /// or the daemon goes away; cancelling the consuming task (or dropping the sequence)
+    /// closes the connection.
     public func subscribe(filter: PathFilter = .none) -> StatusUpdates {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: StatusReply.self, bufferingPolicy: .bufferingNewest(1))
+        let (signals, continuation) = AsyncThrowingStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let slot = LatestReplySlot()
         let socketPath = self.socketPath
         let task = Task { [self] in
             do {
@@ -58,7 +60,8 @@ public final class ReachabilityClient: Sendable {
                     try await outbound.write(try Self.frame(call))
                     for try await message in inbound {
                         let reply = try Self.decodeReply(message, as: StatusReply.self, socketPath: socketPath)
-                        continuation.yield(reply.parameters)
+                        slot.put(reply.parameters)
+                        continuation.yield()
                         if !reply.continues { break }
                     }
                 }
@@ -69,7 +72,7 @@ public final class ReachabilityClient: Sendable {
             }
         }
         continuation.onTermination = { _ in task.cancel() }
-        return StatusUpdates(base: stream, socketPath: socketPath)
+        return StatusUpdates(signals: signals, slot: slot, socketPath: socketPath)
     }
 
     // MARK: Internals
