@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -29,13 +30,25 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
 
+        // Header-only: Linux calls Swift's Glibc module leaves out (signalfd, eventfd).
+        .systemLibrary(name: "CLinux"),
+
+        // The typed edge for the Linux calls swift-system does not wrap; errno is read here only.
+        .target(
+            name: "LinuxSystem",
+            dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+
         // Pure logic: no C, no IO.
         .target(name: "ReachabilityCore"),
 
         // The only module that talks to the kernel.
         .target(
             name: "NetlinkMonitor",
-            dependencies: ["CNetlink", "ReachabilityCore"]
+            dependencies: [
+                "CNetlink", "LinuxSystem", "ReachabilityCore",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
 
         // Wire types and Varlink framing shared by daemon and client.
@@ -53,7 +66,8 @@ let package = Package(
         .target(
             name: "ReachDaemon",
             dependencies: [
-                "CSystemd", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol",
+                "CSystemd", "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -10,7 +10,7 @@ enum FIBLookup {
         do {
             return try perform(destination, on: socket)
         } catch {
-            return .failure(.error(error.domain == .errno ? error.code : 5 /* EIO */))
+            return .failure(.lookupFailed(error.description))
         }
     }
 
@@ -35,7 +35,7 @@ enum FIBLookup {
         if let errno = socket.receiver.kernelErrno {
             return .failure(RouteLookupFailure(errno: errno))
         }
-        return answer ?? .failure(.error(5 /* EIO: no answer */))
+        return answer ?? .failure(.lookupFailed("no answer"))
     }
 
     /// Maps an RTM_NEWROUTE answer. Reject routes become failures: current kernels
@@ -44,7 +44,7 @@ enum FIBLookup {
     /// is the null entry ("no route at all").
     static func interpret(_ message: RawMessage) -> RouteLookup {
         let payload = message.payload
-        guard payload.count >= Kernel.rtmsgLength else { return .failure(.error(5)) }
+        guard payload.count >= Kernel.rtmsgLength else { return .failure(.lookupFailed("truncated answer")) }
         let type = payload[7]
         let flags = payload.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
         var table = UInt32(payload[4])
@@ -81,6 +81,19 @@ enum FIBLookup {
                 type: RouteType(kernelValue: type), outputInterface: outputInterface, gateway: gateway,
                 preferredSource: source, isLinkDown: flags & Kernel.nextHopLinkDown != 0, table: table
             ))
+        }
+    }
+}
+
+extension RouteLookupFailure {
+    /// Maps a positive errno from the kernel's reply (Linux numbering).
+    public init(errno: Int32) {
+        switch errno {
+        case 101: self = .noRoute          // ENETUNREACH
+        case 113: self = .unreachableRoute // EHOSTUNREACH
+        case 22: self = .blackholeRoute    // EINVAL
+        case 13, 1: self = .prohibitedRoute // EACCES, EPERM
+        default: self = .lookupFailed("errno \(errno)")
         }
     }
 }

@@ -320,28 +320,17 @@ public struct RouteLookupResult: Sendable, Hashable {
     }
 }
 
-/// Why a FIB lookup found no usable route. The kernel's errno says which:
-/// ENETUNREACH no route, EHOSTUNREACH unreachable route, EINVAL blackhole, EACCES prohibit.
+/// Why a FIB lookup found no usable route. The netlink layer maps the kernel's answer
+/// (an errno, or an old kernel's reject route) to these; no errno number reaches this module.
 public enum RouteLookupFailure: Sendable, Hashable {
-    /// ENETUNREACH: no route matches.
+    /// No route matches (ENETUNREACH).
     case noRoute
-    /// EHOSTUNREACH: an `unreachable` route matches.
+    /// An `unreachable` route matches (EHOSTUNREACH).
     case unreachableRoute
-    /// EINVAL: a `blackhole` route matches.
+    /// A `blackhole` route matches (EINVAL).
     case blackholeRoute
-    /// EACCES / EPERM: a `prohibit` route matches.
+    /// A `prohibit` route matches (EACCES / EPERM).
     case prohibitedRoute
-    /// Any other errno; the lookup itself failed.
-    case error(Int32)
-
-    /// Maps a positive errno from the kernel's reply (Linux numbering).
-    public init(errno: Int32) {
-        switch errno {
-        case 101: self = .noRoute          // ENETUNREACH
-        case 113: self = .unreachableRoute // EHOSTUNREACH
-        case 22: self = .blackholeRoute    // EINVAL
-        case 13, 1: self = .prohibitedRoute // EACCES, EPERM
-        default: self = .error(errno)
-        }
-    }
+    /// The lookup itself failed (a socket error, an unexpected answer); the text says why.
+    case lookupFailed(String)
 }

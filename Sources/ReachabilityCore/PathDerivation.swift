@@ -163,7 +163,7 @@ private struct Context {
         case let .failure(failure)?:
             let reason: UnsatisfiedReason
             switch failure {
-            case .noRoute, .error: reason = .noRoute
+            case .noRoute, .lookupFailed: reason = .noRoute
             case .unreachableRoute: reason = .unreachableRoute
             case .blackholeRoute: reason = .blackholeRoute
             case .prohibitedRoute: reason = .prohibitedRoute

@@ -79,8 +79,8 @@ final class PathDerivationTests: XCTestCase {
         Case(name: "lookup names an interface the snapshot does not know",
              snapshot: snapshot(links: [lo, eth0], addresses: [eth0v4], v4: routeVia(42, gateway: "10.0.0.1"), v6: noRoute),
              status: .unsatisfied, reason: .noRoute),
-        Case(name: "lookup failed with another errno",
-             snapshot: snapshot(links: [lo, eth0], addresses: [eth0v4], v4: lookupFailure(.error(105)), v6: noRoute),
+        Case(name: "the lookup itself failed",
+             snapshot: snapshot(links: [lo, eth0], addresses: [eth0v4], v4: lookupFailure(.lookupFailed("No buffer space available")), v6: noRoute),
              status: .unsatisfied, reason: .noRoute),
     ]
 

@@ -1,0 +1,8 @@
+#ifndef REACHD_CLINUX_SHIM_H
+#define REACHD_CLINUX_SHIM_H
+// Linux calls that Swift's Glibc module leaves out (it has no <sys/signalfd.h> or
+// <sys/eventfd.h>). Header-only: everything here is in the C library itself.
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <signal.h>
+#endif

@@ -1,0 +1,127 @@
+import Glibc
+import SystemPackage
+
+/// The file-system chores reachd needs, by path, with `Errno` errors.
+public enum FileSystem {
+    /// What is at a path, without following a final symbolic link.
+    public enum Kind: Sendable, Equatable {
+        /// Nothing: the path does not exist.
+        case nothing
+        /// A Unix socket.
+        case socket
+        /// A regular file.
+        case regularFile
+        /// A directory.
+        case directory
+        /// Anything else (symbolic link, device, FIFO).
+        case other
+    }
+
+    /// What is at `path` (`lstat(2)`); `.nothing` for ENOENT, other failures thrown.
+    public static func kind(of path: String) throws(Errno) -> Kind {
+        let info: Stat
+        do {
+            info = try Stat(FilePath(path), followTargetSymlink: false)
+        } catch .noSuchFileOrDirectory {
+            return .nothing
+        }
+        switch info.type {
+        case .socket: return .socket
+        case .regular: return .regularFile
+        case .directory: return .directory
+        default: return .other
+        }
+    }
+
+    /// Device and inode of what is at `path`, without following a final link.
+    public static func identity(of path: String) throws(Errno) -> FileIdentity {
+        FileIdentity(try Stat(FilePath(path), followTargetSymlink: false))
+    }
+
+    /// Whether anything exists at `path` (a dangling symbolic link counts).
+    public static func exists(_ path: String) -> Bool {
+        (try? kind(of: path)).map { $0 != .nothing } ?? false
+    }
+
+    /// Reads a whole small file (configuration, sysfs attributes, resolv.conf).
+    ///
+    /// - Throws: the `Errno` of the failed call; `.fileTooLarge` beyond `limit` bytes,
+    ///   `.isDirectory` for a directory and `.invalidArgument` for anything else that
+    ///   is not a regular file (a FIFO would block forever), unless `regularFileOnly` is false.
+    public static func contents(of path: String, limit: Int = 1 << 20, regularFileOnly: Bool = true) throws(Errno) -> [UInt8] {
+        let descriptor = try typedErrno { try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec) }
+        defer { try? descriptor.close() }
+        if regularFileOnly {
+            let type = try descriptor.stat().type
+            if type == .directory { throw .isDirectory }
+            if type != .regular { throw .invalidArgument }
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let count = try typedErrno { try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) } }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+            if bytes.count > limit { throw .fileTooLarge }
+        }
+    }
+
+    /// The target a symbolic link points to, as written in the link.
+    public static func symbolicLinkTarget(of path: String) throws(Errno) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+        let count = try systemCall { readlink(path, &buffer, buffer.count - 1) }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Creates `path`'s missing parent directories with `permissions` (`mkdir -p` of the dirname).
+    public static func createParentDirectories(of path: String, permissions: FilePermissions = [.ownerReadWriteExecute, .groupReadExecute, .otherReadExecute]) throws(Errno) {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path[..<slash].split(separator: "/") {
+            prefix += "/" + component
+            do {
+                _ = try systemCall { mkdir(prefix, permissions.rawValue) }
+            } catch .fileExists {
+                continue
+            }
+        }
+    }
+
+    /// Removes a file; a path that is already gone is fine.
+    public static func remove(_ path: String) throws(Errno) {
+        do {
+            _ = try systemCall { unlink(path) }
+        } catch .noSuchFileOrDirectory {
+            return
+        }
+    }
+
+    /// Sets a file's permission bits.
+    public static func setPermissions(_ path: String, _ permissions: FilePermissions) throws(Errno) {
+        _ = try systemCall { chmod(path, permissions.rawValue) }
+    }
+}
+
+/// Which file a path named at one moment: device and inode. Compared later, it tells
+/// whether the path still names the same file (it was not replaced meanwhile).
+public struct FileIdentity: Sendable, Hashable {
+    /// `st_dev`.
+    public var device: UInt64
+    /// `st_ino`.
+    public var inode: UInt64
+
+    /// Creates an identity from its parts.
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    init(_ info: Stat) {
+        self.init(device: UInt64(info.deviceID.rawValue), inode: UInt64(info.inode.rawValue))
+    }
+
+    /// The identity of the file an open descriptor refers to.
+    public init(of descriptor: FileDescriptor) throws(Errno) {
+        self.init(try descriptor.stat())
+    }
+}

@@ -1,0 +1,23 @@
+import Glibc
+import SystemPackage
+
+/// `poll(2)` over a fixed set of descriptors, each watched for input.
+public struct PollSet {
+    private var entries: [pollfd]
+
+    /// Watches `descriptors` for readability, in this order.
+    public init(_ descriptors: [FileDescriptor]) {
+        entries = descriptors.map { pollfd(fd: $0.rawValue, events: Int16(POLLIN), revents: 0) }
+    }
+
+    /// Blocks until a descriptor is readable (or in error) or `timeoutMilliseconds` pass
+    /// (nil: no timeout). Returns, per descriptor in `init` order, whether it is ready.
+    /// An interrupted wait is retried with the same timeout.
+    public mutating func wait(timeoutMilliseconds: Int32?) throws(Errno) -> [Bool] {
+        let count = nfds_t(entries.count)
+        _ = try entries.withUnsafeMutableBufferPointer { buffer throws(Errno) in
+            try systemCall { poll(buffer.baseAddress, count, timeoutMilliseconds ?? -1) }
+        }
+        return entries.map { $0.revents != 0 }
+    }
+}
