@@ -78,6 +78,7 @@ let package = Package(
             name: "ReachClient",
             dependencies: [
                 "ReachProtocol",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -98,6 +99,17 @@ let package = Package(
             ]
         ),
 
+        // What the test targets share: fixtures, a raw Varlink client, namespaces, processes.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "ReachDaemon", "ReachProtocol", "ReachabilityCore", "LinuxSystem",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "NetlinkMonitorTests", dependencies: ["NetlinkMonitor", "ReachabilityCore"]),
         .testTarget(
@@ -107,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "ReachDaemonTests",
             dependencies: [
-                "ReachDaemon", "ReachClient", "ReachProtocol", "ReachabilityCore",
+                "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -118,6 +130,15 @@ let package = Package(
             dependencies: [
                 "ReachDaemon", "ReachabilityCore", "ReachProtocol",
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ReachClientTests",
+            dependencies: [
+                "ReachClient", "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Runs systemd-analyze, make install and the built reachd / reachctl.

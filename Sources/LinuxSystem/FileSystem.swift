@@ -33,11 +33,6 @@ public enum FileSystem {
         }
     }
 
-    /// Device and inode of what is at `path`, without following a final link.
-    public static func identity(of path: String) throws(Errno) -> FileIdentity {
-        FileIdentity(try Stat(FilePath(path), followTargetSymlink: false))
-    }
-
     /// Whether anything exists at `path` (a dangling symbolic link counts).
     public static func exists(_ path: String) -> Bool {
         (try? kind(of: path)).map { $0 != .nothing } ?? false
@@ -99,29 +94,5 @@ public enum FileSystem {
     /// Sets a file's permission bits.
     public static func setPermissions(_ path: String, _ permissions: FilePermissions) throws(Errno) {
         _ = try systemCall { chmod(path, permissions.rawValue) }
-    }
-}
-
-/// Which file a path named at one moment: device and inode. Compared later, it tells
-/// whether the path still names the same file (it was not replaced meanwhile).
-public struct FileIdentity: Sendable, Hashable {
-    /// `st_dev`.
-    public var device: UInt64
-    /// `st_ino`.
-    public var inode: UInt64
-
-    /// Creates an identity from its parts.
-    public init(device: UInt64, inode: UInt64) {
-        self.device = device
-        self.inode = inode
-    }
-
-    init(_ info: Stat) {
-        self.init(device: UInt64(info.deviceID.rawValue), inode: UInt64(info.inode.rawValue))
-    }
-
-    /// The identity of the file an open descriptor refers to.
-    public init(of descriptor: FileDescriptor) throws(Errno) {
-        self.init(try descriptor.stat())
     }
 }

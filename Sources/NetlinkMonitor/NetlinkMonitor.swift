@@ -46,6 +46,7 @@
 //   then `snapshot()` once per drained batch (rule 5).
 
 import CNetlink
+import SystemPackage
 import ReachabilityCore
 
 /// Watches rtnetlink for link, address, route and rule changes and answers with
@@ -112,8 +113,9 @@ public final class NetlinkMonitor {
     /// Reads everything readable now without blocking and applies it. Returns true
     /// if anything that may affect the answer arrived (a link, address, route or rule
     /// event, or a resync after lost events).
-    public func drain() throws(NetlinkError) -> Bool {
+    public func drain() throws(NetlinkError) -> DrainOutcome {
         var relevant = false
+        var lost = false
         events.receiver.expect(nil)
         events.receiver.handler = { [unowned self] message in
             let parsed = MessageParser.parse(message)
@@ -130,13 +132,23 @@ public final class NetlinkMonitor {
                 // ENOBUFS: the kernel dropped events. Start over from dumps.
                 resyncCount += 1
                 relevant = true
+                lost = true
                 try synchronize()
                 break
             }
             throw NetlinkError(operation: "nl_recvmsgs(event)", libnlCode: result)
         }
-        return relevant
+        return DrainOutcome(changed: relevant, resynchronizedAfterLostEvents: lost)
     }
+
+    /// Dumps everything again (after `drain()` threw).
+    public func resynchronize() throws(NetlinkError) {
+        resyncCount += 1
+        try synchronize()
+    }
+
+    /// The event socket as a descriptor to poll.
+    public var eventDescriptor: FileDescriptor { FileDescriptor(rawValue: events.fileDescriptor) }
 
     /// The tracked links, addresses and default routes, plus a fresh FIB lookup per
     /// family. `hasNameserver` is left false; the daemon fills it in.
@@ -236,4 +248,12 @@ public final class NetlinkMonitor {
         }
         throw NetlinkError(operation: "dump \(type)", libnlCode: -Int32(NLE_DUMP_INTR))
     }
+}
+
+/// What one `drain()` did.
+public struct DrainOutcome: Sendable, Equatable {
+    /// Something arrived that may change the answer.
+    public var changed: Bool
+    /// Events were lost (ENOBUFS) and the state was re-dumped.
+    public var resynchronizedAfterLostEvents: Bool
 }

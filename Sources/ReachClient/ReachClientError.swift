@@ -1,13 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NIOCore
 import NIOPosix
 import ReachProtocol
+import SystemPackage
 
 /// Why a call to reachd failed. Every description is one line naming the socket.
 public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -61,7 +55,7 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
         case let error as ReachClientError:
             self = error
         case let error as IOError:
-            self = Self(errno: error.errnoCode, socketPath: socketPath)
+            self = Self(errno: Errno(rawValue: error.errnoCode), socketPath: socketPath)
         case let error as NIOConnectionError:
             // Connect errors for a single target: report the underlying one.
             if let underlying = error.connectionErrors.first?.error {
@@ -82,12 +76,13 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    private init(errno code: CInt, socketPath: String) {
-        switch code {
-        case ENOENT, ENOTDIR: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: false)
-        case ECONNREFUSED: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: true)
-        case EPIPE, ECONNRESET: self = .connectionClosed(socketPath: socketPath)
-        default: self = .connectionFailed(socketPath: socketPath, reason: String(cString: strerror(code)))
+    /// What a failed connect or send means to a caller of reachd.
+    init(errno: Errno, socketPath: String) {
+        switch errno {
+        case .noSuchFileOrDirectory, .notDirectory: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: false)
+        case .connectionRefused: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: true)
+        case .brokenPipe, .connectionReset: self = .connectionClosed(socketPath: socketPath)
+        default: self = .connectionFailed(socketPath: socketPath, reason: errno.description)
         }
     }
 }

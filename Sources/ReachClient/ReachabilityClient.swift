@@ -49,10 +49,10 @@ public final class ReachabilityClient: Sendable {
     /// or the daemon goes away; cancelling the consuming task (or dropping the sequence)
     /// closes the connection.
     public func subscribe(filter: PathFilter = .none) -> StatusUpdates {
-        let (signals, continuation) = AsyncThrowingStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let slot = LatestReplySlot()
+        let stream = SubscriptionStream(socketPath: socketPath)
         let socketPath = self.socketPath
-        let task = Task { [self] in
+        // Weak: when the consumer drops the sequence, the stream goes and cancels this task.
+        let task = Task { [self, weak stream] in
             do {
                 let channel = try await connect()
                 try await channel.executeThenClose { inbound, outbound in
@@ -60,24 +60,25 @@ public final class ReachabilityClient: Sendable {
                     try await outbound.write(try Self.frame(call))
                     for try await message in inbound {
                         let reply = try Self.decodeReply(message, as: StatusReply.self, socketPath: socketPath)
-                        slot.put(reply.parameters)
-                        continuation.yield()
+                        guard let stream else { return }
+                        stream.offer(reply.parameters)
                         if !reply.continues { break }
                     }
                 }
                 // A subscription never ends on its own: the daemon went away, unless we were cancelled.
-                continuation.finish(throwing: Task.isCancelled ? nil : ReachClientError.connectionClosed(socketPath: socketPath))
+                stream?.finish(Task.isCancelled ? nil : .connectionClosed(socketPath: socketPath))
             } catch {
-                continuation.finish(throwing: Task.isCancelled ? nil : ReachClientError(error, socketPath: socketPath))
+                stream?.finish(Task.isCancelled ? nil : ReachClientError(error, socketPath: socketPath))
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return StatusUpdates(signals: signals, slot: slot, socketPath: socketPath)
+        stream.onStop { task.cancel() }
+        return StatusUpdates(stream: stream)
     }
 
     // MARK: Internals
 
-    private func call<Parameters: Codable & Sendable, Reply: Codable & Sendable>(
+    /// One call and its single reply. Internal so tests can send what the API never does.
+    func call<Parameters: Codable & Sendable, Reply: Codable & Sendable>(
         _ method: String, _ parameters: Parameters, returning: Reply.Type
     ) async throws(ReachClientError) -> Reply {
         let socketPath = self.socketPath

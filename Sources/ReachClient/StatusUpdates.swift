@@ -6,78 +6,135 @@ import Synchronization
 ///
 /// A consumer that falls behind gets the newest reply, never a backlog; a reply that
 /// replaces one the consumer never took inherits that reply's `changes`, so a change is
-/// never lost (a field that changed and changed back may be listed).
+/// never lost (a field that changed and changed back may be listed). The daemon keeps the
+/// same promise per subscriber with the same state machine, `LatestValueCoalescer`.
 public struct StatusUpdates: AsyncSequence, Sendable {
     /// One reply: sequence, instance and the path as the subscription's filter sees it.
     public typealias Element = StatusReply
     /// How the stream can fail.
     public typealias Failure = ReachClientError
 
-    /// Wake-ups: one buffered at most; the reply itself waits in `slot`.
-    let signals: AsyncThrowingStream<Void, any Error>
-    let slot: LatestReplySlot
-    let socketPath: String
+    let stream: SubscriptionStream
 
     /// Iterates the replies.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var signals: AsyncThrowingStream<Void, any Error>.AsyncIterator
-        let slot: LatestReplySlot
-        let socketPath: String
+        let stream: SubscriptionStream
 
         /// The next reply; nil after cancellation.
         public mutating func next() async throws(ReachClientError) -> StatusReply? {
-            try await next(isolation: nil)
+            try await stream.next()
         }
 
         /// The next reply, keeping the caller's isolation; nil after cancellation.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(ReachClientError) -> StatusReply? {
-            do {
-                // A wake-up whose reply an earlier wake-up already took finds the slot empty.
-                while try await signals.next(isolation: actor) != nil {
-                    if let reply = slot.take() { return reply }
-                }
-                return nil
-            } catch {
-                throw ReachClientError(error, socketPath: socketPath)
-            }
+            try await stream.next()
         }
     }
 
     /// Starts iterating.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(signals: signals.makeAsyncIterator(), slot: slot, socketPath: socketPath)
+        AsyncIterator(stream: stream)
     }
 }
 
-/// The newest reply not yet taken by the consumer.
-final class LatestReplySlot: Sendable {
-    private let reply = Mutex<StatusReply?>(nil)
+extension StatusReply: Coalescible {
+    /// The newer reply, carrying the changes of both in the canonical order.
+    public func coalesced(with newer: StatusReply) -> StatusReply {
+        var merged = newer
+        if changes != nil || newer.changes != nil {
+            let all = Set((changes ?? []) + (newer.changes ?? []))
+            merged.changes = PathChange.allCases.filter(all.contains)
+        }
+        return merged
+    }
+}
 
-    /// Stores `newest`; if an untaken reply is there, `newest` inherits its changes.
-    func put(_ newest: StatusReply) {
-        reply.withLock { slot in
-            guard let untaken = slot else {
-                slot = newest
-                return
+/// Hands the replies a connection task receives to one consuming task: the receiving side
+/// offers, the consumer asks, and a `LatestValueCoalescer` decides who gets what.
+final class SubscriptionStream: Sendable {
+    private struct State {
+        var coalescer = LatestValueCoalescer<StatusReply>(consumerReady: false)
+        /// The consumer suspended in `next()`, if any.
+        var waiter: CheckedContinuation<StatusReply?, any Error>?
+        /// How the stream ended: nil while it runs, `.success` when cancelled.
+        var end: Result<Void, ReachClientError>?
+    }
+
+    private let state = Mutex(State())
+    /// Stops the receiving side; run once, when the stream ends or the consumer drops it.
+    private let stopReceiving = Mutex<(@Sendable () -> Void)?>(nil)
+    /// The socket, for errors.
+    let socketPath: String
+
+    init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    deinit {
+        // The consumer dropped the sequence: close the connection.
+        stopReceiving.withLock { $0 }?()
+    }
+
+    /// Sets how to stop the receiving side (cancel its task).
+    func onStop(_ action: @escaping @Sendable () -> Void) {
+        stopReceiving.withLock { $0 = action }
+    }
+
+    /// A reply arrived (receiving side).
+    func offer(_ reply: StatusReply) {
+        let resume = state.withLock { state -> (CheckedContinuation<StatusReply?, any Error>, StatusReply)? in
+            guard state.end == nil, case let .deliver(value) = state.coalescer.offer(reply), let waiter = state.waiter else {
+                return nil
             }
-            var merged = newest
-            merged.changes = Self.union(untaken.changes, newest.changes)
-            slot = merged
+            state.waiter = nil
+            return (waiter, value)
         }
+        if let (waiter, value) = resume { waiter.resume(returning: value) }
     }
 
-    /// Takes the reply, leaving the slot empty.
-    func take() -> StatusReply? {
-        reply.withLock { slot in
-            defer { slot = nil }
-            return slot
+    /// The stream ended: with an error, or (nil) because the consumer cancelled. Replies
+    /// already received are still handed out first.
+    func finish(_ error: ReachClientError?) {
+        let waiter = state.withLock { state -> CheckedContinuation<StatusReply?, any Error>? in
+            guard state.end == nil else { return nil }
+            state.end = error.map { .failure($0) } ?? .success(())
+            defer { state.waiter = nil }
+            return state.waiter
         }
+        if let waiter {
+            if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
+        }
+        stopReceiving.withLock { action in
+            defer { action = nil }
+            return action
+        }?()
     }
 
-    /// Both lists' changes in the canonical order; nil only when both are nil.
-    static func union(_ a: [PathChange]?, _ b: [PathChange]?) -> [PathChange]? {
-        guard a != nil || b != nil else { return nil }
-        let all = Set((a ?? []) + (b ?? []))
-        return PathChange.allCases.filter(all.contains)
+    /// The next reply (consumer side): the pending one at once, else the next to arrive;
+    /// nil once cancelled; the stream's error after its last reply.
+    func next() async throws(ReachClientError) -> StatusReply? {
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let immediate = state.withLock { state -> Result<StatusReply?, ReachClientError>? in
+                        if case let .deliver(value) = state.coalescer.consumerReady() { return .success(value) }
+                        switch state.end {
+                        case .success?: return .success(nil)
+                        case let .failure(error)?: return .failure(error)
+                        case nil:
+                            state.waiter = continuation
+                            return nil
+                        }
+                    }
+                    if let immediate { continuation.resume(with: immediate.mapError { $0 as any Error }) }
+                }
+            } onCancel: {
+                finish(nil)
+            }
+        } catch let error as ReachClientError {
+            throw error
+        } catch {
+            throw ReachClientError(error, socketPath: socketPath)
+        }
     }
 }

@@ -1,12 +1,13 @@
-import Foundation
 import Glibc
+import LinuxSystem
 import Logging
 import NetlinkMonitor
 import ReachabilityCore
 import Synchronization
+import SystemPackage
 
 /// Settings the engine needs to watch the network.
-public struct EngineConfiguration: Sendable {
+public struct EngineConfiguration: Sendable, Equatable {
     /// Where sysfs is mounted (tests point this at fixture trees).
     public var sysfsRoot: String = "/sys"
     /// The resolver configuration read for `supportsDNS`.
@@ -22,198 +23,194 @@ public struct EngineConfiguration: Sendable {
     public init() {}
 }
 
-/// Why the engine could not start.
+/// Why the engine could not start, or stopped for good.
 public struct EngineError: Error, CustomStringConvertible {
     /// What went wrong, for the log and the exit message.
     public var description: String
 }
 
-/// The one owner of the network state.
+/// What the engine hands its owner, on the engine thread.
+public struct EngineEvents {
+    /// The kernel view changed (or may have: the receiver decides whether anything did).
+    public var publish: (NetworkSnapshot) -> Void
+    /// SIGHUP arrived: reload the configuration.
+    public var reload: () -> Void
+    /// Time to ping the systemd watchdog (only when it asked for pings).
+    public var watchdog: () -> Void
+
+    /// Creates the set of callbacks.
+    public init(publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping () -> Void, watchdog: @escaping () -> Void) {
+        self.publish = publish
+        self.reload = reload
+        self.watchdog = watchdog
+    }
+}
+
+/// What other threads may ask of the engine.
+public enum EngineCommand: Sendable, Equatable {
+    /// Something the daemon cannot live without failed: stop with this reason.
+    case fail(String)
+}
+
+/// The engine's inbox: any thread posts, the engine takes the commands when its doorbell
+/// (an eventfd it polls) rings.
+public final class EngineMailbox: Sendable {
+    private let commands = Mutex<[EngineCommand]>([])
+    let doorbell: EventDescriptor
+
+    init() throws(Errno) {
+        doorbell = try EventDescriptor()
+    }
+
+    /// Queues `command` and wakes the engine. Callable from any thread.
+    public func post(_ command: EngineCommand) {
+        commands.withLock { $0.append(command) }
+        doorbell.ring()
+    }
+
+    /// Everything posted so far, oldest first.
+    func take() -> [EngineCommand] {
+        doorbell.reset()
+        return commands.withLock { commands in
+            defer { commands = [] }
+            return commands
+        }
+    }
+}
+
+/// The owner of the kernel view.
 ///
-/// A dedicated thread blocks in `poll(2)` on the rtnetlink event socket, the resolver
-/// watcher and a wake-up pipe — nothing else, and no timeout unless the systemd
-/// watchdog asks for pings, so an idle daemon never wakes up. When netlink is readable it
-/// drains everything queued, evaluates once (two FIB lookups), and hands a new
-/// `ReachabilityState` to `onChange` only if the snapshot differs from the last one
-/// (DESIGN.md rule 5). The first change after quiet goes out at once: there is no debounce.
-public final class ReachabilityEngine: Sendable {
-    private struct Mailbox {
-        var stopRequested = false
-        var pendingPolicy: InterfacePolicy?
-    }
-
-    private let configuration: EngineConfiguration
+/// It runs on the thread that calls `run` (reachd's main thread) and blocks in `poll(2)`
+/// on the rtnetlink event socket, the resolver watch, the signal descriptor and its
+/// mailbox: nothing else, and no timeout unless the watchdog or a retry needs one, so an
+/// idle daemon makes no system calls at all. When netlink is readable it drains
+/// everything queued, takes one snapshot (two FIB lookups) and hands it on; the event
+/// loop decides whether the answer changed (DESIGN.md rule 5: no debounce, one
+/// evaluation per drained batch). It never derives paths, formats JSON or talks to clients.
+public final class ReachabilityEngine {
+    private let monitor: NetlinkMonitor
+    private let resolver: ResolverWatcher
+    private let signals: SignalDescriptor
     private let logger: Logger
-    private let notifier: SystemdNotifier
-    private let onChange: @Sendable (ReachabilityState) -> Void
-    private let mailbox = Mutex(Mailbox())
-    /// Self-pipe: other threads write a byte to wake the engine's poll.
-    private let wakePipe: (read: Int32, write: Int32)
-    private let lifecycle = Mutex(Lifecycle.running)
-    /// Signalled once when the engine thread has left its loop.
-    private let exited = DispatchSemaphore(value: 0)
+    /// Where the event loop posts commands.
+    public let mailbox: EngineMailbox
+    /// The latest kernel view: after `init`, the first one.
+    public private(set) var snapshot: NetworkSnapshot
 
-    private enum Lifecycle {
-        case running
-        case stopping
-        case exited
-    }
-
-    /// Creates an engine; `onChange` is called on the engine thread for every changed state.
-    public init(
-        configuration: EngineConfiguration, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
-        onChange: @escaping @Sendable (ReachabilityState) -> Void
-    ) {
-        self.configuration = configuration
-        self.logger = logger
-        self.notifier = notifier
-        self.onChange = onChange
-        var fds: [Int32] = [-1, -1]
-        if pipe(&fds) == 0 {
-            for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        }
-        wakePipe = (fds[0], fds[1])
-    }
-
-    deinit {
-        close(wakePipe.read)
-        close(wakePipe.write)
-    }
-
-    /// Starts the engine thread and returns the first derived state, once the kernel has
-    /// been dumped and looked up: nothing is published before the answer is known.
-    /// Blocks the caller until then (a few milliseconds).
-    public func start() throws(EngineError) -> ReachabilityState {
-        let firstStateReady = DispatchSemaphore(value: 0)
-        let first = Mutex<Result<ReachabilityState, EngineError>?>(nil)
-        let thread = Thread { [self] in
-            // Linux threads inherit the creator's name; name this one for `top -H` and gdb.
-            Thread.current.name = "reachd-engine"
-            self.run(firstState: { result in
-                first.withLock { $0 = result }
-                firstStateReady.signal()
-            })
-        }
-        thread.start()
-        firstStateReady.wait()
-        return try first.withLock { $0! }.get()
-    }
-
-    /// Replaces the interface policy; the engine re-evaluates with it.
-    public func apply(policy: InterfacePolicy) {
-        mailbox.withLock { $0.pendingPolicy = policy }
-        wake()
-    }
-
-    /// Asks the engine thread to exit and waits until it has.
-    public func stop() {
-        let running = lifecycle.withLock { state -> Bool in
-            guard case .running = state else { return false }
-            state = .stopping
-            return true
-        }
-        guard running else { return }
-        mailbox.withLock { $0.stopRequested = true }
-        wake()
-        exited.wait()
-    }
-
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakePipe.write, &byte, 1)
-    }
-
-    // MARK: - Engine thread
-
-    private func run(firstState: (Result<ReachabilityState, EngineError>) -> Void) {
-        let monitor: NetlinkMonitor
+    /// Opens the netlink sockets, dumps the kernel's state and takes the first snapshot,
+    /// so the answer is known before anyone can ask.
+    ///
+    /// - Parameter signals: the signals the engine takes (created before any other thread).
+    public init(configuration: EngineConfiguration, signals: SignalDescriptor, logger: Logger) throws(EngineError) {
         do {
             monitor = try NetlinkMonitor(sysfsRoot: configuration.sysfsRoot, receiveBufferSize: configuration.receiveBufferSize)
             try monitor.start()
         } catch {
-            firstState(.failure(EngineError(description: "cannot watch the kernel's network state: \(error)")))
-            markExited()
-            return
+            throw EngineError(description: "cannot watch the kernel's network state: \(error)")
         }
-        let resolver = ResolverWatcher(
-            resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath
+        do {
+            mailbox = try EngineMailbox()
+        } catch {
+            throw EngineError(description: "cannot create the engine's wake-up descriptor: \(error)")
+        }
+        resolver = ResolverWatcher(
+            resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath, logger: logger
         )
-        var policy = configuration.policy
-        var snapshot = Self.evaluate(monitor, resolver)
-        firstState(.success(ReachabilityState(snapshot: snapshot, policy: policy)))
+        self.signals = signals
+        self.logger = logger
+        snapshot = NetworkSnapshot()
+        snapshot = evaluate()
+    }
 
-        let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Int32(clamping: $0 / 2 / 1000) }
-        var lastPing = Self.monotonicMilliseconds()
-        var fds = [
-            pollfd(fd: monitor.eventFileDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: resolver.fileDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
-        ]
+    /// Watches until SIGTERM or SIGINT and returns that signal; SIGHUP calls `events.reload`.
+    ///
+    /// - Parameter watchdogInterval: how often to call `events.watchdog` (nil: never).
+    /// - Throws: `EngineError` when it cannot go on: `poll` failed, netlink stayed broken
+    ///   through every retry, or another thread posted `.fail`.
+    public func run(_ events: EngineEvents, watchdogInterval: Duration?) throws(EngineError) -> Int32 {
+        let clock = ContinuousClock()
+        var polls = PollSet([monitor.eventDescriptor, signals.descriptor, mailbox.doorbell.descriptor]
+            + (resolver.watch.map { [$0.descriptor] } ?? []))
+        let (netlink, signal, commands, resolverFiles) = (0, 1, 2, 3)
+        var backoff = RetryBackoff.netlinkResync
+        var retryAt: ContinuousClock.Instant?
+        var nextPing = watchdogInterval.map { clock.now + $0 }
+
         while true {
-            let ready = poll(&fds, nfds_t(fds.count), watchdogInterval ?? -1)
-            if ready < 0 && errno != EINTR {
-                logger.critical("poll failed: \(String(cString: strerror(errno)))")
-                break
+            // While a resync waits for its retry, netlink is left out: a broken socket would
+            // poll readable at once and spin.
+            polls.setEnabled(retryAt == nil, at: netlink)
+            let wakeUp = [retryAt, nextPing].compactMap { $0 }.min()
+            let ready: [Bool]
+            do {
+                ready = try polls.wait(timeoutMilliseconds: wakeUp.map { Self.milliseconds(from: clock.now, to: $0) })
+            } catch {
+                throw EngineError(description: "poll failed: \(error)")
             }
+
+            if ready[signal] {
+                while let number = try? signals.next() {
+                    guard number == SIGHUP else { return number }
+                    events.reload()
+                }
+            }
+            if ready[commands] {
+                for case let .fail(reason) in mailbox.take() { throw EngineError(description: reason) }
+            }
+
             var dirty = false
-            var policyChanged = false
-            if fds[2].revents != 0 {
-                var buffer = [UInt8](repeating: 0, count: 64)
-                while read(wakePipe.read, &buffer, buffer.count) > 0 {}
-                let (stop, newPolicy) = mailbox.withLock { box in
-                    defer { box.pendingPolicy = nil }
-                    return (box.stopRequested, box.pendingPolicy)
-                }
-                if stop { break }
-                if let newPolicy, newPolicy != policy {
-                    policy = newPolicy
-                    policyChanged = true
-                }
-            }
-            if fds[0].revents != 0 {
+            if ready[netlink] {
                 do {
-                    dirty = try monitor.drain() || dirty
+                    let outcome = try monitor.drain()
+                    if outcome.resynchronizedAfterLostEvents {
+                        logger.warning("netlink events were lost (receive buffer overflow): re-read links, addresses and default routes (resync #\(monitor.resyncCount))")
+                    }
+                    dirty = outcome.changed
                 } catch {
-                    // A socket error we cannot read past: log it and resynchronise by
-                    // starting over, rather than serving a stale answer.
                     logger.error("netlink receive failed: \(error); resynchronising")
-                    dirty = (try? monitor.start()) != nil || dirty
+                    retryAt = clock.now
                 }
             }
-            if fds[1].revents != 0 && resolver.refresh() { dirty = true }
-            if dirty || policyChanged {
-                let next = Self.evaluate(monitor, resolver)
-                if next != snapshot || policyChanged {
-                    snapshot = next
-                    onChange(ReachabilityState(snapshot: snapshot, policy: policy))
+            if let due = retryAt, clock.now >= due {
+                do {
+                    try monitor.resynchronize()
+                    logger.notice("netlink resynchronised after a receive failure (resync #\(monitor.resyncCount))")
+                    backoff.succeeded()
+                    retryAt = nil
+                    dirty = true
+                } catch {
+                    guard let delay = backoff.failed() else {
+                        throw EngineError(description: "netlink stayed broken through \(backoff.attempts) retries: \(error)")
+                    }
+                    logger.error("netlink resync failed: \(error); retrying in \(delay)")
+                    retryAt = clock.now + delay
                 }
             }
-            if let watchdogInterval {
-                // Pinged from this loop itself: if the loop is stuck, systemd restarts us.
-                let now = Self.monotonicMilliseconds()
-                if now - lastPing >= Int64(watchdogInterval) {
-                    notifier.watchdog()
-                    lastPing = now
-                }
+            if ready.count > resolverFiles && ready[resolverFiles] && resolver.refresh() { dirty = true }
+
+            if dirty {
+                snapshot = evaluate()
+                events.publish(snapshot)
+            }
+            if let interval = watchdogInterval, let due = nextPing, clock.now >= due {
+                events.watchdog()
+                nextPing = clock.now + interval
             }
         }
-        markExited()
     }
 
-    private func markExited() {
-        lifecycle.withLock { $0 = .exited }
-        exited.signal()
-    }
-
-    private static func evaluate(_ monitor: NetlinkMonitor, _ resolver: ResolverWatcher) -> NetworkSnapshot {
+    private func evaluate() -> NetworkSnapshot {
         var snapshot = monitor.snapshot()
         snapshot.hasNameserver = resolver.hasNameserver
         return snapshot
     }
 
-    private static func monotonicMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    /// Milliseconds from `now` to `deadline` for `poll(2)`, rounded up so a wait never
+    /// ends just before its deadline (which would cost an extra wake-up).
+    static func milliseconds(from now: ContinuousClock.Instant, to deadline: ContinuousClock.Instant) -> Int32 {
+        guard deadline > now else { return 0 }
+        let (seconds, attoseconds) = (deadline - now).components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
     }
 }

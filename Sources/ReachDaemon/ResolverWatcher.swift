@@ -1,60 +1,56 @@
-import Foundation
-import Glibc
+import LinuxSystem
+import Logging
 import ReachabilityCore
+import SystemPackage
 
 /// Knows whether a DNS server is configured, and notices when that may have changed.
 ///
-/// resolv.conf is often replaced by rename or is a symlink into /run, so the watcher
-/// follows the *directories* holding the files (inotify on each parent), not the files.
+/// resolv.conf is often replaced by rename or is a symlink into /run, so the watch is on
+/// the *directories* holding the files (and the symlink's target), not on the files.
 /// Confined to the engine thread.
 final class ResolverWatcher {
     private let resolvConfPath: String
     private let resolvedUpstreamPath: String
-    private let inotifyFD: Int32
-    private(set) var hasNameserver: Bool = false
+    /// Nil when inotify is unavailable: the answer is then read once and not followed.
+    let watch: DirectoryWatch?
+    private(set) var hasNameserver = false
 
-    /// The fd to poll; readable when one of the watched directories changed.
-    var fileDescriptor: Int32 { inotifyFD }
-
-    init(resolvConfPath: String, resolvedUpstreamPath: String) {
+    init(resolvConfPath: String, resolvedUpstreamPath: String, logger: Logger) {
         self.resolvConfPath = resolvConfPath
         self.resolvedUpstreamPath = resolvedUpstreamPath
-        inotifyFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
-        if inotifyFD >= 0 {
-            var directories = Set([resolvConfPath, resolvedUpstreamPath].map(Self.parent(of:)))
-            // resolv.conf as a symlink (resolved, NetworkManager): watch where it points too.
-            if let target = Self.symlinkTarget(resolvConfPath) { directories.insert(Self.parent(of: target)) }
-            for directory in directories { _ = inotify_add_watch(inotifyFD, directory, mask) }
+        var directories = Set([resolvConfPath, resolvedUpstreamPath].map(Self.parent(of:)))
+        // resolv.conf as a symlink (resolved, NetworkManager): watch where it points too.
+        if let target = try? FileSystem.symbolicLinkTarget(of: resolvConfPath) {
+            directories.insert(Self.parent(of: target.hasPrefix("/") ? target : Self.parent(of: resolvConfPath) + "/" + target))
+        }
+        do {
+            watch = try DirectoryWatch(directories)
+        } catch {
+            // Not fatal: reachd still answers, it just cannot follow DNS configuration changes.
+            logger.warning("cannot watch the resolver configuration (\(error)); supportsDNS will not follow changes")
+            watch = nil
         }
         hasNameserver = readConfiguration()
     }
 
-    deinit { if inotifyFD >= 0 { close(inotifyFD) } }
-
-    /// Drains inotify events and re-reads the files; true if the answer changed.
+    /// Drains the watch and re-reads the files; true if the answer changed.
     func refresh() -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while read(inotifyFD, &buffer, buffer.count) > 0 {}
+        watch?.drain()
         let now = readConfiguration()
         defer { hasNameserver = now }
         return now != hasNameserver
     }
 
     private func readConfiguration() -> Bool {
-        ResolverConfiguration.hasNameserver(
-            resolvConf: try? String(contentsOfFile: resolvConfPath, encoding: .utf8),
-            resolvedUpstream: try? String(contentsOfFile: resolvedUpstreamPath, encoding: .utf8)
-        )
+        ResolverConfiguration.hasNameserver(resolvConf: Self.text(of: resolvConfPath), resolvedUpstream: Self.text(of: resolvedUpstreamPath))
+    }
+
+    private static func text(of path: String) -> String? {
+        (try? FileSystem.contents(of: path)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    private static func symlinkTarget(_ path: String) -> String? {
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return nil }
-        return target.hasPrefix("/") ? target : parent(of: path) + "/" + target
     }
 }

@@ -3,37 +3,55 @@ import NIOCore
 import ReachabilityCore
 import ReachProtocol
 
+/// One reply of a subscription stream, on its way to one subscriber.
+struct SubscriberUpdate: Coalescible {
+    /// The group's change: answers before and after, and the reply.
+    var group: Publication.GroupUpdate
+    /// `group.reply` framed for the wire, shared by the group's members; nil when this
+    /// subscriber needs its own encoding (after coalescing) or encoding failed.
+    var frame: ByteBuffer?
+
+    /// A reply that replaces one the subscriber never received reports every change since
+    /// the last one it did receive, so a change inside a skipped reply is not lost. The
+    /// group's shared frame no longer fits, so it is encoded again when sent.
+    func coalesced(with newer: SubscriberUpdate) -> SubscriberUpdate {
+        var reply = newer.group.reply
+        reply.changes = newer.group.answer.changes(since: group.previous)
+        let merged = Publication.GroupUpdate(previous: group.previous, answer: newer.group.answer, reply: reply)
+        return SubscriberUpdate(group: merged, frame: nil)
+    }
+}
+
 /// Serves one client connection: decodes calls, answers them in order, and carries a
-/// subscription stream with latest-value semantics.
+/// subscription stream.
+///
+/// The decisions live elsewhere: `VarlinkDispatcher` says what a call means, `Publication`
+/// what changed, and a `LatestValueCoalescer` when a subscriber gets which reply (a slow
+/// reader gets the newest, never a backlog). This handler only carries their actions out.
 ///
 /// Like sd-varlink, a connection serves one call at a time and a `Subscribe` stream never
 /// ends, so once a connection subscribes it serves nothing else: later calls on it are
 /// read and discarded (so a hang-up is still noticed) up to the message size limit, then
 /// the connection is closed. Open another connection for other calls.
-///
-/// A subscriber that reads slowly is sent the newest path only: while a reply is still on
-/// its way to the socket, newer ones replace each other instead of queueing up. `changes`
-/// always describe the difference from the reply this subscriber last received, so a
-/// change hidden in a skipped reply is still reported.
-final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
+final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = Never
     typealias OutboundOut = ByteBuffer
 
-    private let core: VarlinkServerCore
+    private struct Subscription {
+        var filter: PathFilter
+        var coalescer = LatestValueCoalescer<SubscriberUpdate>(consumerReady: true)
+        var discardedBytes = 0
+    }
+
+    private let core: ServerCore
     private var logger: Logger
     private var context: ChannelHandlerContext?
-
-    private var isSubscribed = false
-    private var discardedBytes = 0
-    private var writeInFlight = false
-    private var pendingUpdate: SubscriptionUpdate?
-    /// The answer in the last reply written to this subscriber.
-    private var lastSent: ReachabilityState.Answer?
+    private var subscription: Subscription?
     /// A read the pipeline asked for while the peer was not taking our replies.
     private var readHeld = false
 
-    init(core: VarlinkServerCore, logger: Logger) {
+    init(core: ServerCore, logger: Logger) {
         self.core = core
         self.logger = logger
     }
@@ -48,20 +66,20 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        core.connectionClosed(self)
+        core.connectionClosed(self, filter: subscription?.filter)
         self.context = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        core.connectionClosed(self)
+        core.connectionClosed(self, filter: subscription?.filter)
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let message = unwrapInboundIn(data)
-        if isSubscribed {
-            discardedBytes += message.readableBytes + 1
-            if discardedBytes > VarlinkFraming.defaultMaximumMessageSize {
+        if subscription != nil {
+            subscription!.discardedBytes += message.readableBytes + 1
+            if subscription!.discardedBytes > VarlinkFraming.defaultMaximumMessageSize {
                 logger.notice("closing subscribed connection that keeps sending calls")
                 context.close(promise: nil)
             }
@@ -76,78 +94,58 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
             return
         }
         logger.debug("call", metadata: ["method": "\(call.method)"])
-        handle(call, context: context)
-    }
-
-    private func handle(_ call: AnyVarlinkCall, context: ChannelHandlerContext) {
-        switch core.outcome(for: call) {
+        let outcome = core.outcome(for: call)
+        guard !call.isOneway else { return }
+        switch outcome {
         case let .reply(parameters):
-            guard !call.isOneway else { return }
-            write(parameters, continues: false, context: context)
+            write(VarlinkReply(parameters: AnyCodableParameters(parameters)), context: context)
         case let .error(error):
             logger.debug("error reply", metadata: ["method": "\(call.method)", "error": "\(error)"])
-            guard !call.isOneway else { return }
-            writeFrame(AnyVarlinkReply(error: error), context: context)
+            write(AnyVarlinkReply(error: error), context: context)
         case let .subscribe(filter):
-            guard !call.isOneway else { return }
-            isSubscribed = true
-            let answer = core.hub.add(self, filter: filter, state: core.state)
-            // The first reply is the current state; nothing has changed yet.
-            let first = StatusReply(sequence: core.sequence, instance: core.instance, path: answer.path, changes: [])
-            guard let frame = core.hub.frame(for: first) else {
-                logger.error("cannot encode the first Subscribe reply; closing the connection")
-                context.close(promise: nil)
-                return
-            }
-            deliver(SubscriptionUpdate(previous: answer, answer: answer, reply: first, frame: frame))
-            // Reads continue (to notice a hang-up) even if the subscriber is slow.
-            releaseHeldRead(context: context)
+            subscribe(filter, context: context)
         }
     }
 
     // MARK: Subscription stream
 
-    func deliver(_ update: SubscriptionUpdate) {
-        guard let context else { return }
-        if writeInFlight || !context.channel.isWritable {
-            pendingUpdate = update  // latest value wins; older pending replies are dropped
-            return
-        }
-        guard let frame = frame(for: update) else {
+    private func subscribe(_ filter: PathFilter, context: ChannelHandlerContext) {
+        var stream = Subscription(filter: filter)
+        if !context.channel.isWritable { stream.coalescer.pause() }
+        subscription = stream
+        // The first reply is the current state; nothing has changed yet.
+        deliver(core.subscribe(self, filter: filter))
+        // Reads continue (to notice a hang-up) however slowly the subscriber reads.
+        releaseHeldRead(context: context)
+    }
+
+    /// A new reply for this subscriber (called by the core for each group update).
+    func deliver(_ update: SubscriberUpdate) {
+        guard subscription != nil else { return }
+        carryOut(subscription!.coalescer.offer(update))
+    }
+
+    private func carryOut(_ action: LatestValueCoalescer<SubscriberUpdate>.Action) {
+        guard case let .deliver(update) = action, let context else { return }
+        guard let frame = update.frame ?? ServerCore.frame(update.group.reply) else {
+            logger.error("cannot encode a Subscribe reply; closing the connection")
             context.close(promise: nil)
             return
         }
-        lastSent = update.answer
-        writeInFlight = true
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
-        promise.futureResult.assumeIsolated().whenComplete { [self] result in
-            writeInFlight = false
-            guard case .success = result else { return }
-            sendPendingUpdate()
+        promise.futureResult.assumeIsolated().whenSuccess { [self] in
+            guard subscription != nil else { return }
+            carryOut(subscription!.coalescer.consumerReady())
         }
-    }
-
-    /// The shared frame when its `changes` were computed against what this subscriber last
-    /// received (the usual case); otherwise, after skipped replies, the reply re-encoded
-    /// with the changes since then.
-    private func frame(for update: SubscriptionUpdate) -> ByteBuffer? {
-        guard let lastSent, lastSent != update.previous else { return update.frame }
-        var reply = update.reply
-        reply.changes = update.answer.changes(since: lastSent)
-        return core.hub.frame(for: reply)
-    }
-
-    private func sendPendingUpdate() {
-        guard let update = pendingUpdate else { return }
-        pendingUpdate = nil
-        deliver(update)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            sendPendingUpdate()
+            if subscription != nil { carryOut(subscription!.coalescer.resume()) }
             releaseHeldRead(context: context)
+        } else {
+            subscription?.coalescer.pause()
         }
         context.fireChannelWritabilityChanged()
     }
@@ -157,7 +155,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
     func read(context: ChannelHandlerContext) {
         // A client that sends calls but does not read replies is not read from either,
         // so its replies cannot pile up in memory. Subscribers are always read.
-        if !isSubscribed && !context.channel.isWritable {
+        if subscription == nil && !context.channel.isWritable {
             readHeld = true
             return
         }
@@ -183,34 +181,25 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler, StatusSubscriber {
 
     // MARK: Writing
 
-    private func write(_ parameters: any Codable & Sendable, continues: Bool, context: ChannelHandlerContext, promise: EventLoopPromise<Void>? = nil) {
-        writeFrame(VarlinkReply(parameters: AnyCodableParameters(parameters), continues: continues), context: context, promise: promise)
-    }
-
-    private func writeFrame(_ reply: some Encodable, context: ChannelHandlerContext, promise: EventLoopPromise<Void>? = nil) {
+    private func write(_ reply: some Encodable, context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: 1024)
         do {
             try buffer.writeVarlinkMessage(reply)
         } catch {
             // Our own types always encode; if one ever does not, drop the connection loudly.
             logger.error("cannot encode reply", metadata: ["error": "\(error)"])
-            promise?.fail(error)
             context.close(promise: nil)
             return
         }
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: promise)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 }
 
 /// Type-erased reply parameters (the dispatcher returns several concrete types).
-struct AnyCodableParameters: Codable, Sendable {
+struct AnyCodableParameters: Encodable, Sendable {
     let value: any Codable & Sendable
 
     init(_ value: any Codable & Sendable) { self.value = value }
-
-    init(from decoder: any Decoder) throws {
-        value = try JSONValue(from: decoder)
-    }
 
     func encode(to encoder: any Encoder) throws {
         try value.encode(to: encoder)

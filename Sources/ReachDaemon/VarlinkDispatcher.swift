@@ -11,12 +11,11 @@ enum CallOutcome {
     case subscribe(PathFilter)
 }
 
-/// Maps a call to its outcome given the current published state. No IO.
+/// Maps a call to its outcome given what is published now. No IO.
 struct VarlinkDispatcher {
-    var instance: String
     var serviceInfo: ServiceInfo
 
-    func outcome(for call: AnyVarlinkCall, state: ReachabilityState, sequence: Int) -> CallOutcome {
+    func outcome(for call: AnyVarlinkCall, publication: Publication) -> CallOutcome {
         let parameters = call.parameters ?? [:]
         if call.wantsUpgrade { return .error(.invalidParameter(parameter: "upgrade")) }
         guard let dot = call.method.lastIndex(of: "."), dot != call.method.startIndex else {
@@ -29,10 +28,10 @@ struct VarlinkDispatcher {
             switch call.method {
             case ReachabilityInterface.Method.getStatus:
                 if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
-                return .reply(StatusReply(sequence: sequence, instance: instance, path: state.path))
+                return .reply(publication.statusReply)
             case ReachabilityInterface.Method.listInterfaces:
                 if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
-                return .reply(ListInterfacesReply(interfaces: state.interfaces))
+                return .reply(ListInterfacesReply(interfaces: publication.state.interfaces))
             case ReachabilityInterface.Method.subscribe:
                 let validated: SubscribeParameters
                 do {

@@ -2,7 +2,7 @@
 ///
 /// Generic over its parameters so a client can send typed ones; the server decodes
 /// `VarlinkCall<JSONObject>` first and interprets the parameters once it knows the method.
-public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
+public struct VarlinkCall<Parameters: Sendable>: Sendable {
     /// Fully qualified method name, e.g. `io.reachd.Reachability.GetStatus`.
     public var method: String
     /// Input parameters; absent means none.
@@ -35,7 +35,7 @@ public struct VarlinkCall<Parameters: Codable & Sendable>: Codable, Sendable {
 public typealias AnyVarlinkCall = VarlinkCall<JSONObject>
 
 /// A Varlink reply: `{"parameters": {...}, "continues": true, "error": "name"}`.
-public struct VarlinkReply<Parameters: Codable & Sendable>: Codable, Sendable {
+public struct VarlinkReply<Parameters: Sendable>: Sendable {
     /// Output parameters, or the error's parameters.
     public var parameters: Parameters?
     /// More replies follow (only in answer to `more: true`).
@@ -68,3 +68,8 @@ extension VarlinkReply where Parameters == JSONObject {
         error.map { VarlinkError(name: $0, parameters: parameters ?? [:]) }
     }
 }
+
+extension VarlinkCall: Encodable where Parameters: Encodable {}
+extension VarlinkCall: Decodable where Parameters: Decodable {}
+extension VarlinkReply: Encodable where Parameters: Encodable {}
+extension VarlinkReply: Decodable where Parameters: Decodable {}

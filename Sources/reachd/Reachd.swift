@@ -92,8 +92,7 @@ struct Reachd: ParsableCommand {
         do {
             try Daemon.run(options, logger: logger)
         } catch {
-            logger.critical("\(error)")
-            throw ExitCode.failure
+            throw ExitCode.failure  // already logged
         }
     }
 

@@ -149,7 +149,7 @@ func drainUntilQuiet(_ monitor: NetlinkMonitor, quiet: Double = 0.3, timeout: Do
     while Date() < deadline {
         var descriptor = pollfd(fd: monitor.eventFileDescriptor, events: Int16(POLLIN), revents: 0)
         if poll(&descriptor, 1, Int32(quiet * 1000)) == 0 { return changed }
-        if try monitor.drain() { changed = true }
+        if try monitor.drain().changed { changed = true }
     }
     return changed
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ReachProtocol
+import TestSupport
 import XCTest
 
 @testable import ReachDaemon

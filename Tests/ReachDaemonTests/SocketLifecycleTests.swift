@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityCore
 import ReachProtocol
+import TestSupport
 import XCTest
 
 @testable import ReachDaemon
@@ -23,7 +24,8 @@ final class SocketLifecycleTests: XCTestCase {
         let first = ServerFixture()
         try first.server.start()
         let second = VarlinkServer(
-            socketPath: first.socketPath, instance: "two", initialState: makeState(), eventLoop: first.group.next(), logger: .init(label: "t")
+            socketPath: first.socketPath, instance: "two", snapshot: makeSnapshot(), policy: InterfacePolicy(),
+            eventLoop: first.group.next(), logger: .init(label: "t")
         )
         do {
             try second.start()

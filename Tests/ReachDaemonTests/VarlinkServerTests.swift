@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityCore
 import ReachProtocol
+import TestSupport
 import XCTest
 
 @testable import ReachDaemon
@@ -110,10 +111,10 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(first.path.gateways, ["10.0.0.1"])
 
         // Same state again: no change, no reply.
-        fixture.server.publish(makeState())
+        fixture.server.publish(makeSnapshot())
         XCTAssertEqual(connection.next(timeout: 0.2), .timeout)
 
-        fixture.server.publish(makeState(ethGateway: "10.0.0.254"))
+        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254"))
         let (update, stillContinues) = try connection.status()
         XCTAssertTrue(stillContinues)
         XCTAssertEqual(update.sequence, 2)
@@ -137,12 +138,12 @@ final class VarlinkServerTests: XCTestCase {
         _ = try all.status()
 
         // A change on eth0 only: the unfiltered subscriber hears it, the wifi one does not.
-        fixture.server.publish(makeState(ethGateway: "10.0.0.254"))
+        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254"))
         XCTAssertEqual(try all.status().0.sequence, 2)
         XCTAssertEqual(wifi.next(timeout: 0.3), .timeout)
 
         // Wi-Fi loses carrier: both hear it.
-        fixture.server.publish(makeState(ethGateway: "10.0.0.254", wifiCarrier: false))
+        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254", wifiCarrier: false))
         let (wifiUpdate, _) = try wifi.status()
         XCTAssertEqual(wifiUpdate.path.status, .unsatisfied)
         XCTAssertEqual(wifiUpdate.path.unsatisfiedReason, .noCarrier)
@@ -166,7 +167,7 @@ final class VarlinkServerTests: XCTestCase {
         _ = try connection.status()
         let count = 3000
         for index in 1...count {
-            fixture.server.publish(makeState(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)"))
+            fixture.server.publish(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)"))
         }
         var received = 0
         var last: StatusReply?
@@ -187,7 +188,7 @@ final class VarlinkServerTests: XCTestCase {
         for index in 1...count {
             // Ten publishes before the end wlan0 loses carrier and stays so: a change that
             // lands in a skipped reply when the subscriber falls behind.
-            fixture.server.publish(makeState(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10))
+            fixture.server.publish(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10))
         }
         var skippedReplies = false
         while case let .message(text) = connection.next(timeout: 1) {
@@ -220,7 +221,7 @@ final class VarlinkServerTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(10))
         }
         XCTAssertEqual(remaining, 0)
-        fixture.server.publish(makeState(ethGateway: "10.9.9.9"))
+        fixture.server.publish(makeSnapshot(ethGateway: "10.9.9.9"))
         let connection = try connect()
         connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.sequence, 2)

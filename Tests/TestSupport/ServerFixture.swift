@@ -9,19 +9,23 @@ import NIOCore
 import NIOPosix
 import ReachabilityCore
 import ReachProtocol
+import ReachDaemon
 import XCTest
 
-@testable import ReachDaemon
+/// The published state of `makeSnapshot`'s network under the default policy.
+public func makeState(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1.1", wifiCarrier: Bool = true) -> ReachabilityState {
+    ReachabilityState(snapshot: makeSnapshot(ethGateway: ethGateway, wifiGateway: wifiGateway, wifiCarrier: wifiCarrier), policy: InterfacePolicy())
+}
 
 /// A hand-built network: eth0 (wired, primary) and wlan0 (wifi, backup default route).
-func makeState(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1.1", wifiCarrier: Bool = true) -> ReachabilityState {
+public func makeSnapshot(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1.1", wifiCarrier: Bool = true) -> NetworkSnapshot {
     let eth = Link(index: 2, name: "eth0", flags: [.up, .running], operState: .up, carrier: true)
     let wlan = Link(
         index: 3, name: "wlan0", flags: [.up, .running], operState: wifiCarrier ? .up : .down, carrier: wifiCarrier,
         device: DeviceFacts(isWireless: true)
     )
     let lo = Link(index: 1, name: "lo", flags: [.up, .running, .loopback], operState: .unknown, carrier: true, hardwareType: ARPHardwareType.loopback)
-    let snapshot = NetworkSnapshot(
+    return NetworkSnapshot(
         links: [1: lo, 2: eth, 3: wlan],
         addresses: [
             InterfaceAddress(interfaceIndex: 1, address: IPAddress("127.0.0.1")!, prefixLength: 8, scope: .host),
@@ -35,18 +39,17 @@ func makeState(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1
         lookups: [.ipv4: .route(RouteLookupResult(outputInterface: 2, gateway: IPAddress(ethGateway)))],
         hasNameserver: true
     )
-    return ReachabilityState(snapshot: snapshot, policy: InterfacePolicy())
 }
 
 /// A server on a fresh temporary socket, with its own one-thread event loop.
-final class ServerFixture {
-    let directory: String
-    let socketPath: String
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    let server: VarlinkServer
-    static let instance = "test-instance"
+public final class ServerFixture {
+    public let directory: String
+    public let socketPath: String
+    public let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    public let server: VarlinkServer
+    public static let instance = "test-instance"
 
-    init(state: ReachabilityState = makeState(), subdirectory: Bool = false) {
+    public init(snapshot: NetworkSnapshot = makeSnapshot(), subdirectory: Bool = false) {
         var template = Array("/tmp/reachd-test-XXXXXX".utf8CString)
         let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         directory = created.map { String(cString: $0) } ?? "/tmp/reachd-test-fallback"
@@ -54,11 +57,12 @@ final class ServerFixture {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         server = VarlinkServer(
-            socketPath: socketPath, instance: Self.instance, initialState: state, eventLoop: group.next(), logger: logger
+            socketPath: socketPath, instance: Self.instance, snapshot: snapshot, policy: InterfacePolicy(),
+            eventLoop: group.next(), logger: logger
         )
     }
 
-    func stop() async {
+    public func stop() async {
         server.shutdown()
         try? await group.shutdownGracefully()
         _ = try? FileManager.default.removeItem(atPath: directory)
@@ -66,11 +70,11 @@ final class ServerFixture {
 }
 
 /// A blocking raw Varlink connection, to see exactly what goes over the wire.
-final class RawConnection {
+public final class RawConnection {
     private let fd: CInt
     private var splitter = VarlinkFrameSplitter(maximumMessageSize: 1 << 20)
 
-    init(path: String) throws {
+    public init(path: String) throws {
         fd = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -91,11 +95,11 @@ final class RawConnection {
 
     deinit { close(fd) }
 
-    func send(_ text: String) {
+    public func send(_ text: String) {
         send(Array(text.utf8))
     }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -105,18 +109,18 @@ final class RawConnection {
     }
 
     /// Sends one call frame.
-    func call(_ method: String, _ parameters: JSONObject? = nil, more: Bool = false, oneway: Bool = false) {
+    public func call(_ method: String, _ parameters: JSONObject? = nil, more: Bool = false, oneway: Bool = false) {
         send(try! VarlinkCoding.encodeFrame(VarlinkCall(method: method, parameters: parameters, more: more, oneway: oneway)))
     }
 
-    enum Event: Equatable {
+    public enum Event: Equatable {
         case message(String)
         case closed
         case timeout
     }
 
     /// The next message, `.closed` at EOF, or `.timeout`.
-    func next(timeout: Double = 5) -> Event {
+    public func next(timeout: Double = 5) -> Event {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let message = try? splitter.next() { return .message(String(decoding: message, as: UTF8.self)) }
@@ -132,13 +136,13 @@ final class RawConnection {
     }
 
     /// The next message decoded as a loosely typed reply.
-    func reply(timeout: Double = 5) throws -> AnyVarlinkReply {
+    public func reply(timeout: Double = 5) throws -> AnyVarlinkReply {
         guard case let .message(text) = next(timeout: timeout) else { throw POSIXError(.ETIMEDOUT) }
         return try VarlinkCoding.decode(AnyVarlinkReply.self, from: Array(text.utf8))
     }
 
     /// The next message decoded as a status reply, with its `continues` flag.
-    func status(timeout: Double = 5) throws -> (StatusReply, Bool) {
+    public func status(timeout: Double = 5) throws -> (StatusReply, Bool) {
         guard case let .message(text) = next(timeout: timeout) else { throw POSIXError(.ETIMEDOUT) }
         let reply = try VarlinkCoding.decode(VarlinkReply<StatusReply>.self, from: Array(text.utf8))
         return (try XCTUnwrap(reply.parameters), reply.isContinuing)

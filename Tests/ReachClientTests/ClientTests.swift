@@ -2,9 +2,10 @@ import Foundation
 import ReachabilityCore
 @testable import ReachClient
 import ReachProtocol
+import TestSupport
+import SystemPackage
+import NIOCore
 import XCTest
-
-@testable import ReachDaemon
 
 final class ClientTests: XCTestCase {
     func testStatusInterfacesInfo() async throws {
@@ -20,24 +21,24 @@ final class ClientTests: XCTestCase {
         await fixture.stop()
     }
 
-    func testLatestReplySlotMergesUntakenChanges() {
+    /// A reply that replaces one the consumer never took inherits its changes.
+    func testCoalescedRepliesCarryEveryChange() {
         func reply(_ sequence: Int, _ changes: [PathChange]?) -> StatusReply {
             StatusReply(sequence: sequence, instance: "i", path: makeState().path, changes: changes)
         }
-        let cases: [(name: String, puts: [StatusReply], expected: StatusReply?)] = [
-            ("empty", [], nil),
+        let cases: [(name: String, replies: [StatusReply], expected: StatusReply)] = [
             ("one", [reply(2, [.gateways])], reply(2, [.gateways])),
-            ("newer inherits the untaken one's changes, canonical order",
+            ("newer inherits the untaken ones' changes, canonical order",
              [reply(2, [.gateways]), reply(3, [.dns]), reply(4, [.primaryInterface, .gateways])],
              reply(4, [.primaryInterface, .gateways, .dns])),
             ("first reply (empty changes) then a change", [reply(1, []), reply(2, [.status])], reply(2, [.status])),
             ("GetStatus-shaped replies stay without changes", [reply(1, nil), reply(2, nil)], reply(2, nil)),
         ]
         for test in cases {
-            let slot = LatestReplySlot()
-            for value in test.puts { slot.put(value) }
-            XCTAssertEqual(slot.take(), test.expected, test.name)
-            XCTAssertNil(slot.take(), "\(test.name): taking empties the slot")
+            var machine = LatestValueCoalescer<StatusReply>(consumerReady: false)
+            for value in test.replies { _ = machine.offer(value) }
+            guard case let .deliver(delivered) = machine.consumerReady() else { return XCTFail(test.name) }
+            XCTAssertEqual(delivered, test.expected, test.name)
         }
     }
 
@@ -50,7 +51,7 @@ final class ClientTests: XCTestCase {
         // The consumer stalls while 3000 changes happen; wlan0 loses carrier near the end.
         let count = 3000
         for index in 1...count {
-            fixture.server.publish(makeState(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10))
+            fixture.server.publish(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10))
         }
         try await Task.sleep(for: .milliseconds(300))
         var received = 0
@@ -73,7 +74,7 @@ final class ClientTests: XCTestCase {
         var updates = client.subscribe(filter: PathFilter(prohibitedInterfaceTypes: [.wifi])).makeAsyncIterator()
         let first = try await updates.next()
         XCTAssertEqual(first?.path.availableInterfaces, ["eth0"])
-        fixture.server.publish(makeState(ethGateway: "10.0.0.77"))
+        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.77"))
         let second = try await updates.next()
         XCTAssertEqual(second?.sequence, 2)
         XCTAssertEqual(second?.path.gateways, ["10.0.0.77"])
@@ -107,14 +108,55 @@ final class ClientTests: XCTestCase {
         }
     }
 
-    func testRemoteErrorIsTyped() async throws {
+    /// The server's error reply reaches the caller as a typed `remoteError`, name and
+    /// parameters intact; this fails if the client's reply decoding breaks.
+    func testRemoteErrorIsDecodedAndTyped() async throws {
         let fixture = ServerFixture()
         try fixture.server.start()
-        // reachd never sends an error for these calls, so provoke one through a bogus subscribe filter
-        // by hand-encoding: the client API cannot express invalid types, so check the mapping instead.
-        let error = ReachClientError.remoteError(socketPath: fixture.socketPath, name: VarlinkError.Name.expectedMore, parameters: [:])
-        XCTAssertEqual(error.varlinkError, .expectedMore)
-        XCTAssertTrue("\(error)".contains(fixture.socketPath))
+        let client = ReachabilityClient(socketPath: fixture.socketPath)
+        let cases: [(method: String, expected: VarlinkError)] = [
+            ("io.reachd.Reachability.NoSuchMethod", .methodNotFound(method: "io.reachd.Reachability.NoSuchMethod")),
+            ("com.example.Other.Call", .interfaceNotFound(interface: "com.example.Other")),
+            (ReachabilityInterface.Method.subscribe, .expectedMore),
+        ]
+        for test in cases {
+            do {
+                _ = try await client.call(test.method, NoParameters(), returning: StatusReply.self)
+                XCTFail("\(test.method): no error")
+            } catch {
+                XCTAssertEqual(error.varlinkError, test.expected, test.method)
+                guard case let .remoteError(path, name, _) = error else { return XCTFail("\(test.method): \(error)") }
+                XCTAssertEqual(path, fixture.socketPath)
+                XCTAssertEqual(name, test.expected.name)
+                XCTAssertEqual("\(error)", "reachd at \(fixture.socketPath) answered with an error: \(test.expected)")
+            }
+        }
+        // Invalid parameters come back naming the parameter.
+        do {
+            _ = try await client.call(ReachabilityInterface.Method.getStatus, ["bogus": JSONValue.bool(true)], returning: StatusReply.self)
+            XCTFail("no error")
+        } catch {
+            XCTAssertEqual(error.varlinkError, .invalidParameter(parameter: "bogus"))
+        }
         await fixture.stop()
+    }
+}
+
+/// What a connect or send failure means to a caller, errno by errno.
+final class ClientErrorMappingTests: XCTestCase {
+    func testErrnoMeanings() {
+        let path = "/run/reachd/io.reachd.Reachability"
+        let cases: [(Errno, ReachClientError)] = [
+            (.noSuchFileOrDirectory, .daemonNotRunning(socketPath: path, connectionRefused: false)),
+            (.notDirectory, .daemonNotRunning(socketPath: path, connectionRefused: false)),
+            (.connectionRefused, .daemonNotRunning(socketPath: path, connectionRefused: true)),
+            (.brokenPipe, .connectionClosed(socketPath: path)),
+            (.connectionReset, .connectionClosed(socketPath: path)),
+            (.permissionDenied, .connectionFailed(socketPath: path, reason: "Permission denied")),
+        ]
+        for (errno, expected) in cases {
+            XCTAssertEqual(ReachClientError(errno: errno, socketPath: path), expected, "\(errno)")
+            XCTAssertEqual(ReachClientError(IOError(errnoCode: errno.rawValue, reason: "connect"), socketPath: path), expected, "\(errno) via NIO")
+        }
     }
 }

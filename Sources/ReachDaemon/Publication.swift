@@ -1,0 +1,110 @@
+import ReachabilityCore
+import ReachProtocol
+
+/// What reachd publishes, and the one place that decides whether it changed.
+///
+/// A pure state machine owned by the event loop (swift-nio style: inputs in, actions out).
+/// Inputs are what the engine saw (a new kernel snapshot), what a reload decided (a new
+/// interface policy) and subscribers coming and going; the actions say what to announce
+/// (log line, systemd `STATUS=`) and which filter groups to send which reply. The server
+/// carries the actions out; nothing here does IO.
+///
+/// `sequence` starts at 1 and grows by one when the unfiltered answer changes. Subscribers
+/// are grouped by filter, so each change derives a filtered path once per distinct filter,
+/// and only groups whose own answer changed are woken.
+struct Publication {
+    /// A change for one filter group, before it is framed for the wire.
+    struct GroupUpdate: Equatable {
+        /// The group's answer before the change.
+        var previous: ReachabilityState.Answer
+        /// The group's answer now.
+        var answer: ReachabilityState.Answer
+        /// The reply, with `changes` from `previous` to `answer`.
+        var reply: StatusReply
+    }
+
+    /// What the owner must do after an input.
+    enum Action: Equatable {
+        /// The system-wide answer changed: log `line` at info and tell systemd `status`.
+        case announce(line: String, status: String)
+        /// A group's answer changed: send `update` to every subscriber with `filter`.
+        case notify(filter: PathFilter, update: GroupUpdate)
+    }
+
+    private struct Group {
+        var answer: ReachabilityState.Answer
+        var subscribers: Int
+    }
+
+    /// Identifies this daemon run in every reply.
+    let instance: String
+    /// The state published now.
+    private(set) var state: ReachabilityState
+    /// Grows by one per change of the unfiltered answer.
+    private(set) var sequence = 1
+    private var groups: [PathFilter: Group] = [:]
+
+    /// Starts from the first derived state.
+    init(instance: String, snapshot: NetworkSnapshot, policy: InterfacePolicy) {
+        self.instance = instance
+        self.state = ReachabilityState(snapshot: snapshot, policy: policy)
+    }
+
+    /// The engine saw the kernel change (or only thinks it did: equal snapshots are no-ops).
+    mutating func update(snapshot: NetworkSnapshot) -> [Action] {
+        guard snapshot != state.snapshot else { return [] }
+        return publish(ReachabilityState(snapshot: snapshot, policy: state.policy))
+    }
+
+    /// A reload changed how interfaces are treated.
+    mutating func update(policy: InterfacePolicy) -> [Action] {
+        guard policy != state.policy else { return [] }
+        return publish(ReachabilityState(snapshot: state.snapshot, policy: policy))
+    }
+
+    /// Adds a subscriber with `filter` and returns its first reply (the answer it sees now,
+    /// nothing changed yet).
+    mutating func subscribe(filter: PathFilter) -> GroupUpdate {
+        var group = groups[filter] ?? Group(answer: state.answer(for: filter), subscribers: 0)
+        group.subscribers += 1
+        groups[filter] = group
+        let reply = StatusReply(sequence: sequence, instance: instance, path: group.answer.path, changes: [])
+        return GroupUpdate(previous: group.answer, answer: group.answer, reply: reply)
+    }
+
+    /// Removes one subscriber with `filter`; the group goes with its last subscriber.
+    mutating func unsubscribe(filter: PathFilter) {
+        guard var group = groups[filter] else { return }
+        group.subscribers -= 1
+        groups[filter] = group.subscribers > 0 ? group : nil
+    }
+
+    /// Number of subscribers, all filters together.
+    var subscriberCount: Int { groups.values.reduce(0) { $0 + $1.subscribers } }
+
+    /// The `GetStatus` reply now.
+    var statusReply: StatusReply { StatusReply(sequence: sequence, instance: instance, path: state.path) }
+
+    /// The decision: did anything anyone sees change, and for whom.
+    private mutating func publish(_ next: ReachabilityState) -> [Action] {
+        let previous = state
+        state = next
+        var actions: [Action] = []
+        if next.answer != previous.answer {
+            sequence += 1
+            let changes = next.answer.changes(since: previous.answer)
+            let what = changes.isEmpty ? "" : " (\(changes.map(\.rawValue).joined(separator: ", ")))"
+            actions.append(.announce(line: "path changed\(what): \(next.path.summary)", status: next.path.summary))
+        }
+        for index in groups.indices {
+            let before = groups.values[index].answer
+            let filter = groups.keys[index]
+            let answer = next.answer(for: filter)
+            guard answer != before else { continue }
+            groups.values[index].answer = answer
+            let reply = StatusReply(sequence: sequence, instance: instance, path: answer.path, changes: answer.changes(since: before))
+            actions.append(.notify(filter: filter, update: GroupUpdate(previous: before, answer: answer, reply: reply)))
+        }
+        return actions
+    }
+}

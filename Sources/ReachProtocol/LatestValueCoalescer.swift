@@ -1,0 +1,80 @@
+/// A value that can stand in for an older one its consumer never received: when a
+/// consumer falls behind, the newest value replaces the pending one, carrying along
+/// whatever of the older one the consumer must still learn (for a status reply: which
+/// fields changed).
+public protocol Coalescible {
+    /// The value to deliver instead of `self` (pending, never delivered) and `newer`.
+    func coalesced(with newer: Self) -> Self
+}
+
+/// Latest-value delivery as a state machine, swift-nio style: inputs in, actions out, no IO.
+///
+/// A producer offers values; a consumer takes one at a time. While the consumer cannot
+/// take one (a write still in flight, a full socket, an app that is not asking), newer
+/// values fold into the one pending value with `Coalescible.coalesced(with:)` instead of
+/// queueing up: a slow consumer gets the newest value, never a backlog, and memory stays
+/// bounded whatever the producer does.
+///
+/// The daemon runs one per subscriber (the consumer is the socket: ready again when a
+/// write completes and the channel is writable); `ReachClient` runs one per subscription
+/// (the consumer is the app: ready when it asks for the next reply).
+public struct LatestValueCoalescer<Value: Coalescible> {
+    /// What the owner must do after an input.
+    public enum Action {
+        /// Nothing, for now.
+        case none
+        /// Hand this value to the consumer (write it; resume the waiting task).
+        case deliver(Value)
+    }
+
+    /// The value waiting for the consumer, if any.
+    public private(set) var pending: Value?
+    /// The consumer has asked for a value and not been given one yet.
+    private var consumerWaiting: Bool
+    /// The consumer may not be given values now, whatever it asked (a full socket).
+    private var paused = false
+
+    /// Creates the machine; `consumerReady` says whether the first offered value may be
+    /// delivered at once.
+    public init(consumerReady: Bool) {
+        consumerWaiting = consumerReady
+    }
+
+    /// The producer has a new value.
+    public mutating func offer(_ value: Value) -> Action {
+        if consumerWaiting && !paused {
+            consumerWaiting = false
+            return .deliver(value)
+        }
+        pending = pending.map { $0.coalesced(with: value) } ?? value
+        return .none
+    }
+
+    /// The consumer is done with the last value it was given and can take another.
+    public mutating func consumerReady() -> Action {
+        consumerWaiting = true
+        return deliverPending()
+    }
+
+    /// The consumer must not be given values until `resume()` (e.g. the socket is full).
+    public mutating func pause() {
+        paused = true
+    }
+
+    /// The consumer may be given values again.
+    public mutating func resume() -> Action {
+        paused = false
+        return deliverPending()
+    }
+
+    private mutating func deliverPending() -> Action {
+        guard consumerWaiting, !paused, let value = pending else { return .none }
+        pending = nil
+        consumerWaiting = false
+        return .deliver(value)
+    }
+}
+
+extension LatestValueCoalescer: Sendable where Value: Sendable {}
+extension LatestValueCoalescer.Action: Sendable where Value: Sendable {}
+extension LatestValueCoalescer.Action: Equatable where Value: Equatable {}
