@@ -122,6 +122,7 @@ let package = Package(
                 "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

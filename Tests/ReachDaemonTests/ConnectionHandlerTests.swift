@@ -1,0 +1,146 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+import ReachabilityCore
+import ReachProtocol
+import TestSupport
+import XCTest
+
+@testable import ReachDaemon
+
+/// The connection handler carries out the dispatcher's, the publication's and the
+/// coalescer's decisions; here on an `EmbeddedChannel`, with no socket and no timing.
+final class ConnectionHandlerTests: XCTestCase {
+    private var core: ServerCore!
+    private var channel: EmbeddedChannel!
+
+    override func setUpWithError() throws {
+        let loop = EmbeddedEventLoop()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        core = ServerCore(
+            publication: Publication(instance: "embedded", snapshot: makeSnapshot(), policy: InterfacePolicy()),
+            serviceInfo: .reachd, eventLoop: loop, logger: logger, notifier: SystemdNotifier(), onFatalError: { _ in }
+        )
+        channel = EmbeddedChannel(loop: loop)
+        try channel.pipeline.syncOperations.addHandlers([
+            ByteToMessageHandler(VarlinkFrameDecoder()), VarlinkConnectionHandler(core: core, logger: logger),
+        ])
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/embedded")).wait()
+    }
+
+    override func tearDown() {
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    private func send(_ method: String, _ parameters: JSONObject? = nil, more: Bool = false, oneway: Bool = false) throws {
+        var buffer = ByteBuffer()
+        try buffer.writeVarlinkMessage(AnyVarlinkCall(method: method, parameters: parameters, more: more, oneway: oneway))
+        try channel.writeInbound(buffer)
+    }
+
+    /// The replies written so far, decoded.
+    private func replies() throws -> [AnyVarlinkReply] {
+        var result: [AnyVarlinkReply] = []
+        while var frame = try channel.readOutbound(as: ByteBuffer.self) {
+            let bytes = frame.readBytes(length: frame.readableBytes) ?? []
+            XCTAssertEqual(bytes.last, 0, "every frame ends in NUL")
+            result.append(try VarlinkCoding.decode(AnyVarlinkReply.self, from: bytes.dropLast()))
+        }
+        return result
+    }
+
+    private func statusReplies() throws -> [StatusReply] {
+        try replies().map { reply in
+            try VarlinkCoding.decode(StatusReply.self, from: try VarlinkCoding.encode(reply.parameters ?? [:]))
+        }
+    }
+
+    private func setWritable(_ writable: Bool) {
+        channel.isWritable = writable
+        channel.pipeline.fireChannelWritabilityChanged()
+    }
+
+    func testPlainCallsAreAnsweredInOrderAndOnewayIsSilent() throws {
+        try send(ReachabilityInterface.Method.getStatus, oneway: true)
+        try send("io.reachd.Reachability.Nope")
+        try send(ReachabilityInterface.Method.getStatus)
+        let replies = try replies()
+        XCTAssertEqual(replies.count, 2)
+        XCTAssertEqual(replies.first?.varlinkError, .methodNotFound(method: "io.reachd.Reachability.Nope"))
+        XCTAssertEqual(replies.last?.parameters?["sequence"], .integer(1))
+        XCTAssertNil(replies.last?.continues)
+        XCTAssertTrue(channel.isActive)
+    }
+
+    func testMalformedMessageClosesTheConnection() throws {
+        try channel.writeInbound(ByteBuffer(bytes: Array("not json\0".utf8)))
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(try replies().count, 0)
+    }
+
+    func testSubscribeAnswersAtOnceThenPerChange() throws {
+        try send(ReachabilityInterface.Method.subscribe, [:], more: true)
+        var replies = try statusReplies()
+        XCTAssertEqual(replies.map(\.sequence), [1])
+        XCTAssertEqual(replies.first?.changes, [])
+        XCTAssertEqual(core.publication.subscriberCount, 1)
+
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))  // nothing new: no reply
+        replies = try statusReplies()
+        XCTAssertEqual(replies.map(\.sequence), [2])
+        XCTAssertEqual(replies.first?.changes, [.gateways])
+        XCTAssertEqual(replies.first?.path.gateways, ["10.0.0.254"])
+    }
+
+    func testSlowSubscriberGetsOneCoalescedReplyWithEveryChange() throws {
+        try send(ReachabilityInterface.Method.subscribe, [:], more: true)
+        _ = try replies()
+        setWritable(false)
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.2"))
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.3", wifiCarrier: false))
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.4", wifiCarrier: false))
+        XCTAssertEqual(try replies().count, 0, "nothing is written while the socket is full")
+
+        setWritable(true)
+        let replies = try statusReplies()
+        XCTAssertEqual(replies.count, 1, "the newest state only, not a backlog")
+        XCTAssertEqual(replies.first?.sequence, 4)
+        XCTAssertEqual(replies.first?.path.gateways, ["10.0.0.4"])
+        XCTAssertEqual(replies.first?.changes, [.gateways, .availableInterfaces], "the skipped replies' changes are kept")
+
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.5", wifiCarrier: false))
+        XCTAssertEqual(try statusReplies().map(\.changes), [[.gateways]], "back to one reply per change")
+    }
+
+    func testSubscribingWhileUnwritableWaitsForTheSocket() throws {
+        setWritable(false)
+        try send(ReachabilityInterface.Method.subscribe, [:], more: true)
+        XCTAssertEqual(try replies().count, 0)
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
+        setWritable(true)
+        let replies = try statusReplies()
+        XCTAssertEqual(replies.map(\.sequence), [2])
+        XCTAssertEqual(replies.first?.changes, [.gateways], "changes since the (never sent) first reply's state")
+    }
+
+    func testSubscribedConnectionDiscardsCallsThenClosesWhenFlooded() throws {
+        try send(ReachabilityInterface.Method.subscribe, nil, more: true)
+        _ = try replies()
+        try send(ReachabilityInterface.Method.getStatus)
+        XCTAssertEqual(try replies().count, 0)
+        XCTAssertTrue(channel.isActive)
+        for _ in 0..<2000 where channel.isActive { try send(ReachabilityInterface.Method.getStatus) }
+        XCTAssertFalse(channel.isActive)
+    }
+
+    func testClosingRemovesTheSubscription() throws {
+        try send(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
+        XCTAssertEqual(core.publication.subscriberCount, 1)
+        try channel.close().wait()
+        XCTAssertEqual(core.publication.subscriberCount, 0)
+        core.update(snapshot: makeSnapshot(wifiGateway: "192.168.1.9"))  // nobody left to tell: no crash, no write
+        XCTAssertEqual(try replies().count, 1, "only the first reply was ever written")
+    }
+}

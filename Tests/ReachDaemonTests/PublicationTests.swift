@@ -1,0 +1,128 @@
+import ReachabilityCore
+import ReachProtocol
+import TestSupport
+import XCTest
+
+@testable import ReachDaemon
+
+/// The one place that decides "changed": inputs in, announcements and group updates out.
+final class PublicationTests: XCTestCase {
+    private static let wifiOnly = PathFilter(requiredInterfaceType: .wifi)
+    private static let noWifi = PathFilter(prohibitedInterfaceTypes: [.wifi])
+
+    private enum Input {
+        case snapshot(NetworkSnapshot)
+        case policy(InterfacePolicy)
+    }
+
+    /// What an input should produce: the sequence after it, whether it is announced (and
+    /// which changes the line names), and which groups hear about it.
+    private struct Expected {
+        var sequence: Int
+        var announced: [PathChange]?
+        var notified: [PathFilter: [PathChange]]
+    }
+
+    private struct Case {
+        var name: String
+        var subscribers: [PathFilter]
+        var input: Input
+        var expected: Expected
+    }
+
+    private let cases: [Case] = [
+        Case(name: "the same snapshot again is nothing",
+             subscribers: [.none, wifiOnly], input: .snapshot(makeSnapshot()),
+             expected: Expected(sequence: 1, announced: nil, notified: [:])),
+        Case(name: "the primary's gateway: announced, unfiltered and no-wifi groups hear it, wifi does not",
+             subscribers: [.none, wifiOnly, noWifi], input: .snapshot(makeSnapshot(ethGateway: "10.0.0.254")),
+             expected: Expected(sequence: 2, announced: [.gateways],
+                                notified: [.none: [.gateways], noWifi: [.gateways]])),
+        Case(name: "wifi's gateway only: no announcement, only the wifi group hears it",
+             subscribers: [.none, wifiOnly], input: .snapshot(makeSnapshot(wifiGateway: "192.168.1.254")),
+             expected: Expected(sequence: 1, announced: nil, notified: [wifiOnly: [.gateways]])),
+        Case(name: "wifi loses carrier: everyone sees wlan0 leave the available list",
+             subscribers: [.none, wifiOnly], input: .snapshot(makeSnapshot(wifiCarrier: false)),
+             expected: Expected(sequence: 2, announced: [.availableInterfaces],
+                                notified: [.none: [.availableInterfaces],
+                                           wifiOnly: [.status, .reachability, .primaryInterface, .gateways, .ipv4, .addresses,
+                                                      .dns, .flags, .availableInterfaces, .connectivity]])),
+        Case(name: "a change with no subscribers is still announced",
+             subscribers: [], input: .snapshot(makeSnapshot(ethGateway: "10.0.0.254")),
+             expected: Expected(sequence: 2, announced: [.gateways], notified: [:])),
+        Case(name: "a policy that ignores eth0 moves the path to wlan0",
+             subscribers: [.none], input: .policy(InterfacePolicy(ignoredPatterns: ["eth*"])),
+             expected: Expected(sequence: 2, announced: [.reachability, .primaryInterface, .gateways, .addresses, .availableInterfaces],
+                                notified: [.none: [.reachability, .primaryInterface, .gateways, .addresses, .availableInterfaces]])),
+        Case(name: "the same policy again is nothing",
+             subscribers: [.none], input: .policy(InterfacePolicy()),
+             expected: Expected(sequence: 1, announced: nil, notified: [:])),
+    ]
+
+    func testInputsAndTheirActions() {
+        for testCase in cases {
+            var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+            for filter in testCase.subscribers { _ = publication.subscribe(filter: filter) }
+            let actions: [Publication.Action]
+            switch testCase.input {
+            case let .snapshot(snapshot): actions = publication.update(snapshot: snapshot)
+            case let .policy(policy): actions = publication.update(policy: policy)
+            }
+            var announced: [PathChange]?
+            var notified: [PathFilter: [PathChange]] = [:]
+            for action in actions {
+                switch action {
+                case let .announce(line, status):
+                    XCTAssertEqual(status, publication.state.path.summary, testCase.name)
+                    announced = PathChange.allCases.filter { line.contains($0.rawValue) }
+                case let .notify(filter, update):
+                    XCTAssertNil(notified[filter], "\(testCase.name): one update per group")
+                    notified[filter] = update.reply.changes
+                    XCTAssertEqual(update.reply.sequence, publication.sequence, testCase.name)
+                    XCTAssertEqual(update.reply.path, update.answer.path, testCase.name)
+                    XCTAssertEqual(update.reply.changes, update.answer.changes(since: update.previous), testCase.name)
+                }
+            }
+            XCTAssertEqual(publication.sequence, testCase.expected.sequence, testCase.name)
+            XCTAssertEqual(announced, testCase.expected.announced, testCase.name)
+            XCTAssertEqual(notified, testCase.expected.notified, testCase.name)
+            XCTAssertEqual(publication.statusReply.sequence, testCase.expected.sequence, testCase.name)
+        }
+    }
+
+    func testTheAnnouncementLine() {
+        var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+        let actions = publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
+        XCTAssertEqual(actions.first, .announce(
+            line: "path changed (gateways): \(publication.state.path.summary)", status: publication.state.path.summary
+        ))
+    }
+
+    func testSubscribersComeAndGoPerFilter() {
+        var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+        let first = publication.subscribe(filter: Self.wifiOnly)
+        XCTAssertEqual(first.reply.changes, [], "the first reply reports no change")
+        XCTAssertEqual(first.reply.path.primaryInterface, "wlan0")
+        XCTAssertEqual(first.previous, first.answer)
+        _ = publication.subscribe(filter: Self.wifiOnly)
+        _ = publication.subscribe(filter: .none)
+        XCTAssertEqual(publication.subscriberCount, 3)
+
+        publication.unsubscribe(filter: Self.wifiOnly)
+        XCTAssertEqual(publication.update(snapshot: makeSnapshot(wifiGateway: "192.168.1.9")).count, 1, "one wifi subscriber left")
+        publication.unsubscribe(filter: Self.wifiOnly)
+        XCTAssertEqual(publication.update(snapshot: makeSnapshot(wifiGateway: "192.168.1.10")), [], "the wifi group is gone")
+        publication.unsubscribe(filter: Self.wifiOnly)
+        XCTAssertEqual(publication.subscriberCount, 1, "removing an absent subscriber is a no-op")
+    }
+
+    /// A group that joins after changes starts from the answer as it is then, with the sequence as it is then.
+    func testLateSubscriberStartsFromNow() {
+        var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+        _ = publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
+        let first = publication.subscribe(filter: .none)
+        XCTAssertEqual(first.reply.sequence, 2)
+        XCTAssertEqual(first.reply.path.gateways, ["10.0.0.254"])
+        XCTAssertEqual(publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254")), [])
+    }
+}
