@@ -143,10 +143,10 @@ let package = Package(
             ]
         ),
         // Runs systemd-analyze, make install and the built reachd / reachctl.
-        .testTarget(name: "SystemdUnitTests"),
+        .testTarget(name: "SystemdUnitTests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ReachClient", "ReachProtocol", "ReachabilityCore"]
+            dependencies: ["ReachClient", "ReachProtocol", "ReachabilityCore", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import Foundation
 import ReachClient
 import ReachProtocol
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The edge cases users of GLib, NetworkManager and Tailscale have been bitten by

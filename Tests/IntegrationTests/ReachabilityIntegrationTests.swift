@@ -2,6 +2,7 @@ import Foundation
 import ReachClient
 import ReachProtocol
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// The real daemon against the real kernel, each test in private network namespaces.
@@ -154,11 +155,11 @@ final class ReachabilityIntegrationTests: DaemonTestCase {
         ]
         for (request, expected) in cases {
             let connection = try RawVarlinkConnection(path: daemon.socketPath)
-            let reply = try connection.call(request)
-            XCTAssertEqual(reply["error"] as? String, expected, request)
+            let reply = try connection.request(request)
+            XCTAssertEqual(reply.error, expected, request)
             // The connection stays usable after an error reply.
-            let next = try connection.call(#"{"method":"io.reachd.Reachability.GetStatus"}"#)
-            XCTAssertNil(next["error"], "after \(request)")
+            let next = try connection.request(#"{"method":"io.reachd.Reachability.GetStatus"}"#)
+            XCTAssertNil(next.error, "after \(request)")
         }
     }
 

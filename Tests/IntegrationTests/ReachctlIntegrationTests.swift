@@ -1,6 +1,7 @@
 import Foundation
 import ReachProtocol
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// `reachctl` as a user runs it: output, JSON, exit codes, error lines.

@@ -2,6 +2,7 @@ import Foundation
 import ReachClient
 import ReachProtocol
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// reachd as a systemd service: notify protocol, reload, watchdog, socket activation,

@@ -34,8 +34,8 @@ final class SocketLifecycleTests: XCTestCase {
             guard case .alreadyRunning = error else { return XCTFail("\(error)") }
         }
         // The first one still serves.
-        let connection = try RawConnection(path: first.socketPath)
-        connection.call(ReachabilityInterface.Method.getStatus)
+        let connection = try RawVarlinkConnection(path: first.socketPath)
+        try connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.instance, ServerFixture.instance)
         await first.stop()
     }
@@ -43,22 +43,10 @@ final class SocketLifecycleTests: XCTestCase {
     func testReplacesStaleSocketButNotOtherFiles() async throws {
         let fixture = ServerFixture()
         // A stale socket: bound, then its owner went away without removing it.
-        let stale = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(fixture.socketPath.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(bound, 0)
-        close(stale)
+        close(try unixSocket(SOCK_STREAM, path: fixture.socketPath, .bind))
         try fixture.server.start()
-        let connection = try RawConnection(path: fixture.socketPath)
-        connection.call(ReachabilityInterface.Method.getStatus)
+        let connection = try RawVarlinkConnection(path: fixture.socketPath)
+        try connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.sequence, 1)
         await fixture.stop()
 

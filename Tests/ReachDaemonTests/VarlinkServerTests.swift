@@ -18,11 +18,11 @@ final class VarlinkServerTests: XCTestCase {
         await fixture.stop()
     }
 
-    private func connect() throws -> RawConnection { try RawConnection(path: fixture.socketPath) }
+    private func connect() throws -> RawVarlinkConnection { try RawVarlinkConnection(path: fixture.socketPath) }
 
     func testGetStatus() throws {
         let connection = try connect()
-        connection.call(ReachabilityInterface.Method.getStatus)
+        try connection.call(ReachabilityInterface.Method.getStatus)
         let (reply, continues) = try connection.status()
         XCTAssertFalse(continues)
         XCTAssertEqual(reply.sequence, 1)
@@ -33,15 +33,15 @@ final class VarlinkServerTests: XCTestCase {
 
     func testListInterfacesAndServiceMethods() throws {
         let connection = try connect()
-        connection.call(ReachabilityInterface.Method.listInterfaces, [:])
+        try connection.call(ReachabilityInterface.Method.listInterfaces, [:])
         let interfaces = try XCTUnwrap(connection.reply().parameters?["interfaces"]?.arrayValue)
         XCTAssertEqual(interfaces.compactMap { $0.objectValue?["name"]?.stringValue }, ["lo", "eth0", "wlan0"])
 
-        connection.call(VarlinkService.Method.getInfo)
+        try connection.call(VarlinkService.Method.getInfo)
         let info = try XCTUnwrap(connection.reply().parameters)
         XCTAssertEqual(info["interfaces"], .array([.string("org.varlink.service"), .string("io.reachd.Reachability")]))
 
-        connection.call(VarlinkService.Method.getInterfaceDescription, ["interface": .string("io.reachd.Reachability")])
+        try connection.call(VarlinkService.Method.getInterfaceDescription, ["interface": .string("io.reachd.Reachability")])
         XCTAssertEqual(try connection.reply().parameters?["description"]?.stringValue, IDL.text)
     }
 
@@ -64,7 +64,7 @@ final class VarlinkServerTests: XCTestCase {
         // All on one connection: an error reply never closes it.
         let connection = try connect()
         for (method, parameters, more, expected) in cases {
-            connection.call(method, parameters, more: more)
+            try connection.call(method, parameters, more: more)
             XCTAssertEqual(try connection.reply().varlinkError, expected, method)
         }
     }
@@ -76,7 +76,7 @@ final class VarlinkServerTests: XCTestCase {
         bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: "io.reachd.Reachability.Nope"))
         bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: ReachabilityInterface.Method.listInterfaces))
         bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: ReachabilityInterface.Method.getStatus))
-        connection.send(bytes)
+        try connection.send(bytes)
         XCTAssertEqual(try connection.reply().error, VarlinkError.Name.methodNotFound)
         XCTAssertNotNil(try connection.reply().parameters?["interfaces"])
         XCTAssertEqual(try connection.status().0.sequence, 1)
@@ -95,16 +95,16 @@ final class VarlinkServerTests: XCTestCase {
         let bystander = try connect()
         for (name, bytes) in inputs {
             let victim = try connect()
-            victim.send(bytes)
+            try? victim.send(bytes)  // the server may close before all of it is sent
             XCTAssertEqual(victim.next(), .closed, name)
-            bystander.call(ReachabilityInterface.Method.getStatus)
+            try bystander.call(ReachabilityInterface.Method.getStatus)
             XCTAssertEqual(try bystander.status().0.sequence, 1, name)
         }
     }
 
     func testSubscribeStreamsChanges() throws {
         let connection = try connect()
-        connection.call(ReachabilityInterface.Method.subscribe, [:], more: true)
+        try connection.call(ReachabilityInterface.Method.subscribe, [:], more: true)
         let (first, continues) = try connection.status()
         XCTAssertTrue(continues)
         XCTAssertEqual(first.sequence, 1)
@@ -122,19 +122,19 @@ final class VarlinkServerTests: XCTestCase {
 
         // GetStatus elsewhere sees the new sequence.
         let other = try connect()
-        other.call(ReachabilityInterface.Method.getStatus)
+        try other.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try other.status().0.sequence, 2)
     }
 
     func testFilteredSubscriberSeesOnlyItsChanges() throws {
         let wifi = try connect()
-        wifi.call(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
+        try wifi.call(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
         let (first, _) = try wifi.status()
         XCTAssertEqual(first.path.primaryInterface, "wlan0")
         XCTAssertEqual(first.path.gateways, ["192.168.1.1"])
 
         let all = try connect()
-        all.call(ReachabilityInterface.Method.subscribe, [:], more: true)
+        try all.call(ReachabilityInterface.Method.subscribe, [:], more: true)
         _ = try all.status()
 
         // A change on eth0 only: the unfiltered subscriber hears it, the wifi one does not.
@@ -152,18 +152,18 @@ final class VarlinkServerTests: XCTestCase {
 
     func testSubscribedConnectionServesNothingElse() throws {
         let connection = try connect()
-        connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
+        try connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
         _ = try connection.status()
-        connection.call(ReachabilityInterface.Method.getStatus)
+        try connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(connection.next(timeout: 0.2), .timeout)
         // Flooding it with calls closes it once the discard budget is spent.
-        for _ in 0..<2000 { connection.call(ReachabilityInterface.Method.getStatus) }
+        for _ in 0..<2000 { try? connection.call(ReachabilityInterface.Method.getStatus) }  // the server may close first
         XCTAssertEqual(connection.next(), .closed)
     }
 
     func testSlowSubscriberGetsLatestNotBacklog() throws {
         let connection = try connect()
-        connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
+        try connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
         _ = try connection.status()
         let count = 3000
         for index in 1...count {
@@ -182,7 +182,7 @@ final class VarlinkServerTests: XCTestCase {
 
     func testCoalescedRepliesStillReportEveryChange() throws {
         let connection = try connect()
-        connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
+        try connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
         var previous = try connection.status().0
         let count = 3000
         for index in 1...count {
@@ -208,7 +208,7 @@ final class VarlinkServerTests: XCTestCase {
     func testDisconnectRemovesSubscription() async throws {
         do {
             let connection = try connect()
-            connection.call(ReachabilityInterface.Method.subscribe, ["prohibitedInterfaceTypes": .array([.string("wifi")])], more: true)
+            try connection.call(ReachabilityInterface.Method.subscribe, ["prohibitedInterfaceTypes": .array([.string("wifi")])], more: true)
             _ = try connection.status()
             let subscribed = try await fixture.server.subscriptionCount().get()
             XCTAssertEqual(subscribed, 1)
@@ -223,7 +223,7 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(remaining, 0)
         fixture.server.publish(makeSnapshot(ethGateway: "10.9.9.9"))
         let connection = try connect()
-        connection.call(ReachabilityInterface.Method.getStatus)
+        try connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.sequence, 2)
     }
 }

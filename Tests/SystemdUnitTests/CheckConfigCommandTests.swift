@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `reachd --check-config [PATH]` and refusing to start on a bad configuration.
@@ -6,7 +7,7 @@ final class CheckConfigCommandTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        directory = try Paths.temporaryDirectory("reachd-check")
+        directory = URL(fileURLWithPath: try Paths.makeTemporaryDirectory("reachd-check"))
     }
 
     override func tearDownWithError() throws {
@@ -22,7 +23,7 @@ final class CheckConfigCommandTests: XCTestCase {
     }
 
     func testCheckConfig() throws {
-        guard try requireBuiltTools() else { return }
+        try requireBuiltTools()
         let good = try write("good.toml", "[log]\nlevel = \"debug\"\n")
         let bad = try write("bad.toml", "[socket]\nmode = \"0644\"\n\n[sockte]\n[log]\nlevel = \"loud\"\n")
         let missing = directory.appendingPathComponent("missing.toml").path
@@ -47,7 +48,7 @@ final class CheckConfigCommandTests: XCTestCase {
     }
 
     func testRefusesToStartWithABadConfiguration() throws {
-        guard try requireBuiltTools() else { return }
+        try requireBuiltTools()
         let bad = try write("bad.toml", "[netlink]\nreceive-buffer-size = 12\n")
         let socket = directory.appendingPathComponent("reachd.sock").path
         let result = try Command.run([reachd, "--config", bad, "--socket", socket], environment: ["JOURNAL_STREAM": ""])

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `make install` / `make uninstall` into a temporary DESTDIR, with the binaries this test
@@ -7,14 +8,14 @@ final class InstallTests: XCTestCase {
     private var destination: URL!
 
     override func setUpWithError() throws {
-        destination = try Paths.temporaryDirectory("reachd-destdir")
+        destination = URL(fileURLWithPath: try Paths.makeTemporaryDirectory("reachd-destdir"))
     }
 
     override func tearDownWithError() throws {
         try? FileManager.default.removeItem(at: destination)
     }
 
-    private func make(_ target: String, prefix: String = "/usr/local") throws -> CommandResult {
+    private func make(_ target: String, prefix: String = "/usr/local") throws -> ProcessResult {
         try Command.run(
             ["make", "--no-print-directory", target, "DESTDIR=\(destination.path)", "PREFIX=\(prefix)", "INSTALL_BIN=\(Paths.products.path)"],
             in: Paths.repository
@@ -30,7 +31,8 @@ final class InstallTests: XCTestCase {
     }
 
     func testInstallAndUninstall() throws {
-        guard try requirePrerequisite(Command.exists("make"), "make is not installed"), try requireBuiltTools() else { return }
+        try requirePrerequisite(Command.exists("make"), "make is not installed")
+        try requireBuiltTools()
         let prefix = "/opt/reachd"
         let install = try make("install", prefix: prefix)
         XCTAssertEqual(install.status, 0, install.stdout + install.stderr)
@@ -95,7 +97,8 @@ final class InstallTests: XCTestCase {
     }
 
     func testUninstallRemovesAnUnchangedConfiguration() throws {
-        guard try requirePrerequisite(Command.exists("make"), "make is not installed"), try requireBuiltTools() else { return }
+        try requirePrerequisite(Command.exists("make"), "make is not installed")
+        try requireBuiltTools()
         XCTAssertEqual(try make("install").status, 0)
         XCTAssertTrue(FileManager.default.fileExists(atPath: file("/usr/local/lib/systemd/system/reachd.service").path))
         XCTAssertEqual(try make("uninstall").status, 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The shipped units: `systemd-analyze verify` clean, `security` exposure ≤ 1.5, and the
@@ -40,7 +41,7 @@ final class UnitFileTests: XCTestCase {
     }
 
     func testSecurityExposureIsAtMostOnePointFive() throws {
-        guard try requirePrerequisite(Command.exists("systemd-analyze"), "systemd-analyze is not installed") else { return }
+        try requirePrerequisite(Command.exists("systemd-analyze"), "systemd-analyze is not installed")
         let unit = Paths.repository.appendingPathComponent("systemd/reachd.service").path
         let result = try Command.run(["systemd-analyze", "security", "--offline=true", "--no-pager", unit])
         let output = result.stdout + result.stderr
@@ -50,9 +51,9 @@ final class UnitFileTests: XCTestCase {
     }
 
     func testVerifyIsClean() throws {
-        guard try requirePrerequisite(Command.exists("systemd-analyze"), "systemd-analyze is not installed") else { return }
+        try requirePrerequisite(Command.exists("systemd-analyze"), "systemd-analyze is not installed")
         // verify wants ExecStart= to exist: point the units at a temporary bin directory.
-        let directory = try Paths.temporaryDirectory("reachd-verify")
+        let directory = URL(fileURLWithPath: try Paths.makeTemporaryDirectory("reachd-verify"))
         defer { try? FileManager.default.removeItem(at: directory) }
         let bin = directory.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)

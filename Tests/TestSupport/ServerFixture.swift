@@ -50,9 +50,7 @@ public final class ServerFixture {
     public static let instance = "test-instance"
 
     public init(snapshot: NetworkSnapshot = makeSnapshot(), subdirectory: Bool = false) {
-        var template = Array("/tmp/reachd-test-XXXXXX".utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        directory = created.map { String(cString: $0) } ?? "/tmp/reachd-test-fallback"
+        directory = (try? Paths.makeTemporaryDirectory("reachd-test")) ?? "/tmp/reachd-test-\(getpid())"
         socketPath = directory + (subdirectory ? "/run/sub" : "") + "/sock"
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -66,85 +64,5 @@ public final class ServerFixture {
         server.shutdown()
         try? await group.shutdownGracefully()
         _ = try? FileManager.default.removeItem(atPath: directory)
-    }
-}
-
-/// A blocking raw Varlink connection, to see exactly what goes over the wire.
-public final class RawConnection {
-    private let fd: CInt
-    private var splitter = VarlinkFrameSplitter(maximumMessageSize: 1 << 20)
-
-    public init(path: String) throws {
-        fd = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if result != 0 {
-            let code = errno
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
-    }
-
-    deinit { close(fd) }
-
-    public func send(_ text: String) {
-        send(Array(text.utf8))
-    }
-
-    public func send(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
-
-    /// Sends one call frame.
-    public func call(_ method: String, _ parameters: JSONObject? = nil, more: Bool = false, oneway: Bool = false) {
-        send(try! VarlinkCoding.encodeFrame(VarlinkCall(method: method, parameters: parameters, more: more, oneway: oneway)))
-    }
-
-    public enum Event: Equatable {
-        case message(String)
-        case closed
-        case timeout
-    }
-
-    /// The next message, `.closed` at EOF, or `.timeout`.
-    public func next(timeout: Double = 5) -> Event {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let message = try? splitter.next() { return .message(String(decoding: message, as: UTF8.self)) }
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 { return .timeout }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { return .closed }
-            splitter.append(buffer[..<count])
-        }
-    }
-
-    /// The next message decoded as a loosely typed reply.
-    public func reply(timeout: Double = 5) throws -> AnyVarlinkReply {
-        guard case let .message(text) = next(timeout: timeout) else { throw POSIXError(.ETIMEDOUT) }
-        return try VarlinkCoding.decode(AnyVarlinkReply.self, from: Array(text.utf8))
-    }
-
-    /// The next message decoded as a status reply, with its `continues` flag.
-    public func status(timeout: Double = 5) throws -> (StatusReply, Bool) {
-        guard case let .message(text) = next(timeout: timeout) else { throw POSIXError(.ETIMEDOUT) }
-        let reply = try VarlinkCoding.decode(VarlinkReply<StatusReply>.self, from: Array(text.utf8))
-        return (try XCTUnwrap(reply.parameters), reply.isContinuing)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// The real `reachd` binary running inside a namespace, with its own socket, a
 /// NOTIFY_SOCKET the test listens on, and a resolv.conf the test controls.
@@ -11,21 +12,9 @@ final class DaemonProcess {
     let process = Process()
     private let logFile: String
 
-    /// The directory holding the built executables: beside the test binary, unless
-    /// `REACHD_BIN_DIR` says otherwise.
-    static var binaryDirectory: String {
-        if let dir = ProcessInfo.processInfo.environment["REACHD_BIN_DIR"] { return dir }
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        // The XCTest bundle may be a directory (…/reachdPackageTests.xctest/…); climb out of it.
-        while url.path.contains(".xctest") { url.deleteLastPathComponent() }
-        return url.path
-    }
-
     /// - Parameter launcher: a command reachd runs under (e.g. `systemd-socket-activate …`).
     init(namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) throws {
-        directory = NSTemporaryDirectory() + "reachd-it-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try Paths.makeTemporaryDirectory("reachd-it")
         socketPath = directory + "/io.reachd.Reachability"
         resolvConf = directory + "/resolv.conf"
         logFile = directory + "/reachd.log"
@@ -33,7 +22,7 @@ final class DaemonProcess {
         notify = try NotifyListener(directory: directory)
 
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ip", "netns", "exec", namespace.name] + launcher + [Self.binaryDirectory + "/reachd",
+        process.arguments = ["ip", "netns", "exec", namespace.name] + launcher + [Paths.product("reachd"),
                              "--socket", socketPath, "--resolv-conf", resolvConf, "--log-level", "debug"] + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify.path

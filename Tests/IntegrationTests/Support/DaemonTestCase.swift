@@ -2,6 +2,7 @@ import Foundation
 import ReachClient
 import ReachProtocol
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// Base for tests that run the real daemon in a fresh `VethTopology`.
@@ -34,14 +35,6 @@ class DaemonTestCase: XCTestCase {
         if path == nil {
             XCTFail("\(what): latest path \(String(describing: recorder.latest)) \(recorder.error ?? "")", file: file, line: line)
         }
-        return path
-    }
-
-    /// A fresh directory under the system temp dir, removed when the test ends.
-    func temporaryDirectory(_ prefix: String) throws -> String {
-        let path = NSTemporaryDirectory() + "\(prefix)-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
         return path
     }
 

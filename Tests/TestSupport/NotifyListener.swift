@@ -3,15 +3,17 @@ import Glibc
 
 /// The service manager's side of sd_notify: a Unix datagram socket the daemon writes
 /// `KEY=VALUE` lines to through `NOTIFY_SOCKET`.
-final class NotifyListener {
-    let path: String
+public final class NotifyListener {
+    /// The socket path to put in `NOTIFY_SOCKET`.
+    public let path: String
     private let fd: Int32
     /// Every datagram received so far, in order.
-    private(set) var messages: [String] = []
+    public private(set) var messages: [String] = []
 
-    init(directory: String) throws {
+    /// Binds a datagram socket named `notify` in `directory`.
+    public init(directory: String) throws {
         path = directory + "/notify"
-        fd = try unixSocket(SOCK_DGRAM, path: path, connecting: false)
+        fd = try unixSocket(SOCK_DGRAM, path: path, .bind)
     }
 
     deinit {
@@ -20,15 +22,15 @@ final class NotifyListener {
     }
 
     /// All lines received so far.
-    var lines: [String] { messages.flatMap { $0.split(separator: "\n").map(String.init) } }
+    public var lines: [String] { messages.flatMap { $0.split(separator: "\n").map(String.init) } }
 
     /// Reads datagrams until one line equals `line` (e.g. "READY=1") or the timeout passes.
-    func waitFor(_ line: String, timeout: TimeInterval = 10) -> Bool {
+    public func waitFor(_ line: String, timeout: TimeInterval = 10) -> Bool {
         waitUntil(timeout: timeout) { $0.contains(line) }
     }
 
     /// Reads datagrams until `predicate` holds for the lines received so far.
-    func waitUntil(timeout: TimeInterval = 10, _ predicate: ([String]) -> Bool) -> Bool {
+    public func waitUntil(timeout: TimeInterval = 10, _ predicate: ([String]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if predicate(lines) { return true }
@@ -43,5 +45,5 @@ final class NotifyListener {
     }
 
     /// The `STATUS=` values received so far.
-    var statuses: [String] { lines.filter { $0.hasPrefix("STATUS=") }.map { String($0.dropFirst(7)) } }
+    public var statuses: [String] { lines.filter { $0.hasPrefix("STATUS=") }.map { String($0.dropFirst(7)) } }
 }

@@ -1,36 +1,5 @@
 import Foundation
-
-/// A private network namespace (`ip netns add`) torn down with everything in it.
-final class NetworkNamespace {
-    /// The namespace name, as `ip -n` takes it.
-    let name: String
-
-    init(prefix: String = "reachd-it") throws {
-        name = "\(prefix)-\(UInt32.random(in: 0...UInt32.max))"
-        try sh("ip", "netns", "add", name)
-        try ip("link", "set", "lo", "up")
-    }
-
-    deinit { _ = try? sh("ip", "netns", "del", name, allowFailure: true) }
-
-    /// `ip -n NAME …`
-    @discardableResult
-    func ip(_ arguments: String...) throws -> String {
-        try ip(arguments)
-    }
-
-    /// `ip -n NAME …` with the arguments as an array.
-    @discardableResult
-    func ip(_ arguments: [String]) throws -> String {
-        try runCommand(["ip", "-n", name] + arguments)
-    }
-
-    /// Runs any command inside the namespace.
-    @discardableResult
-    func exec(_ arguments: [String]) throws -> String {
-        try runCommand(["ip", "netns", "exec", name] + arguments)
-    }
-}
+import TestSupport
 
 /// Two namespaces joined by a veth pair: `host` (where reachd runs) and `router`.
 ///
