@@ -143,7 +143,7 @@ let package = Package(
             ]
         ),
         // Runs systemd-analyze, make install and the built reachd / reachctl.
-        .testTarget(name: "SystemdUnitTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "SystemdUnitTests", dependencies: ["ReachProtocol", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["ReachClient", "ReachProtocol", "ReachabilityCore", "TestSupport"]

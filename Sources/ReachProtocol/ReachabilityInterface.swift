@@ -14,9 +14,6 @@ public enum ReachabilityInterface {
         /// `ListInterfaces() -> (interfaces)`.
         public static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
     }
-
-    /// The IDL text, exactly as the daemon serves it from `GetInterfaceDescription`.
-    public static var idl: String { IDL.text }
 }
 
 /// The IDL of `io.reachd.Reachability`, embedded in the binary.

@@ -26,9 +26,4 @@ public enum VarlinkCoding {
     public static func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Sequence<UInt8>) throws -> Value {
         try JSONDecoder().decode(type, from: Data(bytes))
     }
-
-    /// Re-reads loosely typed parameters as a concrete type.
-    public static func convert<Value: Decodable>(_ parameters: JSONObject, to type: Value.Type) throws -> Value {
-        try JSONDecoder().decode(type, from: Data(try encode(parameters)))
-    }
 }

@@ -78,21 +78,10 @@ public struct ServiceInfo: Codable, Sendable, Hashable {
     public static let reachd = ServiceInfo(
         vendor: "reachd",
         product: "reachd",
-        version: "0.1.0",
+        version: ReachdVersion.string,
         url: "https://github.com/reachd/reachd",
         interfaces: [VarlinkService.name, ReachabilityInterface.name]
     )
-}
-
-/// Parameters of `org.varlink.service.GetInterfaceDescription`.
-public struct InterfaceDescriptionRequest: Codable, Sendable, Hashable {
-    /// The interface asked about.
-    public var interface: String
-
-    /// Creates the request.
-    public init(interface: String) {
-        self.interface = interface
-    }
 }
 
 /// Reply of `org.varlink.service.GetInterfaceDescription`.

@@ -15,6 +15,7 @@ struct Reachctl: AsyncParsableCommand {
             2 reachd cannot be reached (not running, wrong socket, no permission); \
             64 invalid command line.
             """,
+        version: ReachdVersion.string,
         subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self],
         defaultSubcommand: Status.self
     )

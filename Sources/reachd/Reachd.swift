@@ -15,7 +15,8 @@ struct Reachd: ParsableCommand {
             with `reachctl status` or over the Varlink socket (interface io.reachd.Reachability).
             Settings come from the command line, then \(ReachdConfiguration.defaultPath) (or \
             --config), then built-in defaults. SIGHUP re-reads the configuration file.
-            """
+            """,
+        version: ReachdVersion.string
     )
 
     @Option(name: .long, help: "Configuration file (default: \(ReachdConfiguration.defaultPath) if it exists).")

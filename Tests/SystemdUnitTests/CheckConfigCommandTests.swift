@@ -1,4 +1,5 @@
 import Foundation
+import ReachProtocol
 import TestSupport
 import XCTest
 
@@ -61,5 +62,18 @@ final class CheckConfigCommandTests: XCTestCase {
         let missing = try Command.run([reachd, "--config", directory.appendingPathComponent("none.toml").path, "--socket", socket])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("none.toml: no such configuration file"), missing.stderr)
+    }
+}
+
+/// Both binaries report the one version reachd has, the one `GetInfo` serves.
+final class VersionTests: XCTestCase {
+    func testBothBinariesPrintTheVersion() throws {
+        try requireBuiltTools()
+        for tool in ["reachd", "reachctl"] {
+            let result = try Command.run([Paths.product(tool), "--version"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(result.stdout, ReachdVersion.string + "\n", tool)
+        }
+        XCTAssertEqual(ServiceInfo.reachd.version, ReachdVersion.string)
     }
 }
