@@ -10,11 +10,17 @@ let package = Package(
         .library(name: "ReachClient", targets: ["ReachClient"]),
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
     ],
+    // Each minimum is the first release with an API used here (checked against the tags).
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // @ParentCommand: 1.7.0.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.7.0"),
+        // LogHandler.log(event:) 1.11.0; LogEvent.error 1.12.0.
+        .package(url: "https://github.com/apple/swift-log", from: "1.12.0"),
+        // EventLoopFuture.assumeIsolated() public in 2.78.0; NIOLoopBoundBox.makeBoxSendingValue 2.68.0.
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        // Stat and FileDescriptor.stat(): 1.7.0.
+        .package(url: "https://github.com/apple/swift-system", from: "1.7.0"),
+        // TOMLDecoder decoding from a TOMLTable: 0.6.0.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
