@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "ReachProtocol",
             dependencies: [
-                "ReachabilityCore",
+                "LinuxSystem", "ReachabilityCore",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             resources: [.embedInCode("io.reachd.Reachability.varlink")]

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 import Logging
 import Synchronization
 
@@ -76,17 +77,8 @@ public struct ReachdLogHandler: LogHandler {
     }
 
     private static func writeAll(_ text: String, to fileDescriptor: Int32) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        // One write(2) for the whole record when the kernel takes it (stderr pipes do); a
+        // failure is dropped: nothing useful can be done about a log that cannot be written.
+        _ = try? FileDescriptor(rawValue: fileDescriptor).writeAll(text.utf8)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// Detects whether stderr is connected to the journal.
 ///
@@ -18,10 +19,8 @@ public enum JournalStream {
 
     /// Whether this process's stderr is the journal.
     public static func isStandardErrorJournal() -> Bool {
-        guard let raw = getenv("JOURNAL_STREAM") else { return false }
-        var info = stat()
-        guard fstat(STDERR_FILENO, &info) == 0 else { return false }
-        return matches(String(cString: raw), device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        guard let raw = getenv("JOURNAL_STREAM"), let info = try? FileDescriptor.standardError.stat() else { return false }
+        return matches(String(cString: raw), device: UInt64(info.deviceID.rawValue), inode: UInt64(info.inode.rawValue))
     }
 
     /// The style for this process's stderr.

@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import SystemPackage
 
 /// The listening socket systemd hands over with `LISTEN_FDS` / `LISTEN_FDNAMES`
 /// (`reachd.socket`, or `systemd-socket-activate`).
@@ -19,7 +20,7 @@ enum SocketActivation {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
         guard count > 0 else {
-            if count < 0 { throw Failure(description: "LISTEN_FDS is malformed: \(String(cString: strerror(-count)))") }
+            if count < 0 { throw Failure(description: "LISTEN_FDS is malformed: \(Errno(rawValue: -count))") }
             return nil
         }
         defer {

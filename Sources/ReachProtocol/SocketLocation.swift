@@ -1,10 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
+import LinuxSystem
 
 /// Where the reachd socket lives, for the daemon and for clients.
 ///
@@ -60,16 +55,7 @@ public enum SocketLocation {
 
     /// This process's environment.
     public static func currentEnvironment() -> [String: String] {
-        var result: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return result
+        ProcessInfo.processInfo.environment
     }
 
     /// This process's real user id.
@@ -77,8 +63,7 @@ public enum SocketLocation {
 
     /// Whether anything exists at `path` (without following a final symlink).
     public static func fileExists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
+        FileSystem.exists(path)
     }
 
     private static func nonEmpty(_ value: String?) -> String? {
