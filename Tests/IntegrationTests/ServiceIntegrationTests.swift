@@ -106,6 +106,21 @@ final class ServiceIntegrationTests: DaemonTestCase {
         XCTAssertFalse(daemon.notify.lines.contains("READY=1"))
     }
 
+    /// A failure to start ends the process with one clear critical line and exit status 1,
+    /// after the kernel was read but before READY=1 (so systemd sees a failed start).
+    func testStartFailureExitsNonZeroWithTheReason() throws {
+        let occupied = try temporaryDirectory("reachd-occupied") + "/io.reachd.Reachability"
+        try "not a socket".write(toFile: occupied, atomically: true, encoding: .utf8)
+        // The last --socket wins over the one DaemonProcess passes.
+        let blocked = try DaemonProcess(namespace: topology.host, extraArguments: ["--socket", occupied])
+        daemon = blocked
+        blocked.process.waitUntilExit()
+        XCTAssertEqual(blocked.process.terminationStatus, 1)
+        XCTAssertTrue(blocked.log.contains("critical reachd: \(occupied) exists and is not a socket; refusing to replace it"), blocked.log)
+        XCTAssertFalse(blocked.notify.lines.contains("READY=1"))
+        XCTAssertEqual(try String(contentsOfFile: occupied, encoding: .utf8), "not a socket", "the file is left alone")
+    }
+
     // MARK: reachctl wait
 
     func testWaitExitCodes() throws {

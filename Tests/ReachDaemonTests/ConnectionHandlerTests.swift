@@ -144,3 +144,42 @@ final class ConnectionHandlerTests: XCTestCase {
         XCTAssertEqual(try replies().count, 1, "only the first reply was ever written")
     }
 }
+
+/// The server's failures reach the engine: a listening socket closing under the server
+/// is fatal; closing it in `shutdown()` is not.
+final class ServerFailureTests: XCTestCase {
+    private final class Reasons: @unchecked Sendable {
+        var list: [String] = []  // only touched on the embedded loop, i.e. this thread
+    }
+
+    private func makeCore(_ loop: EmbeddedEventLoop, reasons: Reasons) -> ServerCore {
+        ServerCore(
+            publication: Publication(instance: "embedded", snapshot: makeSnapshot(), policy: InterfacePolicy()),
+            serviceInfo: .reachd, eventLoop: loop, logger: Logger(label: "test"), notifier: SystemdNotifier(),
+            onFatalError: { reasons.list.append($0) }
+        )
+    }
+
+    func testListeningSocketClosingUnexpectedlyIsFatal() throws {
+        let loop = EmbeddedEventLoop()
+        let reasons = Reasons()
+        let core = makeCore(loop, reasons: reasons)
+        let listener = EmbeddedChannel(loop: loop)
+        core.adopt(listener, ownsSocketFile: true)
+        XCTAssertEqual(reasons.list, [])
+        try listener.close().wait()
+        loop.run()
+        XCTAssertEqual(reasons.list, ["the listening socket closed unexpectedly"])
+    }
+
+    func testShutdownIsNotAFailure() throws {
+        let loop = EmbeddedEventLoop()
+        let reasons = Reasons()
+        let core = makeCore(loop, reasons: reasons)
+        core.adopt(EmbeddedChannel(loop: loop), ownsSocketFile: false)
+        try core.shutdown().wait()
+        loop.run()
+        XCTAssertEqual(reasons.list, [])
+        XCTAssertFalse(core.ownsSocketFile)
+    }
+}
