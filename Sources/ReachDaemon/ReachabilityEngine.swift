@@ -145,7 +145,7 @@ public final class ReachabilityEngine: Sendable {
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Int32(clamping: $0 / 2 / 1000) }
         var lastPing = Self.monotonicMilliseconds()
         var fds = [
-            pollfd(fd: monitor.eventFileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: monitor.eventDescriptor.rawValue, events: Int16(POLLIN), revents: 0),
             pollfd(fd: resolver.fileDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
         ]
@@ -172,12 +172,12 @@ public final class ReachabilityEngine: Sendable {
             }
             if fds[0].revents != 0 {
                 do {
-                    dirty = try monitor.drain() || dirty
+                    dirty = try monitor.drain().changed || dirty
                 } catch {
                     // A socket error we cannot read past: log it and resynchronise by
                     // starting over, rather than serving a stale answer.
                     logger.error("netlink receive failed: \(error); resynchronising")
-                    dirty = (try? monitor.start()) != nil || dirty
+                    dirty = (try? monitor.resynchronize()) != nil || dirty
                 }
             }
             if fds[1].revents != 0 && resolver.refresh() { dirty = true }

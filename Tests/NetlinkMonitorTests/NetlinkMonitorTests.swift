@@ -129,7 +129,7 @@ final class NetlinkMonitorTests: XCTestCase {
             XCTAssertEqual(snapshot.lookups[.ipv6], .failure(.noRoute))
             try ns.ip("rule", "add", "from", "all", "lookup", "100")
             try ns.ip("-6", "rule", "add", "from", "all", "lookup", "100")
-            XCTAssertTrue(try drainUntilQuiet(monitor), "rule events report a change")
+            XCTAssertTrue(try drainUntilQuiet(monitor).changed, "rule events report a change")
             snapshot = monitor.snapshot()
             let va = try XCTUnwrap(snapshot.link(named: "va"))
             guard case .route(let v4) = snapshot.lookups[.ipv4], case .route(let v6) = snapshot.lookups[.ipv6] else {
@@ -333,7 +333,7 @@ final class NetlinkMonitorTests: XCTestCase {
             let lines = (0..<20_000).map { "route add 10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32 via 10.0.0.2" }
             try ns.ipBatch(lines)
             let start = Date()
-            XCTAssertTrue(try drainUntilQuiet(monitor))
+            XCTAssertTrue(try drainUntilQuiet(monitor).changed)
             print("20k route events drained in \(Date().timeIntervalSince(start)) s (incl. 0.3 s quiet), resyncs: \(monitor.resyncCount)")
             let after = monitor.snapshot()
             XCTAssertEqual(after.defaultRoutes, before.defaultRoutes)
@@ -351,7 +351,8 @@ final class NetlinkMonitorTests: XCTestCase {
                 + ["route add default via 10.0.0.2", "address add 192.0.2.9/24 dev va"]
             try ns.ipBatch(lines)
             // Nothing is read while the batch runs, so the 4 KiB buffer overflows.
-            XCTAssertTrue(try drainUntilQuiet(monitor))
+            let outcome = try drainUntilQuiet(monitor)
+            XCTAssertTrue(outcome.changed)
             XCTAssertGreaterThan(monitor.resyncCount, 0)
             let snapshot = monitor.snapshot()
             let va = try XCTUnwrap(snapshot.link(named: "va"))
@@ -393,7 +394,7 @@ final class NetlinkMonitorTests: XCTestCase {
         try withMonitor { monitor in
             _ = try drainUntilQuiet(monitor)
             let start = Date()
-            XCTAssertFalse(try monitor.drain())
+            XCTAssertFalse(try monitor.drain().changed)
             XCTAssertLessThan(Date().timeIntervalSince(start), 0.5)
         }
     }
