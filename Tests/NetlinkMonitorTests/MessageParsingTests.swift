@@ -1,4 +1,5 @@
 import CNetlink
+import Foundation
 @testable import NetlinkMonitor
 import ReachabilityCore
 import SystemPackage
@@ -82,6 +83,10 @@ final class MessageParsingTests: XCTestCase {
         guard case .otherRoute = route.parse(type: RTM_NEWROUTE) else { return XCTFail() }
         let cloned = Builder(header: Self.rtmsg(family: Self.afInet6, dstLength: 128, flags: UInt32(RTM_F_CLONED)))
         guard case .ignored = cloned.parse(type: RTM_NEWROUTE) else { return XCTFail() }
+        let clonedDefault = Builder(header: Self.rtmsg(family: Self.afInet6, flags: UInt32(RTM_F_CLONED)))
+        guard case .ignored = clonedDefault.parse(type: RTM_DELROUTE) else { return XCTFail() }
+        let mpls = Builder(header: Self.rtmsg(family: UInt8(AF_MPLS)))
+        guard case .ignored = mpls.parse(type: RTM_NEWROUTE) else { return XCTFail() }
     }
 
     func testDefaultRouteTableOverrideMetricAndReplace() {
@@ -96,6 +101,9 @@ final class MessageParsingTests: XCTestCase {
             nextHops: [NextHop(interfaceIndex: 7, gateway: IPAddress("192.0.2.1"), isLinkDown: true)]
         ))
         XCTAssertTrue(record.replaces)
+        guard case .defaultRouteRemoved(let removed) = route.parse(type: RTM_DELROUTE) else { return XCTFail() }
+        XCTAssertEqual(removed.route, record.route)
+        XCTAssertFalse(removed.replaces)
     }
 
     func testMultipathWithViaAndDeadHop() {
@@ -114,6 +122,38 @@ final class MessageParsingTests: XCTestCase {
         ])
     }
 
+    func testIPv6MultipathDefault() {
+        var route = Builder(header: Self.rtmsg(family: Self.afInet6))
+        route.attribute(Self.rtaPriority, Self.u32(1024))
+        let first = IPAddress("2001:db8::2")!.bytes, second = IPAddress("2001:db8:2::2")!.bytes
+        route.attribute(Self.rtaMultipath,
+                        Self.nextHop(index: 3, attributes: Self.nestedAttribute(Self.rtaGateway, first))
+                            + Self.nextHop(flags: Self.linkDown, index: 4, attributes: Self.nestedAttribute(Self.rtaGateway, second)))
+        guard case .defaultRoute(let record) = route.parse(type: RTM_NEWROUTE) else { return XCTFail() }
+        XCTAssertEqual(record.route, DefaultRoute(family: .ipv6, table: 254, metric: 1024, nextHops: [
+            NextHop(interfaceIndex: 3, gateway: IPAddress("2001:db8::2")),
+            NextHop(interfaceIndex: 4, gateway: IPAddress("2001:db8:2::2"), isLinkDown: true),
+        ]))
+    }
+
+    func testSingleHopViaDeadFlagAndBlackhole() {
+        // The single form with RTA_VIA (IPv4 default via an IPv6 link-local gateway).
+        var via = Builder(header: Self.rtmsg(family: Self.afInet))
+        via.attribute(Self.rtaOIF, Self.u32(2))
+        via.attribute(Self.rtaVia, Self.u16(UInt16(AF_INET6)) + Self.linkLocal)
+        guard case .defaultRoute(let viaRecord) = via.parse(type: RTM_NEWROUTE) else { return XCTFail() }
+        XCTAssertEqual(viaRecord.route.nextHops, [NextHop(interfaceIndex: 2, gateway: IPAddress("fe80::1"))])
+        // A single hop flagged dead (ignore_routes_with_linkdown) is still the route's hop.
+        var deadHop = Builder(header: Self.rtmsg(family: Self.afInet6, flags: Self.linkDown | Self.dead))
+        deadHop.attribute(Self.rtaOIF, Self.u32(2))
+        guard case .defaultRoute(let deadRecord) = deadHop.parse(type: RTM_NEWROUTE) else { return XCTFail() }
+        XCTAssertEqual(deadRecord.route.nextHops, [NextHop(interfaceIndex: 2, isLinkDown: true)])
+        // A blackhole has no next hop at all.
+        let blackhole = Builder(header: Self.rtmsg(family: Self.afInet, type: UInt8(RTN_BLACKHOLE)))
+        guard case .defaultRoute(let blackholeRecord) = blackhole.parse(type: RTM_NEWROUTE) else { return XCTFail() }
+        XCTAssertEqual(blackholeRecord.route, DefaultRoute(family: .ipv4, type: .blackhole))
+    }
+
     // MARK: Links
 
     func testBridgePortMessagesAreNotLinkRemovals() {
@@ -121,6 +161,9 @@ final class MessageParsingTests: XCTestCase {
         guard case .ignored = port.parse(type: RTM_DELLINK) else { return XCTFail() }
         let link = Builder(header: Self.ifinfomsg(index: 9))
         guard case .linkRemoved(9) = link.parse(type: RTM_DELLINK) else { return XCTFail() }
+        var portUpdate = Builder(header: Self.ifinfomsg(family: UInt8(AF_BRIDGE), index: 9))
+        portUpdate.attribute(Int(IFLA_IFNAME), Array("veth0".utf8) + [0])
+        guard case .ignored = portUpdate.parse(type: RTM_NEWLINK) else { return XCTFail() }
     }
 
     func testLinkCarrierFallsBackToLowerUp() {
@@ -131,6 +174,24 @@ final class MessageParsingTests: XCTestCase {
         XCTAssertEqual(parsed.hardwareType, ARPHardwareType.ppp)
         XCTAssertTrue(parsed.carrier)
         XCTAssertEqual(parsed.operState, .unknown)
+    }
+
+    func testLinkAttributes() {
+        // IFLA_CARRIER, when sent, wins over IFF_LOWER_UP; operstate and kind come through.
+        var link = Builder(header: Self.ifinfomsg(index: 6, flags: 0x10043))
+        link.attribute(Int(IFLA_IFNAME), Array("wg0".utf8) + [0])
+        link.attribute(Int(IFLA_OPERSTATE), [2 /* IF_OPER_DOWN */])
+        link.attribute(Int(IFLA_CARRIER), [0])
+        link.attribute(Int(IFLA_LINKINFO), Self.nestedAttribute(Int(IFLA_INFO_KIND), Array("wireguard".utf8) + [0]))
+        guard case .link(let parsed) = link.parse(type: RTM_NEWLINK) else { return XCTFail() }
+        XCTAssertEqual(parsed, Link(index: 6, name: "wg0", flags: LinkFlags(rawValue: 0x10043), operState: .down,
+                                    carrier: false, hardwareType: 1, kind: "wireguard"))
+        // No name, or no index: not a link.
+        let nameless = Builder(header: Self.ifinfomsg(index: 6))
+        guard case .ignored = nameless.parse(type: RTM_NEWLINK) else { return XCTFail() }
+        var indexless = Builder(header: Self.ifinfomsg(index: 0))
+        indexless.attribute(Int(IFLA_IFNAME), Array("x".utf8) + [0])
+        guard case .ignored = indexless.parse(type: RTM_NEWLINK) else { return XCTFail() }
     }
 
     // MARK: Addresses
@@ -148,7 +209,45 @@ final class MessageParsingTests: XCTestCase {
         XCTAssertTrue(parsed.flags.contains(.permanent))
     }
 
+    func testAddressForms() {
+        // IPv6 sends IFA_ADDRESS alone; the 8-bit flags stand without IFA_FLAGS.
+        var v6 = Builder(header: [Self.afInet6, 64, 0x40, 253 /* link */] + Self.u32(3))
+        v6.attribute(Int(IFA_ADDRESS), Self.linkLocal)
+        guard case .addressRemoved(let removed) = v6.parse(type: RTM_DELADDR) else { return XCTFail() }
+        XCTAssertEqual(removed, InterfaceAddress(interfaceIndex: 3, address: IPAddress("fe80::1")!, prefixLength: 64,
+                                                 scope: .link, flags: .tentative))
+        // IPv6 point-to-point: IFA_LOCAL is ours, IFA_ADDRESS the peer.
+        var peer = Builder(header: [Self.afInet6, 128, 0, 0] + Self.u32(3))
+        peer.attribute(Int(IFA_LOCAL), IPAddress("2001:db8::1")!.bytes)
+        peer.attribute(Int(IFA_ADDRESS), IPAddress("2001:db8::2")!.bytes)
+        guard case .address(let local) = peer.parse(type: RTM_NEWADDR) else { return XCTFail() }
+        XCTAssertEqual(local.address, IPAddress("2001:db8::1"))
+        // IPv4 without IFA_LOCAL (the kernel leaves out a zero one): IFA_ADDRESS it is.
+        var v4 = Builder(header: [Self.afInet, 24, 0, 0] + Self.u32(2))
+        v4.attribute(Int(IFA_ADDRESS), [192, 0, 2, 5])
+        guard case .address(let only) = v4.parse(type: RTM_NEWADDR) else { return XCTFail() }
+        XCTAssertEqual(only.address, IPAddress("192.0.2.5"))
+        // Neither, or another family: nothing.
+        let empty = Builder(header: [Self.afInet, 24, 0, 0] + Self.u32(2))
+        guard case .ignored = empty.parse(type: RTM_NEWADDR) else { return XCTFail() }
+        var other = Builder(header: [UInt8(AF_PACKET), 0, 0, 0] + Self.u32(2))
+        other.attribute(Int(IFA_ADDRESS), [1, 2, 3, 4])
+        guard case .ignored = other.parse(type: RTM_NEWADDR) else { return XCTFail() }
+    }
+
     // MARK: Lookups
+
+    func testLookupAnswer() {
+        var reply = Builder(header: Self.rtmsg(family: Self.afInet, dstLength: 32, table: 254, flags: Self.linkDown))
+        reply.attribute(Self.rtaTable, Self.u32(100))
+        reply.attribute(Self.rtaOIF, Self.u32(4))
+        reply.attribute(Self.rtaGateway, [10, 0, 0, 2])
+        reply.attribute(Self.rtaPrefSrc, [10, 0, 0, 1])
+        XCTAssertEqual(reply.lookup(), .route(RouteLookupResult(
+            type: .unicast, outputInterface: 4, gateway: IPAddress("10.0.0.2"), preferredSource: IPAddress("10.0.0.1"),
+            isLinkDown: true, table: 100
+        )))
+    }
 
     func testOlderKernelsIPv6RejectAnswersMapToFailures() {
         func answer(type: Int, cachedError: Int32) -> RouteLookup {
@@ -159,6 +258,7 @@ final class MessageParsingTests: XCTestCase {
         }
         XCTAssertEqual(answer(type: RTN_UNREACHABLE, cachedError: -ENETUNREACH), .failure(.noRoute))
         XCTAssertEqual(answer(type: RTN_UNREACHABLE, cachedError: -EHOSTUNREACH), .failure(.unreachableRoute))
+        XCTAssertEqual(answer(type: RTN_UNREACHABLE, cachedError: Int32.min), .failure(.unreachableRoute))
         XCTAssertEqual(answer(type: RTN_BLACKHOLE, cachedError: -EINVAL), .failure(.blackholeRoute))
         XCTAssertEqual(answer(type: RTN_PROHIBIT, cachedError: -EACCES), .failure(.prohibitedRoute))
         XCTAssertEqual(answer(type: RTN_THROW, cachedError: -EAGAIN), .failure(.noRoute))
@@ -172,10 +272,81 @@ final class MessageParsingTests: XCTestCase {
             (.noRouteToHost, .unreachableRoute),
             (.invalidArgument, .blackholeRoute),
             (.permissionDenied, .prohibitedRoute),
+            (.notPermitted, .prohibitedRoute),
+            (.noBufferSpace, .lookupFailed(Errno.noBufferSpace.description)),
+            (.timedOut, .lookupFailed("Connection timed out")),
         ]
         for (errno, failure) in table {
             XCTAssertEqual(FIBLookup.failure(for: errno), failure, "\(errno)")
         }
+    }
+
+    // MARK: Robustness
+
+    /// Every prefix of every message kind, `nlmsg_len` cut to match: no crash, no
+    /// out-of-bounds read that matters, and a message too short for its fixed header is ignored.
+    func testTruncatedMessagesDoNotCrash() {
+        var route = Builder(header: Self.rtmsg(family: Self.afInet6))
+        route.attribute(Self.rtaTable, Self.u32(1000))
+        route.attribute(Self.rtaMultipath, Self.nextHop(index: 3, attributes: Self.nestedAttribute(Self.rtaGateway, IPAddress("2001:db8::2")!.bytes))
+                            + Self.nextHop(index: 4, attributes: Self.nestedAttribute(Self.rtaVia, Self.u16(UInt16(AF_INET6)) + Self.linkLocal)))
+        route.attribute(Self.rtaCacheInfo, [UInt8](repeating: 0xFF, count: 32))
+        var link = Builder(header: Self.ifinfomsg(index: 4, flags: 0x10041))
+        link.attribute(Int(IFLA_IFNAME), Array("eth0".utf8) + [0])
+        link.attribute(Int(IFLA_CARRIER), [1])
+        link.attribute(Int(IFLA_LINKINFO), Self.nestedAttribute(Int(IFLA_INFO_KIND), Array("veth".utf8) + [0]))
+        var address = Builder(header: [Self.afInet, 24, 0, 0] + Self.u32(2))
+        address.attribute(Int(IFA_LOCAL), [192, 0, 2, 1])
+        address.attribute(Int(IFA_FLAGS), Self.u32(0x80))
+        let cases: [(Builder, Int, Int)] = [
+            (route, RTM_NEWROUTE, MemoryLayout<rtmsg>.size), (link, RTM_NEWLINK, MemoryLayout<ifinfomsg>.size),
+            (link, RTM_DELLINK, MemoryLayout<ifinfomsg>.size), (address, RTM_NEWADDR, MemoryLayout<ifaddrmsg>.size),
+        ]
+        for (builder, type, fixedHeader) in cases {
+            for length in 16...(16 + builder.payload.count) {
+                let parsed = builder.withMessage(type: type, length: length) { MessageParser.parse($0) }
+                if length < 16 + fixedHeader && parsed.isRelevant { XCTFail("\(type) cut to \(length) bytes: \(parsed)") }
+            }
+        }
+        for length in 16...(16 + route.payload.count) {
+            let answer = route.withMessage(type: RTM_NEWROUTE, length: length) { FIBLookup.interpret($0) }
+            if length < 16 + MemoryLayout<rtmsg>.size, case .route = answer { XCTFail("answer cut to \(length) bytes: \(answer)") }
+        }
+    }
+
+    /// The libnl objects are released: parsing the same link, address and route
+    /// messages 100k times each leaves the resident set where it was.
+    func testParsingDoesNotLeak() throws {
+        var route = Builder(header: Self.rtmsg(family: Self.afInet))
+        route.attribute(Self.rtaMultipath, Self.nextHop(index: 3, attributes: Self.nestedAttribute(Self.rtaGateway, [10, 0, 0, 2]))
+                            + Self.nextHop(index: 5, attributes: Self.nestedAttribute(Self.rtaVia, Self.u16(UInt16(AF_INET6)) + Self.linkLocal)))
+        var link = Builder(header: Self.ifinfomsg(index: 4, flags: 0x10041))
+        link.attribute(Int(IFLA_IFNAME), Array("veth0".utf8) + [0])
+        link.attribute(Int(IFLA_LINKINFO), Self.nestedAttribute(Int(IFLA_INFO_KIND), Array("veth".utf8) + [0]))
+        var address = Builder(header: [Self.afInet, 32, 0, 0] + Self.u32(6))
+        address.attribute(Int(IFA_ADDRESS), [198, 51, 100, 2])
+        address.attribute(Int(IFA_LOCAL), [198, 51, 100, 1])
+        func parseAll(_ rounds: Int) {
+            for _ in 0..<rounds {
+                _ = route.parse(type: RTM_NEWROUTE)
+                _ = route.lookup()
+                _ = link.parse(type: RTM_NEWLINK)
+                _ = address.parse(type: RTM_NEWADDR)
+            }
+        }
+        parseAll(10_000)  // warm up allocator caches
+        let before = try Self.residentBytes()
+        parseAll(100_000)
+        let growth = try Self.residentBytes() - before
+        print("RSS growth after 100k parses of each message kind: \(growth / 1024) KiB")
+        // A leak of even one small libnl object per parse would be megabytes here.
+        XCTAssertLessThan(growth, 2 << 20)
+    }
+
+    private static func residentBytes() throws -> Int {
+        let statm = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8)
+        let pages = try XCTUnwrap(statm.split(separator: " ").dropFirst().first.flatMap { Int($0) })
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     // MARK: Sysfs and errors
@@ -190,6 +361,9 @@ final class MessageParsingTests: XCTestCase {
     func testErrorDescription() {
         let error = NetlinkError(operation: "nl_connect(event)", errno: .permissionDenied)
         XCTAssertEqual(error.description, "nl_connect(event): Permission denied (errno 13)")
+        let libnl = NetlinkError(operation: "nl_socket_alloc(event)", libnlCode: -NLE_NOMEM)
+        XCTAssertEqual(libnl.code, .libnl(NLE_NOMEM))
+        XCTAssertEqual(libnl.description, "nl_socket_alloc(event): Out of memory (libnl \(NLE_NOMEM))")
     }
 }
 

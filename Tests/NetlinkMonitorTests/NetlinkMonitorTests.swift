@@ -353,6 +353,7 @@ final class NetlinkMonitorTests: XCTestCase {
             // Nothing is read while the batch runs, so the 4 KiB buffer overflows.
             let outcome = try drainUntilQuiet(monitor)
             XCTAssertTrue(outcome.changed)
+            XCTAssertTrue(outcome.resynchronizedAfterLostEvents, "lost events are reported")
             XCTAssertGreaterThan(monitor.resyncCount, 0)
             let snapshot = monitor.snapshot()
             let va = try XCTUnwrap(snapshot.link(named: "va"))
@@ -387,6 +388,23 @@ final class NetlinkMonitorTests: XCTestCase {
             try ns.ip("link", "set", "vb", "name", "wwan0")
             let renamed = try waitFor(monitor, "renamed") { $0.link(named: "wwan0") != nil }
             XCTAssertEqual(renamed.link(named: "wwan0")?.device.deviceType, "wwan")
+        }
+    }
+
+    func testResynchronizeIsCountedAndKeepsTheState() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { monitor in
+            XCTAssertEqual(monitor.resyncCount, 0, "the initial sync is not counted")
+            let before = monitor.snapshot()
+            try monitor.resynchronize()
+            XCTAssertEqual(monitor.resyncCount, 1)
+            try monitor.start()
+            XCTAssertEqual(monitor.resyncCount, 2, "a repeated start() is a resync")
+            let after = monitor.snapshot()
+            XCTAssertEqual(after.links, before.links)
+            XCTAssertEqual(after.defaultRoutes, before.defaultRoutes)
+            XCTAssertEqual(after.lookups, before.lookups)
         }
     }
 
