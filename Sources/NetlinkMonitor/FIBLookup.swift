@@ -1,11 +1,12 @@
 import CNetlink
 import ReachabilityCore
+import SystemPackage
 
 /// One FIB lookup: the RTM_GETROUTE request `ip route get` sends (no packet leaves
 /// the host), and the mapping of the kernel's answer to a `RouteLookup`.
 enum FIBLookup {
     /// Asks the kernel how a packet to `destination` would leave, on the blocking
-    /// request socket. Socket-level failures come back as `.failure(.error(errno))`.
+    /// request socket. Socket-level failures come back as `.failure(.lookupFailed(text))`.
     static func lookup(_ destination: IPAddress, on socket: NetlinkSocket) -> RouteLookup {
         do {
             return try perform(destination, on: socket)
@@ -16,84 +17,78 @@ enum FIBLookup {
 
     private static func perform(_ destination: IPAddress, on socket: NetlinkSocket) throws(NetlinkError) -> RouteLookup {
         let bytes = destination.bytes
-        let sequence = try socket.send(type: Kernel.getRoute, flags: Kernel.flagRequest) { (message) throws(NetlinkError) in
+        var lookup: RouteLookup?
+        let answer = try socket.request(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST) { (request) throws(NetlinkError) in
             var header = rtmsg()
-            header.rtm_family = destination.family == .ipv4 ? Kernel.afInet : Kernel.afInet6
+            header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
             header.rtm_dst_len = UInt8(bytes.count * 8)
             // Report the table the match came from (IPv4 says "main" otherwise).
             header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE)
-            var result = nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO))
-            if result >= 0 {
-                result = bytes.withUnsafeBytes { nla_put(message, Int32(Kernel.rtaDestination), Int32($0.count), $0.baseAddress) }
-            }
-            if result < 0 { throw NetlinkError(operation: "build RTM_GETROUTE", libnlCode: result) }
+            try request.append(header)
+            try request.put(Int32(RTA_DST.rawValue), bytes)
+        } answer: { message in
+            if message.type == UInt16(RTM_NEWROUTE) { lookup = interpret(message) }
         }
-        var answer: RouteLookup?
-        try socket.awaitAnswer(to: sequence) { message in
-            if message.type == Kernel.newRoute { answer = interpret(message) }
-        }
-        if let errno = socket.receiver.kernelErrno {
-            return .failure(RouteLookupFailure(errno: errno))
-        }
-        return answer ?? .failure(.lookupFailed("no answer"))
+        if case .failed(let errno) = answer { return .failure(failure(for: errno)) }
+        return lookup ?? .failure(.lookupFailed("no answer"))
     }
 
-    /// Maps an RTM_NEWROUTE answer. Reject routes become failures: current kernels
-    /// answer them with an errno for both families, but IPv6 on older kernels returns
-    /// the route itself (via `lo`) with its error in RTA_CACHEINFO, where ENETUNREACH
-    /// is the null entry ("no route at all").
-    static func interpret(_ message: RawMessage) -> RouteLookup {
-        let payload = message.payload
-        guard payload.count >= Kernel.rtmsgLength else { return .failure(.lookupFailed("truncated answer")) }
-        let type = payload[7]
-        let flags = payload.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
-        var table = UInt32(payload[4])
-        var outputInterface: Int32 = 0
-        var gateway: IPAddress?
-        var source: IPAddress?
-        var cachedError: Int32 = 0
-        for attribute in message.attributes(after: Kernel.rtmsgLength) {
-            switch attribute.type {
-            case Kernel.rtaOutputInterface: outputInterface = Int32(bitPattern: attribute.uint32 ?? 0)
-            case Kernel.rtaGateway: gateway = attribute.address
-            case Kernel.rtaVia: gateway = MessageParser.viaAddress(attribute.payload)
-            case Kernel.rtaPreferredSource: source = attribute.address
-            case Kernel.rtaTable: table = attribute.uint32 ?? table
-            case Kernel.rtaCacheInfo:
-                // struct rta_cacheinfo { u32 clntref, lastuse; s32 expires; u32 error; ... }
-                if attribute.payload.count >= 16 {
-                    cachedError = abs(attribute.payload.loadUnaligned(fromByteOffset: 12, as: Int32.self))
-                }
-            default: break
-            }
+    /// What the kernel's error for a lookup means (DESIGN rule 2). The one place an
+    /// errno becomes a reason.
+    static func failure(for errno: Errno) -> RouteLookupFailure {
+        switch errno {
+        case .networkUnreachable: .noRoute
+        case .noRouteToHost: .unreachableRoute
+        case .invalidArgument: .blackholeRoute
+        case .permissionDenied, .notPermitted: .prohibitedRoute
+        default: .lookupFailed(errno.description)
         }
-        switch type {
-        case Kernel.rtnUnreachable:
-            return .failure(cachedError == Kernel.enetunreach ? .noRoute : .unreachableRoute)
-        case Kernel.rtnBlackhole:
+    }
+
+    /// Maps an RTM_NEWROUTE answer, parsed by `rtnl_route_parse`. Reject routes become
+    /// failures: current kernels answer them with an errno for both families, but IPv6
+    /// on older kernels returns the route itself (via `lo`) with its error in
+    /// RTA_CACHEINFO, where ENETUNREACH is the null entry ("no route at all").
+    static func interpret(_ message: NetlinkMessage) -> RouteLookup {
+        var parsed: OpaquePointer?
+        let result = rtnl_route_parse(message.header, &parsed)
+        guard result >= 0, let route = parsed else {
+            return .failure(.lookupFailed(NetlinkError(operation: "rtnl_route_parse", libnlCode: result).description))
+        }
+        defer { rtnl_route_put(route) }
+        let type = rtnl_route_get_type(route)
+        switch Int(type) {
+        case RTN_UNREACHABLE:
+            return .failure(cachedError(message) == .networkUnreachable ? .noRoute : .unreachableRoute)
+        case RTN_BLACKHOLE:
             return .failure(.blackholeRoute)
-        case Kernel.rtnProhibit:
+        case RTN_PROHIBIT:
             return .failure(.prohibitedRoute)
-        case Kernel.rtnThrow:
+        case RTN_THROW:
             return .failure(.noRoute)
         default:
+            // A resolved destination has one next hop (the single form: RTA_OIF, RTA_GATEWAY).
+            let hop = rtnl_route_get_nnexthops(route) > 0 ? rtnl_route_nexthop_n(route, 0) : nil
             return .route(RouteLookupResult(
-                type: RouteType(kernelValue: type), outputInterface: outputInterface, gateway: gateway,
-                preferredSource: source, isLinkDown: flags & Kernel.nextHopLinkDown != 0, table: table
+                type: RouteType(kernelValue: type),
+                outputInterface: hop.map { Int32(rtnl_route_nh_get_ifindex($0)) } ?? 0,
+                gateway: hop.flatMap { IPAddress(libnl: rtnl_route_nh_get_gateway($0)) ?? IPAddress(libnl: rtnl_route_nh_get_via($0)) },
+                preferredSource: IPAddress(libnl: rtnl_route_get_pref_src(route)),
+                isLinkDown: rtnl_route_get_flags(route) & UInt32(RTNH_F_LINKDOWN) != 0,
+                table: rtnl_route_get_table(route)
             ))
         }
     }
-}
 
-extension RouteLookupFailure {
-    /// Maps a positive errno from the kernel's reply (Linux numbering).
-    public init(errno: Int32) {
-        switch errno {
-        case 101: self = .noRoute          // ENETUNREACH
-        case 113: self = .unreachableRoute // EHOSTUNREACH
-        case 22: self = .blackholeRoute    // EINVAL
-        case 13, 1: self = .prohibitedRoute // EACCES, EPERM
-        default: self = .lookupFailed("errno \(errno)")
-        }
+    /// The error an old kernel put in an IPv6 reject route's RTA_CACHEINFO, if any.
+    ///
+    /// Read by hand because libnl has no getter for it: `rtnl_route_parse` copies the
+    /// attribute into the route but exposes none of its fields. So the attribute is
+    /// found with `nlmsg_find_attr` and read as the kernel's `struct rta_cacheinfo`.
+    static func cachedError(_ message: NetlinkMessage) -> Errno? {
+        guard let attribute = message.attribute(Int32(RTA_CACHEINFO.rawValue), after: rtmsg.self),
+              Int(nla_len(attribute)) >= MemoryLayout<rta_cacheinfo>.size else { return nil }
+        let info = UnsafeRawPointer(nla_data(attribute)).loadUnaligned(as: rta_cacheinfo.self)
+        return Errno(kernelValue: Int32(bitPattern: info.rta_error))
     }
 }

@@ -1,3 +1,4 @@
+import CNetlink
 import ReachabilityCore
 
 /// A default route as one RTM_NEWROUTE / RTM_DELROUTE described it, plus what the
@@ -48,21 +49,24 @@ enum ParsedMessage {
     }
 }
 
-/// Decodes rtnetlink messages into `ParsedMessage`s. Pure: bytes in, values out.
+/// Turns rtnetlink messages into `ParsedMessage`s: the fixed header is read as the
+/// kernel struct to decide whether the message matters at all; what does is parsed
+/// by libnl-route into an `rtnl_link` / `rtnl_addr` / `rtnl_route` and converted with
+/// libnl's getters. No IO, no libnl cache; every libnl object is released here.
 enum MessageParser {
     /// Decodes one message.
-    static func parse(_ message: RawMessage) -> ParsedMessage {
+    static func parse(_ message: NetlinkMessage) -> ParsedMessage {
         switch message.type {
-        case Kernel.newRoute, Kernel.delRoute:
-            return parseRoute(message, removed: message.type == Kernel.delRoute)
-        case Kernel.newLink:
+        case UInt16(RTM_NEWROUTE), UInt16(RTM_DELROUTE):
+            return parseRoute(message, removed: message.type == UInt16(RTM_DELROUTE))
+        case UInt16(RTM_NEWLINK):
             return parseLink(message)
-        case Kernel.delLink:
+        case UInt16(RTM_DELLINK):
             return parseLinkRemoval(message)
-        case Kernel.newAddress, Kernel.delAddress:
+        case UInt16(RTM_NEWADDR), UInt16(RTM_DELADDR):
             guard let address = parseAddress(message) else { return .ignored }
-            return message.type == Kernel.newAddress ? .address(address) : .addressRemoved(address)
-        case Kernel.newRule, Kernel.delRule:
+            return message.type == UInt16(RTM_NEWADDR) ? .address(address) : .addressRemoved(address)
+        case UInt16(RTM_NEWRULE), UInt16(RTM_DELRULE):
             return .rule
         default:
             return .ignored
@@ -71,82 +75,64 @@ enum MessageParser {
 
     // MARK: Routes
 
-    /// Routes: the `rtmsg` header is read first and anything with a destination
+    /// Routes: the `rtmsg` header is judged first and anything with a destination
     /// prefix returns at once, so a flood of ordinary route events costs a few loads
-    /// and no allocation.
-    static func parseRoute(_ message: RawMessage, removed: Bool) -> ParsedMessage {
-        let payload = message.payload
-        guard payload.count >= Kernel.rtmsgLength else { return .ignored }
-        // struct rtmsg { family, dst_len, src_len, tos, table, protocol, scope, type; u32 flags }
-        let flags = payload.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+    /// and no allocation. Only default routes reach `rtnl_route_parse`.
+    static func parseRoute(_ message: NetlinkMessage, removed: Bool) -> ParsedMessage {
+        guard let header = message.fixedHeader(rtmsg.self) else { return .ignored }
         // Cloned routes (route cache, PMTU exceptions) are not part of the FIB.
-        if flags & Kernel.routeCloned != 0 { return .ignored }
-        guard payload[1] == 0 else { return .otherRoute }
-        let familyByte = payload[0]
+        if header.rtm_flags & UInt32(RTM_F_CLONED) != 0 { return .ignored }
+        guard header.rtm_dst_len == 0 else { return .otherRoute }
         let family: AddressFamily
-        switch familyByte {
-        case Kernel.afInet: family = .ipv4
-        case Kernel.afInet6: family = .ipv6
+        switch Int32(header.rtm_family) {
+        case AF_INET: family = .ipv4
+        case AF_INET6: family = .ipv6
         default: return .ignored
         }
-        var table = UInt32(payload[4])
-        var metric: UInt32 = 0
-        var outputInterface: Int32 = 0
-        var gateway: IPAddress?
-        var multipath: [NextHop]?
-        for attribute in message.attributes(after: Kernel.rtmsgLength) {
-            switch attribute.type {
-            case Kernel.rtaTable: table = attribute.uint32 ?? table
-            case Kernel.rtaPriority: metric = attribute.uint32 ?? 0
-            case Kernel.rtaOutputInterface: outputInterface = Int32(bitPattern: attribute.uint32 ?? 0)
-            case Kernel.rtaGateway: gateway = attribute.address
-            case Kernel.rtaVia: gateway = viaAddress(attribute.payload)
-            case Kernel.rtaMultipath: multipath = parseMultipath(attribute.payload)
-            default: break
-            }
+        var parsed: OpaquePointer?
+        guard rtnl_route_parse(message.header, &parsed) >= 0, let route = parsed else {
+            // libnl refused the message (out of memory, or attributes the kernel never
+            // sends). The route stays untracked, but the answer is re-evaluated: the
+            // lookups, which decide it, ask the kernel itself.
+            return .otherRoute
         }
-        let hops: [NextHop]
-        if let multipath {
-            hops = multipath
-        } else if outputInterface != 0 || gateway != nil {
-            hops = [NextHop(interfaceIndex: outputInterface, gateway: gateway, isLinkDown: flags & Kernel.nextHopLinkDown != 0)]
-        } else {
-            hops = []
-        }
-        let route = DefaultRoute(
-            family: family, table: table, type: RouteType(kernelValue: payload[7]), metric: metric, nextHops: hops
+        defer { rtnl_route_put(route) }
+        let record = DefaultRouteRecord(
+            route: DefaultRoute(
+                family: family, table: rtnl_route_get_table(route), type: RouteType(kernelValue: rtnl_route_get_type(route)),
+                metric: rtnl_route_get_priority(route),
+                nextHops: nextHops(of: route, multipath: message.attribute(Int32(RTA_MULTIPATH.rawValue), after: rtmsg.self) != nil)
+            ),
+            tos: rtnl_route_get_tos(route),
+            replaces: message.flags & UInt16(NLM_F_REPLACE) != 0
         )
-        let record = DefaultRouteRecord(route: route, tos: payload[3], replaces: message.flags & Kernel.flagReplace != 0)
         return removed ? .defaultRouteRemoved(record) : .defaultRoute(record)
     }
 
-    /// `struct rtvia { __kernel_sa_family_t family; __u8 addr[]; }`.
-    static func viaAddress(_ payload: UnsafeRawBufferPointer) -> IPAddress? {
-        guard payload.count > 2 else { return nil }
-        return IPAddress(bytes: Array(payload[2...]))
-    }
-
-    /// RTA_MULTIPATH: a run of `struct rtnexthop` each followed by its own attributes.
-    /// Dead next hops (`RTNH_F_DEAD`) are left out: the kernel does not use them.
-    static func parseMultipath(_ payload: UnsafeRawBufferPointer) -> [NextHop] {
+    /// The route's next hops in the model's terms; a gateway is RTA_GATEWAY or RTA_VIA
+    /// (an IPv4 route via an IPv6 next hop).
+    ///
+    /// libnl folds both message forms into next hops, so `multipath` says which one
+    /// the message used (whether it has RTA_MULTIPATH; libnl keeps no trace of it):
+    /// - RTA_MULTIPATH: one hop per `rtnexthop`; dead ones (`RTNH_F_DEAD`) are left
+    ///   out, the kernel does not use them.
+    /// - the single form (RTA_OIF, RTA_GATEWAY, … with the hop's flags in `rtm_flags`):
+    ///   a hop only if it has an output interface or a gateway (a blackhole has
+    ///   neither), kept even when flagged dead (with `ignore_routes_with_linkdown` the
+    ///   kernel adds RTNH_F_DEAD to a linkdown route it still has).
+    static func nextHops(of route: OpaquePointer, multipath: Bool) -> [NextHop] {
         var hops: [NextHop] = []
-        var offset = 0
-        while offset + Kernel.rtnexthopLength <= payload.count {
-            // struct rtnexthop { u16 len; u8 flags; u8 hops; int ifindex; }
-            let length = Int(payload.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-            guard length >= Kernel.rtnexthopLength, offset + length <= payload.count else { break }
-            let flags = UInt32(payload[offset + 2])
-            let interfaceIndex = payload.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self)
-            var gateway: IPAddress?
-            let nested = UnsafeRawBufferPointer(rebasing: payload[(offset + Kernel.rtnexthopLength)..<(offset + length)])
-            for attribute in NetlinkAttributes(nested) {
-                if attribute.type == Kernel.rtaGateway { gateway = attribute.address }
-                if attribute.type == Kernel.rtaVia { gateway = viaAddress(attribute.payload) }
+        for position in 0..<max(rtnl_route_get_nnexthops(route), 0) {
+            guard let hop = rtnl_route_nexthop_n(route, position) else { continue }
+            let flags = UInt32(rtnl_route_nh_get_flags(hop))
+            let interfaceIndex = Int32(rtnl_route_nh_get_ifindex(hop))
+            let gateway = IPAddress(libnl: rtnl_route_nh_get_gateway(hop)) ?? IPAddress(libnl: rtnl_route_nh_get_via(hop))
+            if multipath {
+                if flags & UInt32(RTNH_F_DEAD) != 0 { continue }
+            } else if interfaceIndex == 0 && gateway == nil {
+                continue
             }
-            if flags & Kernel.nextHopDead == 0 {
-                hops.append(NextHop(interfaceIndex: interfaceIndex, gateway: gateway, isLinkDown: flags & Kernel.nextHopLinkDown != 0))
-            }
-            offset += Kernel.align(length)
+            hops.append(NextHop(interfaceIndex: interfaceIndex, gateway: gateway, isLinkDown: flags & UInt32(RTNH_F_LINKDOWN) != 0))
         }
         return hops
     }
@@ -154,69 +140,83 @@ enum MessageParser {
     // MARK: Links
 
     /// RTM_NEWLINK. Bridge-port notifications (`AF_BRIDGE`) describe a port, not the
-    /// link, and are ignored; so is a message without a name.
-    static func parseLink(_ message: RawMessage) -> ParsedMessage {
-        let payload = message.payload
-        guard payload.count >= Kernel.ifinfomsgLength, payload[0] != Kernel.afBridge else { return .ignored }
-        // struct ifinfomsg { u8 family; u8 pad; u16 type; int index; unsigned flags; unsigned change; }
-        let hardwareType = payload.loadUnaligned(fromByteOffset: 2, as: UInt16.self)
-        let index = payload.loadUnaligned(fromByteOffset: 4, as: Int32.self)
-        let flags = payload.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
-        var name: String?
-        var operState = OperationalState.unknown
-        var carrier: Bool?
-        var kind: String?
-        for attribute in message.attributes(after: Kernel.ifinfomsgLength) {
-            switch attribute.type {
-            case Kernel.iflaIfName: name = attribute.string
-            case Kernel.iflaOperState: operState = OperationalState(kernelValue: attribute.uint8 ?? 0)
-            case Kernel.iflaCarrier: carrier = attribute.uint8.map { $0 != 0 }
-            case Kernel.iflaLinkInfo:
-                for info in attribute.nested where info.type == Kernel.iflaInfoKind {
-                    kind = info.string
-                }
-            default: break
-            }
-        }
-        guard let name, index > 0 else { return .ignored }
+    /// link, and are ignored before parsing; so is a message without a name.
+    static func parseLink(_ message: NetlinkMessage) -> ParsedMessage {
+        guard let header = message.fixedHeader(ifinfomsg.self), Int32(header.ifi_family) != AF_BRIDGE,
+              let link = parseObject(message) else { return .ignored }
+        defer { nl_object_put(link) }
+        let index = rtnl_link_get_ifindex(link)
+        guard let name = rtnl_link_get_name(link).map({ String(cString: $0) }), index > 0 else { return .ignored }
+        let flags = rtnl_link_get_flags(link)
+        // libnl reads a missing IFLA_CARRIER as 0 and keeps no trace of its absence;
+        // only the message says whether to fall back to IFF_LOWER_UP.
+        let hasCarrier = message.attribute(Int32(IFLA_CARRIER), after: ifinfomsg.self) != nil
         return .link(Link(
-            index: index, name: name, flags: LinkFlags(rawValue: flags), operState: operState,
-            carrier: carrier ?? (flags & Kernel.iffLowerUp != 0), hardwareType: hardwareType, kind: kind
+            index: index, name: name, flags: LinkFlags(rawValue: flags),
+            operState: OperationalState(kernelValue: rtnl_link_get_operstate(link)),
+            carrier: hasCarrier ? rtnl_link_get_carrier(link) != 0 : flags & IFF_LOWER_UP.rawValue != 0,
+            hardwareType: UInt16(truncatingIfNeeded: rtnl_link_get_arptype(link)),
+            kind: rtnl_link_get_type(link).map { String(cString: $0) }
         ))
     }
 
-    /// RTM_DELLINK (bridge-port removals, `AF_BRIDGE`, are not link removals).
-    static func parseLinkRemoval(_ message: RawMessage) -> ParsedMessage {
-        let payload = message.payload
-        guard payload.count >= Kernel.ifinfomsgLength, payload[0] != Kernel.afBridge else { return .ignored }
-        return .linkRemoved(payload.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+    /// RTM_DELLINK: only the index counts, read from the `ifinfomsg` header (bridge-port
+    /// removals, `AF_BRIDGE`, are not link removals).
+    static func parseLinkRemoval(_ message: NetlinkMessage) -> ParsedMessage {
+        guard let header = message.fixedHeader(ifinfomsg.self), Int32(header.ifi_family) != AF_BRIDGE else { return .ignored }
+        return .linkRemoved(header.ifi_index)
     }
 
     // MARK: Addresses
 
-    /// RTM_NEWADDR / RTM_DELADDR: IFA_LOCAL is the local address (on point-to-point
-    /// links IFA_ADDRESS is the peer); IFA_FLAGS overrides the 8-bit `ifa_flags`.
-    static func parseAddress(_ message: RawMessage) -> InterfaceAddress? {
-        let payload = message.payload
-        guard payload.count >= Kernel.ifaddrmsgLength else { return nil }
-        // struct ifaddrmsg { u8 family; u8 prefixlen; u8 flags; u8 scope; u32 index; }
-        guard payload[0] == Kernel.afInet || payload[0] == Kernel.afInet6 else { return nil }
-        var flags = UInt32(payload[2])
-        var local: IPAddress?
-        var address: IPAddress?
-        for attribute in message.attributes(after: Kernel.ifaddrmsgLength) {
-            switch attribute.type {
-            case Kernel.ifaLocal: local = attribute.address
-            case Kernel.ifaAddress: address = attribute.address
-            case Kernel.ifaFlags: flags = attribute.uint32 ?? flags
-            default: break
-            }
+    /// RTM_NEWADDR / RTM_DELADDR of IPv4 and IPv6. libnl makes IFA_LOCAL the local
+    /// address (on point-to-point links IFA_ADDRESS is the peer) and lets IFA_FLAGS
+    /// override the 8-bit `ifa_flags`.
+    static func parseAddress(_ message: NetlinkMessage) -> InterfaceAddress? {
+        guard message.fixedHeader(ifaddrmsg.self) != nil, let object = parseObject(message) else { return nil }
+        defer { nl_object_put(object) }
+        let family = rtnl_addr_get_family(object)
+        guard family == AF_INET || family == AF_INET6 else { return nil }
+        var local = IPAddress(libnl: rtnl_addr_get_local(object))
+        if family == AF_INET, local == .v4(0, 0, 0, 0) {
+            // The kernel leaves out a zero IFA_LOCAL and libnl then reports 0.0.0.0;
+            // IFA_ADDRESS (libnl's peer, when it differs) is the address then.
+            local = IPAddress(libnl: rtnl_addr_get_peer(object))
         }
-        guard let value = local ?? address else { return nil }
+        guard let address = local else { return nil }
         return InterfaceAddress(
-            interfaceIndex: Int32(bitPattern: payload.loadUnaligned(fromByteOffset: 4, as: UInt32.self)),
-            address: value, prefixLength: payload[1], scope: AddressScope(kernelValue: payload[3]),
-            flags: AddressFlags(rawValue: flags)
+            interfaceIndex: Int32(rtnl_addr_get_ifindex(object)), address: address,
+            prefixLength: UInt8(truncatingIfNeeded: rtnl_addr_get_prefixlen(object)),
+            scope: AddressScope(kernelValue: UInt8(truncatingIfNeeded: rtnl_addr_get_scope(object))),
+            flags: AddressFlags(rawValue: UInt32(rtnl_addr_get_flags(object)))
         )
+    }
+
+    // MARK: libnl objects
+
+    /// Parses a link or address message into its libnl object (`rtnl_link`, `rtnl_addr`)
+    /// with `nl_msg_parse`, which copies the message (`nlmsg_convert`) and hands the
+    /// object to a callback; the callback takes a reference. The caller owns it and
+    /// releases it with `nl_object_put`. Nil if libnl refused the message.
+    static func parseObject(_ message: NetlinkMessage) -> OpaquePointer? {
+        guard let copy = nlmsg_convert(message.header) else { return nil }
+        defer { nlmsg_free(copy) }
+        // nlmsg_convert leaves the protocol unset; nl_msg_parse finds the parser by it.
+        nlmsg_set_proto(copy, NETLINK_ROUTE)
+        var object: OpaquePointer?
+        let result = withUnsafeMutablePointer(to: &object) { nl_msg_parse(copy, keepObject, $0) }
+        if result < 0, let parsed = object {
+            nl_object_put(parsed)
+            return nil
+        }
+        return object
+    }
+
+    /// `nl_msg_parse`'s callback: keeps (a reference to) the first object parsed.
+    /// `slot` points to an `OpaquePointer?`.
+    private static let keepObject: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { object, slot in
+        guard let object, let slot = slot?.assumingMemoryBound(to: OpaquePointer?.self), slot.pointee == nil else { return }
+        nl_object_get(object)
+        slot.pointee = object
     }
 }

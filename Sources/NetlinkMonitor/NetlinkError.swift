@@ -1,44 +1,58 @@
 import CNetlink
-import Glibc
+import SystemPackage
 
-/// A failure of a netlink operation: which operation, the libnl or errno code, and
-/// the human-readable message for it.
+/// A failure of a netlink operation: which operation, and the code it failed with.
+///
+/// Socket reads and kernel answers (NLMSG_ERROR, NLMSG_DONE) fail with an `Errno`;
+/// libnl calls (allocation, connect, membership, building and sending requests) fail
+/// with a libnl `NLE_*` code. The text for either is made in one place, `message`.
 public struct NetlinkError: Error, CustomStringConvertible, Sendable, Hashable {
-    /// Where the code comes from.
-    public enum Domain: String, Sendable, Hashable {
-        /// A libnl error code (`NLE_*`, as a positive number).
-        case libnl
-        /// A Linux `errno` value.
-        case errno
+    /// The code an operation failed with.
+    public enum Code: Sendable, Hashable {
+        /// A Linux error number, from a system call or from the kernel's netlink answer.
+        case errno(Errno)
+        /// A libnl error code (`NLE_*`, positive), from a libnl call.
+        case libnl(Int32)
     }
 
     /// The operation that failed, e.g. `"nl_connect(event)"`.
     public let operation: String
-    /// Whether `code` is a libnl code or an errno.
-    public let domain: Domain
-    /// The positive libnl (`NLE_*`) or errno code.
-    public let code: Int32
-    /// `nl_geterror` / `strerror` text for `code`.
-    public let message: String
+    /// What it failed with.
+    public let code: Code
+
+    /// Creates an error from an `Errno`.
+    public init(operation: String, errno: Errno) {
+        self.operation = operation
+        self.code = .errno(errno)
+    }
 
     /// Creates an error from a libnl return value (negative or positive `NLE_*`).
     public init(operation: String, libnlCode: Int32) {
         self.operation = operation
-        self.domain = .libnl
-        self.code = abs(libnlCode)
-        self.message = String(cString: nl_geterror(abs(libnlCode)))
+        self.code = .libnl(Int32(truncatingIfNeeded: libnlCode.magnitude))
     }
 
-    /// Creates an error from a Linux errno value (sign ignored).
-    public init(operation: String, errno code: Int32) {
-        self.operation = operation
-        self.domain = .errno
-        self.code = abs(code)
-        self.message = String(cString: strerror(abs(code)))
+    /// `strerror` text for an errno, `nl_geterror` text for a libnl code.
+    public var message: String {
+        switch code {
+        case .errno(let errno): errno.description
+        case .libnl(let value): String(cString: nl_geterror(value))
+        }
     }
 
-    /// `operation: message (libnl|errno code)`.
+    /// `operation: message (errno N)` or `operation: message (libnl N)`.
     public var description: String {
-        "\(operation): \(message) (\(domain.rawValue) \(code))"
+        switch code {
+        case .errno(let errno): "\(operation): \(message) (errno \(errno.rawValue))"
+        case .libnl(let value): "\(operation): \(message) (libnl \(value))"
+        }
+    }
+}
+
+extension Errno {
+    /// The errno the kernel reports negated in `nlmsgerr.error`, an NLMSG_DONE payload or
+    /// `rta_cacheinfo.rta_error`, whatever its sign (no trap on `Int32.min`).
+    init(kernelValue value: Int32) {
+        self.init(rawValue: Int32(truncatingIfNeeded: value.magnitude))
     }
 }

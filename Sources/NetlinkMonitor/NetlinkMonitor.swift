@@ -3,25 +3,40 @@
 // Design (in the spirit of GLib's gnetworkmonitornetlink.c; every rule below was
 // learned from a bug in a peer):
 //
-// * Two rtnetlink sockets. The EVENT socket joins RTNLGRP_LINK, RTNLGRP_IPV{4,6}_IFADDR,
-//   RTNLGRP_IPV{4,6}_ROUTE and RTNLGRP_IPV{4,6}_RULE; it is non-blocking, has no sequence
-//   checking, a large receive buffer (SO_RCVBUFFORCE when we may) and a message buffer
-//   that fits any datagram. The REQUEST socket is blocking and carries dumps and FIB
-//   lookups; answers are matched by sequence number and stale ones are skipped.
+// * Two rtnetlink sockets, allocated, connected and configured by libnl. The EVENT
+//   socket joins RTNLGRP_LINK, RTNLGRP_IPV{4,6}_IFADDR, RTNLGRP_IPV{4,6}_ROUTE and
+//   RTNLGRP_IPV{4,6}_RULE; it is non-blocking and has a large receive buffer
+//   (SO_RCVBUFFORCE when we may). The REQUEST socket is blocking and carries dumps and
+//   FIB lookups, built with libnl (`nlmsg_alloc_simple`, `nlmsg_append`, `nla_put`,
+//   `nl_send_auto`); answers are matched by sequence number and stale ones skipped.
+//
+// * Datagrams are read here, not by libnl's callback machinery (NetlinkSocket.swift):
+//   each receive takes the handler for that call as a parameter, read errors are
+//   `Errno`s (EAGAIN: drained; ENOBUFS: events lost), and NLMSG_DONE, NLMSG_ERROR (its
+//   raw errno: libnl's own mapping folds ENETUNREACH / EHOSTUNREACH into generic
+//   codes), NLM_F_DUMP_INTR and sequence numbers are handled in one visible place.
+//
+// * Parsing is libnl-route's: links, addresses and default routes become `rtnl_link`,
+//   `rtnl_addr` and `rtnl_route` objects, read with libnl's getters and released at
+//   once (MessageParsing.swift). Only two things are read from the message itself:
+//   the fixed header (`rtmsg`, `ifinfomsg`, `ifaddrmsg`) as the kernel struct, to
+//   decide before any allocation whether a message matters, and attributes libnl has
+//   no getter or no presence flag for, found with `nlmsg_find_attr` (RTA_CACHEINFO's
+//   error, whether IFLA_CARRIER and RTA_MULTIPATH were sent). No libnl cache is ever used.
 //
 // * Never mirror the routing table (DESIGN rule 1). Only links, addresses and DEFAULT
 //   routes (rtm_dst_len == 0, every table, every type incl. blackhole / unreachable /
-//   prohibit) are tracked. A route message is judged by its raw `struct rtmsg` before
-//   anything else is parsed; any other route only means "re-evaluate", so a flood of
-//   100k route events costs two loads per message and memory never grows with the FIB.
-//   No libnl cache is ever used.
+//   prohibit) are tracked. A route message is judged by its `struct rtmsg` before
+//   anything else: cloned routes are ignored, any route with a destination prefix only
+//   means "re-evaluate", so a flood of 100k route events costs two loads per message
+//   and memory never grows with the FIB.
 //
 // * Ask the kernel (rule 2). The answer per family is a fresh RTM_GETROUTE for a
-//   well-known internet address, honouring `ip rule` and every table. NLMSG_ERROR
-//   answers are read raw (libnl's mapping loses ENETUNREACH / EHOSTUNREACH):
-//   ENETUNREACH no route, EHOSTUNREACH unreachable, EINVAL blackhole, EACCES prohibit.
-//   IPv6 on older kernels answers reject routes with the route itself: its rtm_type
-//   is mapped the same way (see FIBLookup.swift).
+//   well-known internet address, honouring `ip rule` and every table. The kernel's
+//   errno becomes a reason in one function (`FIBLookup.failure(for:)`): ENETUNREACH no
+//   route, EHOSTUNREACH unreachable, EINVAL blackhole, EACCES / EPERM prohibit. IPv6 on
+//   older kernels answers reject routes with the route itself: its type is mapped the
+//   same way (see FIBLookup.swift).
 //
 // * Silent kernel flushes (rule 3). Setting a link admin-down, or removing its last
 //   IPv4 address, flushes its IPv4 routes without RTM_DELROUTE: the monitor drops
@@ -32,29 +47,30 @@
 //   condition under which the kernel sets the flag.
 //
 // * Initial sync and resync: subscribe FIRST, then dump links, addresses and routes
-//   (routes: every message's header is read, only defaults are kept). Events queued
+//   (routes: every message's header is read, only defaults are parsed). Events queued
 //   before or during the dump may be older than the dump, so after it the event
 //   socket is drained; if it held link / address / default-route events, everything
-//   is dumped again (at most `maxSyncRounds` rounds). Dumps marked NLM_F_DUMP_INTR
-//   are retried.
+//   is dumped again (at most `maxSyncRounds` rounds). Dumps marked NLM_F_DUMP_INTR,
+//   or failing with EINTR / EBUSY, are retried.
 //
-// * ENOBUFS on the event socket (libnl: -NLE_NOMEM) means events were lost (rule 4):
-//   resync as above, count it in `resyncCount`, and report a change. -NLE_AGAIN means
-//   drained; anything else is thrown.
+// * ENOBUFS on the event socket means events were lost (rule 4): `drain()` resyncs as
+//   above, counts it in `resyncCount` and says so in its `DrainOutcome`. Any other
+//   error is thrown; the owner then calls `resynchronize()` (with backoff).
 //
-// * No timers, no threads. The owner polls `eventFileDescriptor`, calls `drain()`,
-//   then `snapshot()` once per drained batch (rule 5).
+// * No timers, no threads. The owner polls `eventDescriptor`, calls `drain()`, then
+//   `snapshot()` once per drained batch (rule 5). `drain()` reads at most
+//   `maxDatagramsPerDrain` datagrams, so a flood cannot keep it from returning.
 
 import CNetlink
-import SystemPackage
 import ReachabilityCore
+import SystemPackage
 
 /// Watches rtnetlink for link, address, route and rule changes and answers with
 /// `NetworkSnapshot`s built from tracked links, addresses and default routes plus
 /// fresh FIB lookups.
 ///
 /// Not `Sendable`: one thread owns it (the daemon's engine thread), polls
-/// `eventFileDescriptor`, then calls `drain()` and `snapshot()`.
+/// `eventDescriptor`, then calls `drain()` and `snapshot()`.
 public final class NetlinkMonitor {
     /// Where the FIB is asked about per family: 8.8.8.8 and 2001:4860:4860::8888.
     /// Only looked up, never contacted.
@@ -69,15 +85,22 @@ public final class NetlinkMonitor {
     static let maxDumpAttempts = 10
     /// Datagrams one `drain()` reads at most; the rest wait for the next poll.
     static let maxDatagramsPerDrain = 1 << 16
+    /// The multicast groups the event socket joins.
+    static let groups: [rtnetlink_groups] = [
+        RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
+        RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
+    ]
 
     private let events: NetlinkSocket
     private let requests: NetlinkSocket
     private let sysfs: SysfsDeviceFacts
     private let lookupTargets: [AddressFamily: IPAddress]
     private var state = TrackedState()
-    private var started = false
+    private var subscribed = false
+    private var synchronizedOnce = false
 
-    /// How many resyncs ENOBUFS (lost events) forced so far.
+    /// Resyncs so far (the initial sync is not counted): after lost events, and each
+    /// `resynchronize()` or repeated `start()`.
     public private(set) var resyncCount = 0
 
     /// Opens and configures both sockets; nothing is subscribed or dumped until `start()`.
@@ -97,58 +120,57 @@ public final class NetlinkMonitor {
         self.lookupTargets = lookupTargets
     }
 
-    /// The event socket's file descriptor: poll it for POLLIN, then call `drain()`.
-    public var eventFileDescriptor: Int32 { events.fileDescriptor }
+    /// The event socket: poll it for input, then call `drain()`.
+    public var eventDescriptor: FileDescriptor { events.descriptor }
 
-    /// Subscribes to the multicast groups, then performs the initial sync. Calling it
-    /// again only resyncs.
+    /// Subscribes to the multicast groups (first call only), then dumps links, addresses
+    /// and default routes (the initial sync). A later call resyncs.
     public func start() throws(NetlinkError) {
-        if !started {
-            try events.join(Kernel.groups)
-            started = true
+        if !subscribed {
+            try events.join(Self.groups)
+            subscribed = true
         }
+        if synchronizedOnce { resyncCount += 1 }
         try synchronize()
+        synchronizedOnce = true
     }
 
-    /// Reads everything readable now without blocking and applies it. Returns true
-    /// if anything that may affect the answer arrived (a link, address, route or rule
-    /// event, or a resync after lost events).
+    /// Reads everything readable now (at most `maxDatagramsPerDrain` datagrams) without
+    /// blocking and applies it; resyncs by itself when events were lost (ENOBUFS).
+    ///
+    /// - Throws: a read error other than EAGAIN / ENOBUFS, or a failed resync; call
+    ///   `resynchronize()` (with backoff) before trusting the state again.
     public func drain() throws(NetlinkError) -> DrainOutcome {
-        var relevant = false
-        var lost = false
-        events.receiver.expect(nil)
-        events.receiver.handler = { [unowned self] message in
-            let parsed = MessageParser.parse(message)
-            guard parsed.isRelevant else { return }
-            relevant = true
-            if parsed.touchesTrackedState { apply(parsed) }
-        }
-        defer { events.receiver.handler = { _ in } }
+        var outcome = DrainOutcome()
         for _ in 0..<Self.maxDatagramsPerDrain {
-            let result = events.receiveOnce()
-            if result >= 0 { continue }
-            if result == -Int32(NLE_AGAIN) { break }
-            if result == -Int32(NLE_NOMEM) {
-                // ENOBUFS: the kernel dropped events. Start over from dumps.
-                resyncCount += 1
-                relevant = true
-                lost = true
-                try synchronize()
-                break
+            let reception = try events.receive { message in
+                let parsed = MessageParser.parse(message)
+                guard parsed.isRelevant else { return }
+                outcome.changed = true
+                if parsed.touchesTrackedState { apply(parsed) }
             }
-            throw NetlinkError(operation: "nl_recvmsgs(event)", libnlCode: result)
+            switch reception {
+            case .datagram:
+                continue
+            case .drained:
+                return outcome
+            case .eventsLost:
+                // The kernel dropped events: start over from dumps.
+                outcome.changed = true
+                outcome.resynchronizedAfterLostEvents = true
+                try resynchronize()
+                return outcome
+            }
         }
-        return DrainOutcome(changed: relevant, resynchronizedAfterLostEvents: lost)
+        return outcome
     }
 
-    /// Dumps everything again (after `drain()` threw).
+    /// Dumps links, addresses and default routes again into a fresh state (after
+    /// `drain()` threw, or whenever the owner no longer trusts the state).
     public func resynchronize() throws(NetlinkError) {
         resyncCount += 1
         try synchronize()
     }
-
-    /// The event socket as a descriptor to poll.
-    public var eventDescriptor: FileDescriptor { FileDescriptor(rawValue: events.fileDescriptor) }
 
     /// The tracked links, addresses and default routes, plus a fresh FIB lookup per
     /// family. `hasNameserver` is left false; the daemon fills it in.
@@ -186,7 +208,7 @@ public final class NetlinkMonitor {
         for _ in 0..<Self.maxSyncRounds {
             var fresh = TrackedState()
             let sysfs = self.sysfs
-            for request in [Kernel.getLink, Kernel.getAddress, Kernel.getRoute] {
+            for request in [Dump.links, .addresses, .routes] {
                 for parsed in try dump(request) {
                     fresh.apply(parsed) { sysfs.facts(for: $0) }
                 }
@@ -200,60 +222,79 @@ public final class NetlinkMonitor {
     /// events or overflowed, i.e. the dump must be repeated.
     private func drainAfterDump() throws(NetlinkError) -> Bool {
         var stale = false
-        events.receiver.expect(nil)
-        events.receiver.handler = { [unowned self] message in
-            let parsed = MessageParser.parse(message)
-            if parsed.touchesTrackedState {
-                stale = true
-                apply(parsed)
-            }
-        }
-        defer { events.receiver.handler = { _ in } }
         while true {
-            let result = events.receiveOnce()
-            if result >= 0 { continue }
-            if result == -Int32(NLE_AGAIN) { return stale }
-            if result == -Int32(NLE_NOMEM) { return true }
-            throw NetlinkError(operation: "nl_recvmsgs(event)", libnlCode: result)
+            let reception = try events.receive { message in
+                let parsed = MessageParser.parse(message)
+                if parsed.touchesTrackedState {
+                    stale = true
+                    apply(parsed)
+                }
+            }
+            switch reception {
+            case .datagram: continue
+            case .drained: return stale
+            case .eventsLost: return true
+            }
         }
     }
 
-    /// One complete, consistent dump of `type` for all families: the messages that
-    /// touch tracked state (non-default routes are dropped at their header).
-    private func dump(_ type: UInt16) throws(NetlinkError) -> [ParsedMessage] {
-        for _ in 0..<Self.maxDumpAttempts {
-            let sequence = try requests.send(type: type, flags: Kernel.flagRequest | Kernel.flagDump) { (message) throws(NetlinkError) in
-                // A zeroed family header of the right size: AF_UNSPEC, no filters.
-                let size = switch type {
-                case Kernel.getLink: Kernel.ifinfomsgLength
-                case Kernel.getAddress: Kernel.ifaddrmsgLength
-                default: Kernel.rtmsgLength
-                }
-                let header = [UInt8](repeating: 0, count: size)
-                let result = header.withUnsafeBytes {
-                    nlmsg_append(message, UnsafeMutableRawPointer(mutating: $0.baseAddress), size, Int32(NLMSG_ALIGNTO))
-                }
-                if result < 0 { throw NetlinkError(operation: "build dump request", libnlCode: result) }
+    /// What a dump asks for: the request type and its zeroed family header (AF_UNSPEC,
+    /// no filters).
+    private enum Dump: String {
+        case links = "RTM_GETLINK", addresses = "RTM_GETADDR", routes = "RTM_GETROUTE"
+
+        var type: Int32 {
+            switch self {
+            case .links: Int32(RTM_GETLINK)
+            case .addresses: Int32(RTM_GETADDR)
+            case .routes: Int32(RTM_GETROUTE)
             }
+        }
+
+        func appendHeader(to request: inout NetlinkRequest) throws(NetlinkError) {
+            switch self {
+            case .links: try request.append(ifinfomsg())
+            case .addresses: try request.append(ifaddrmsg())
+            case .routes: try request.append(rtmsg())
+            }
+        }
+    }
+
+    /// One complete, consistent dump: the messages that touch tracked state
+    /// (non-default routes are dropped at their header). Retried while the kernel marks
+    /// it interrupted or fails it with EINTR / EBUSY.
+    private func dump(_ request: Dump) throws(NetlinkError) -> [ParsedMessage] {
+        for _ in 0..<Self.maxDumpAttempts {
             var collected: [ParsedMessage] = []
-            try requests.awaitAnswer(to: sequence) { message in
+            let answer = try requests.request(type: request.type, flags: NLM_F_REQUEST | NLM_F_DUMP) { (message) throws(NetlinkError) in
+                try request.appendHeader(to: &message)
+            } answer: { message in
                 let parsed = MessageParser.parse(message)
                 if parsed.touchesTrackedState { collected.append(parsed) }
             }
-            if let errno = requests.receiver.kernelErrno {
-                if errno == 4 /* EINTR */ || errno == 16 /* EBUSY */ { continue }
-                throw NetlinkError(operation: "dump \(type)", errno: errno)
+            switch answer {
+            case .complete:
+                return collected
+            case .interrupted, .failed(.interrupted), .failed(.resourceBusy):
+                continue
+            case .failed(let errno):
+                throw NetlinkError(operation: "dump \(request.rawValue)", errno: errno)
             }
-            if !requests.receiver.interrupted { return collected }
         }
-        throw NetlinkError(operation: "dump \(type)", libnlCode: -Int32(NLE_DUMP_INTR))
+        throw NetlinkError(operation: "dump \(request.rawValue)", libnlCode: NLE_DUMP_INTR)
     }
 }
 
-/// What one `drain()` did.
+/// What one `NetlinkMonitor.drain()` did.
 public struct DrainOutcome: Sendable, Equatable {
-    /// Something arrived that may change the answer.
+    /// Something arrived that may change the answer (link/address/route/rule event, or a resync).
     public var changed: Bool
-    /// Events were lost (ENOBUFS) and the state was re-dumped.
+    /// Set when events were lost (ENOBUFS) and the state was re-dumped.
     public var resynchronizedAfterLostEvents: Bool
+
+    /// Creates an outcome; by default nothing happened.
+    public init(changed: Bool = false, resynchronizedAfterLostEvents: Bool = false) {
+        self.changed = changed
+        self.resynchronizedAfterLostEvents = resynchronizedAfterLostEvents
+    }
 }

@@ -1,181 +1,204 @@
 import CNetlink
-import Glibc
+import LinuxSystem
+import SystemPackage
 
-/// Where `nl_recvmsgs` delivers messages: the context object behind the C callbacks'
-/// `void *arg` (passed unretained; the owning `NetlinkSocket` keeps it alive).
-final class MessageReceiver {
-    /// When set, only messages answering this request are delivered; others are stale
-    /// leftovers and skipped.
-    var expectedSequence: UInt32?
-    /// Called once per valid message, inside `nl_recvmsgs`.
-    var handler: (RawMessage) -> Void = { _ in }
-    /// The answer to `expectedSequence` is complete (NLMSG_DONE, a single reply, or an error).
-    var finished = false
-    /// A message of the dump carried NLM_F_DUMP_INTR: the dump is inconsistent.
-    var interrupted = false
-    /// The raw errno of an NLMSG_ERROR answering `expectedSequence` (positive).
-    var kernelErrno: Int32?
-
-    /// Prepares for the answer to one request.
-    func expect(_ sequence: UInt32?) {
-        expectedSequence = sequence
-        finished = false
-        interrupted = false
-        kernelErrno = nil
-    }
-
-    fileprivate func matches(_ sequence: UInt32) -> Bool {
-        expectedSequence.map { $0 == sequence } ?? true
-    }
-}
-
-/// C entry points for libnl's callbacks. `arg` is an unretained `MessageReceiver`.
-private enum Callbacks {
-    static let valid: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { message, arg in
-        guard let message, let arg, let header = nlmsg_hdr(message) else { return Int32(NL_SKIP.rawValue) }
-        let receiver = Unmanaged<MessageReceiver>.fromOpaque(arg).takeUnretainedValue()
-        let raw = RawMessage(header: header)
-        guard receiver.matches(raw.sequence) else { return Int32(NL_SKIP.rawValue) }
-        if raw.flags & Kernel.flagDumpInterrupted != 0 { receiver.interrupted = true }
-        receiver.handler(raw)
-        // A reply that is not part of a multipart dump is the whole answer.
-        if receiver.expectedSequence != nil && raw.flags & UInt16(NLM_F_MULTI) == 0 { receiver.finished = true }
-        return Int32(NL_OK.rawValue)
-    }
-
-    static let finish: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { message, arg in
-        guard let message, let arg, let header = nlmsg_hdr(message) else { return Int32(NL_STOP.rawValue) }
-        let receiver = Unmanaged<MessageReceiver>.fromOpaque(arg).takeUnretainedValue()
-        let raw = RawMessage(header: header)
-        guard receiver.matches(raw.sequence) else { return Int32(NL_SKIP.rawValue) }
-        if raw.flags & Kernel.flagDumpInterrupted != 0 { receiver.interrupted = true }
-        receiver.finished = true
-        return Int32(NL_STOP.rawValue)
-    }
-
-    /// Keeps the raw errno: libnl's own mapping folds ENETUNREACH / EHOSTUNREACH
-    /// into generic codes, and the lookup needs them exactly.
-    static let error: @convention(c) (UnsafeMutablePointer<sockaddr_nl>?, UnsafeMutablePointer<nlmsgerr>?, UnsafeMutableRawPointer?) -> Int32 = { _, error, arg in
-        guard let error, let arg else { return Int32(NL_SKIP.rawValue) }
-        let receiver = Unmanaged<MessageReceiver>.fromOpaque(arg).takeUnretainedValue()
-        guard receiver.matches(error.pointee.msg.nlmsg_seq) else { return Int32(NL_SKIP.rawValue) }
-        receiver.kernelErrno = abs(error.pointee.error)
-        receiver.finished = true
-        return Int32(NL_SKIP.rawValue)
-    }
-
-    /// Sequence numbers are checked by `MessageReceiver` instead.
-    static let acceptAll: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { _, _ in
-        Int32(NL_OK.rawValue)
-    }
-}
-
-/// One connected NETLINK_ROUTE socket (libnl `nl_sock`) with its own callback set.
+/// One connected NETLINK_ROUTE socket.
 ///
-/// Owns the `nl_sock`, the `nl_cb` and the receiver context, and frees them in
-/// `deinit`. Not thread-safe: used only by the thread that owns the monitor.
+/// libnl allocates, connects and configures it (membership, buffer sizes) and builds and
+/// sends requests. Reading is done here, without libnl's callback set: each datagram is
+/// read(2) into one buffer, its messages are walked with `nlmsg_ok` / `nlmsg_next`, and
+/// the closure handed to *this* call sees each one. So every caller brings its own
+/// handler, errors arrive as `Errno`, and NLMSG_DONE, NLMSG_ERROR, NLM_F_DUMP_INTR and
+/// sequence numbers are handled in plain sight (`request`).
+///
+/// Owns the `nl_sock` (and with it the descriptor) and the buffer; frees both in
+/// `deinit`. Not thread-safe: only the thread that owns the monitor uses it.
 final class NetlinkSocket {
+    /// What one `receive` found.
+    enum Reception: Equatable {
+        /// A datagram was read and its messages handed over.
+        case datagram
+        /// Nothing to read (EAGAIN on a non-blocking socket).
+        case drained
+        /// ENOBUFS: the receive buffer overflowed and the kernel dropped messages.
+        case eventsLost
+    }
+
+    /// How the kernel answered a request.
+    enum Answer: Equatable {
+        /// Completely: NLMSG_DONE, a single reply or an acknowledgement.
+        case complete
+        /// Completely, but a message of the dump carried NLM_F_DUMP_INTR: the dump
+        /// raced a change and is inconsistent.
+        case interrupted
+        /// With an error: NLMSG_ERROR, or a negative result in NLMSG_DONE.
+        case failed(Errno)
+    }
+
+    /// Bytes one read may take. The kernel never builds a netlink skb bigger than about
+    /// 32 KiB for us: a notification is sized to its one message, and a dump datagram is
+    /// clamped to 32 KiB unless a single message is larger, which for rtnetlink means a
+    /// link with SR-IOV VF info, which reachd never asks for (no RTEXT_FILTER_VF). So
+    /// 64 KiB always holds a whole datagram (read(2) would cut a longer one silently),
+    /// and reading it in one call, with no MSG_PEEK to size it first, halves the
+    /// syscalls of an event flood.
+    static let bufferSize = 64 << 10
+
     /// What the socket is for, used in error messages.
     let role: String
+    /// The socket's descriptor (owned by the `nl_sock`).
+    let descriptor: FileDescriptor
     /// The libnl socket.
-    let handle: OpaquePointer
-    /// The callback set handed to `nl_recvmsgs`.
-    private let callbacks: OpaquePointer
-    /// Context behind the callbacks.
-    let receiver = MessageReceiver()
+    private let handle: OpaquePointer
+    /// Where datagrams are read to.
+    private let buffer: UnsafeMutableRawBufferPointer
 
     /// Allocates and connects a socket; `blocking: false` sets O_NONBLOCK.
-    init(role: String, blocking: Bool, messageBufferSize: Int = 64 << 10) throws(NetlinkError) {
-        self.role = role
+    init(role: String, blocking: Bool) throws(NetlinkError) {
         guard let socket = nl_socket_alloc() else {
-            throw NetlinkError(operation: "nl_socket_alloc(\(role))", libnlCode: Int32(NLE_NOMEM))
+            throw NetlinkError(operation: "nl_socket_alloc(\(role))", libnlCode: NLE_NOMEM)
         }
-        guard let callbacks = nl_cb_alloc(NL_CB_DEFAULT) else {
-            nl_socket_free(socket)
-            throw NetlinkError(operation: "nl_cb_alloc(\(role))", libnlCode: Int32(NLE_NOMEM))
+        func check(_ result: Int32, _ operation: String) throws(NetlinkError) {
+            if result < 0 {
+                nl_socket_free(socket)
+                throw NetlinkError(operation: "\(operation)(\(role))", libnlCode: result)
+            }
         }
-        handle = socket
-        self.callbacks = callbacks
-        // From here on deinit frees both.
-        nl_socket_disable_seq_check(socket)
+        try check(nl_connect(socket, NETLINK_ROUTE), "nl_connect")
+        // Requests ask for no acknowledgement: an answer or an error ends each one.
         nl_socket_disable_auto_ack(socket)
-        // No MSG_PEEK: the kernel never builds a netlink skb larger than ~32 KiB (it clamps
-        // max_recvmsg_len), so a 64 KiB buffer always suffices and each message costs one
-        // recvmsg instead of two — that halves the syscalls of an event flood.
-        nl_socket_disable_msg_peek(socket)
-        let context = Unmanaged.passUnretained(receiver).toOpaque()
-        nl_cb_set(callbacks, NL_CB_VALID, NL_CB_CUSTOM, Callbacks.valid, context)
-        nl_cb_set(callbacks, NL_CB_FINISH, NL_CB_CUSTOM, Callbacks.finish, context)
-        nl_cb_set(callbacks, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, Callbacks.acceptAll, nil)
-        nl_cb_err(callbacks, NL_CB_CUSTOM, Callbacks.error, context)
-        try check(nl_connect(socket, Int32(NETLINK_ROUTE)), "nl_connect")
-        try check(nl_socket_set_msg_buf_size(socket, messageBufferSize), "nl_socket_set_msg_buf_size")
         if !blocking {
             try check(nl_socket_set_nonblocking(socket), "nl_socket_set_nonblocking")
         }
+        self.role = role
+        handle = socket
+        descriptor = FileDescriptor(rawValue: nl_socket_get_fd(socket))
+        buffer = .allocate(byteCount: Self.bufferSize, alignment: MemoryLayout<nlmsghdr>.alignment)
     }
 
     deinit {
-        nl_cb_put(callbacks)
-        nl_socket_free(handle)  // closes the file descriptor too
+        nl_socket_free(handle)  // closes the descriptor too
+        buffer.deallocate()
     }
 
-    /// The socket's file descriptor.
-    var fileDescriptor: Int32 { nl_socket_get_fd(handle) }
-
-    /// Sets the kernel receive buffer: `nl_socket_set_buffer_size`, then SO_RCVBUFFORCE,
-    /// which may exceed `net.core.rmem_max` with CAP_NET_ADMIN; without it the first
-    /// call's (capped) size stays, silently.
+    /// Sets the kernel receive buffer: `nl_socket_set_buffer_size` (capped at
+    /// `net.core.rmem_max`), then SO_RCVBUFFORCE, which may exceed the cap with
+    /// CAP_NET_ADMIN. Without the capability the capped size stays, which is fine.
     func setReceiveBufferSize(_ size: Int) throws(NetlinkError) {
-        try check(nl_socket_set_buffer_size(handle, Int32(clamping: size), 0), "nl_socket_set_buffer_size")
-        var value = Int32(clamping: size)
-        _ = setsockopt(fileDescriptor, SOL_SOCKET, SO_RCVBUFFORCE, &value, socklen_t(MemoryLayout<Int32>.size))
+        let result = nl_socket_set_buffer_size(handle, Int32(clamping: size), 0)
+        if result < 0 { throw NetlinkError(operation: "nl_socket_set_buffer_size(\(role))", libnlCode: result) }
+        try? descriptor.forceReceiveBufferSize(size)
     }
 
     /// Joins rtnetlink multicast groups.
-    func join(_ groups: [Int32]) throws(NetlinkError) {
+    func join(_ groups: [rtnetlink_groups]) throws(NetlinkError) {
         for group in groups {
-            try check(nl_socket_add_membership(handle, group), "nl_socket_add_membership(\(group))")
-        }
-    }
-
-    /// Sends a message built by `build` (which fills in a fresh `nl_msg`) and returns
-    /// the sequence number the kernel will answer with. The message is freed here.
-    func send(type: UInt16, flags: Int32, build: (OpaquePointer) throws(NetlinkError) -> Void) throws(NetlinkError) -> UInt32 {
-        guard let message = nlmsg_alloc_simple(Int32(type), flags) else {
-            throw NetlinkError(operation: "nlmsg_alloc_simple(\(role))", libnlCode: Int32(NLE_NOMEM))
-        }
-        defer { nlmsg_free(message) }
-        try build(message)
-        try check(nl_send_auto(handle, message), "nl_send_auto")
-        return nlmsg_hdr(message).pointee.nlmsg_seq
-    }
-
-    /// One `nl_recvmsgs` call: reads one datagram (or, for a dump, up to NLMSG_DONE)
-    /// and feeds it to `receiver`. Returns libnl's result (negative `NLE_*` on error).
-    func receiveOnce() -> Int32 {
-        nl_recvmsgs(handle, callbacks)
-    }
-
-    /// Waits for the complete answer to request `sequence` on a blocking socket,
-    /// passing each message to `handler`.
-    func awaitAnswer(to sequence: UInt32, _ handler: @escaping (RawMessage) -> Void) throws(NetlinkError) {
-        receiver.expect(sequence)
-        receiver.handler = handler
-        defer {
-            receiver.handler = { _ in }
-            receiver.expectedSequence = nil
-        }
-        while !receiver.finished {
-            let result = receiveOnce()
-            // -NLE_DUMP_INTR: libnl read the whole dump; `receiver.interrupted` says so.
-            if result < 0 && result != -Int32(NLE_DUMP_INTR) {
-                throw NetlinkError(operation: "nl_recvmsgs(\(role))", libnlCode: result)
+            let result = nl_socket_add_membership(handle, Int32(group.rawValue))
+            if result < 0 {
+                throw NetlinkError(operation: "nl_socket_add_membership(\(group.rawValue), \(role))", libnlCode: result)
             }
         }
     }
 
-    private func check(_ result: Int32, _ operation: String) throws(NetlinkError) {
-        if result < 0 { throw NetlinkError(operation: "\(operation)(\(role))", libnlCode: result) }
+    /// Reads one datagram and hands each message in it to `handle`, in order.
+    ///
+    /// - Throws: any read error other than EAGAIN (`.drained`) and ENOBUFS (`.eventsLost`).
+    func receive(_ handle: (NetlinkMessage) -> Void) throws(NetlinkError) -> Reception {
+        let count: Int
+        do {
+            count = try typedErrno { try descriptor.read(into: buffer) }
+        } catch .resourceTemporarilyUnavailable {
+            return .drained
+        } catch .noBufferSpace {
+            return .eventsLost
+        } catch {
+            throw NetlinkError(operation: "read(\(role))", errno: error)
+        }
+        var remaining = Int32(count)
+        var message = buffer.baseAddress!.bindMemory(to: nlmsghdr.self, capacity: 1)
+        while nlmsg_ok(message, remaining) != 0 {
+            handle(NetlinkMessage(header: message))
+            message = nlmsg_next(message, &remaining)
+        }
+        return .datagram
+    }
+
+    /// Sends the request `build` fills in, then reads (blocking) until it is answered,
+    /// handing each message of the answer to `handle`. Answers to earlier requests
+    /// (another sequence number) are skipped.
+    func request(
+        type: Int32, flags: Int32, build: (inout NetlinkRequest) throws(NetlinkError) -> Void,
+        answer handle: (NetlinkMessage) -> Void
+    ) throws(NetlinkError) -> Answer {
+        let sequence = try send(type: type, flags: flags, build: build)
+        var answer: Answer?
+        var interrupted = false
+        while answer == nil {
+            let reception = try receive { message in
+                guard answer == nil, message.sequence == sequence else { return }
+                if message.flags & UInt16(NLM_F_DUMP_INTR) != 0 { interrupted = true }
+                switch Int32(message.type) {
+                case NLMSG_DONE:
+                    // The payload is the dump's result, an int: 0, or -errno if it failed.
+                    if let result = message.fixedHeader(Int32.self), result < 0 {
+                        answer = .failed(Errno(kernelValue: result))
+                    } else {
+                        answer = .complete
+                    }
+                case NLMSG_ERROR:
+                    // error == 0 is an acknowledgement.
+                    guard let error = message.fixedHeader(nlmsgerr.self) else { answer = .failed(.badMessage); return }
+                    answer = error.error == 0 ? .complete : .failed(Errno(kernelValue: error.error))
+                case NLMSG_NOOP, NLMSG_OVERRUN:
+                    break
+                default:
+                    handle(message)
+                    // A reply that is not part of a multipart dump is the whole answer.
+                    if message.flags & UInt16(NLM_F_MULTI) == 0 { answer = .complete }
+                }
+            }
+            switch reception {
+            case .datagram: continue
+            case .drained: throw NetlinkError(operation: "read(\(role))", errno: .resourceTemporarilyUnavailable)
+            case .eventsLost: throw NetlinkError(operation: "read(\(role))", errno: .noBufferSpace)
+            }
+        }
+        if answer == .complete && interrupted { return .interrupted }
+        return answer ?? .complete
+    }
+
+    /// Sends a message built by `build` and returns the sequence number libnl gave it,
+    /// which the kernel's answer carries. The message is freed here.
+    private func send(type: Int32, flags: Int32, build: (inout NetlinkRequest) throws(NetlinkError) -> Void) throws(NetlinkError) -> UInt32 {
+        guard let message = nlmsg_alloc_simple(type, flags) else {
+            throw NetlinkError(operation: "nlmsg_alloc_simple(\(role))", libnlCode: NLE_NOMEM)
+        }
+        defer { nlmsg_free(message) }
+        var request = NetlinkRequest(message: message)
+        try build(&request)
+        let result = nl_send_auto(handle, message)
+        if result < 0 { throw NetlinkError(operation: "nl_send_auto(\(role))", libnlCode: result) }
+        return nlmsg_hdr(message).pointee.nlmsg_seq
+    }
+}
+
+/// A request being built: libnl's `nlmsg_append` and `nla_put` on a fresh `nl_msg`.
+struct NetlinkRequest {
+    /// The message (owned by `NetlinkSocket.send`).
+    let message: OpaquePointer
+
+    /// Appends the fixed header (`rtmsg`, `ifinfomsg`, …), padded to NLMSG_ALIGNTO.
+    mutating func append<Header: BitwiseCopyable>(_ header: Header) throws(NetlinkError) {
+        var header = header
+        let result = withUnsafeMutableBytes(of: &header) {
+            nlmsg_append(message, $0.baseAddress, $0.count, Int32(NLMSG_ALIGNTO))
+        }
+        if result < 0 { throw NetlinkError(operation: "nlmsg_append", libnlCode: result) }
+    }
+
+    /// Appends an attribute holding `bytes`.
+    mutating func put(_ type: Int32, _ bytes: [UInt8]) throws(NetlinkError) {
+        let result = bytes.withUnsafeBytes { nla_put(message, type, Int32($0.count), $0.baseAddress) }
+        if result < 0 { throw NetlinkError(operation: "nla_put(\(type))", libnlCode: result) }
     }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import LinuxSystem
 import ReachabilityCore
 
 /// Reads what netlink does not say about a device from sysfs:
@@ -15,11 +15,12 @@ struct SysfsDeviceFacts {
     func facts(for name: String) -> DeviceFacts {
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else { return DeviceFacts() }
         let base = "\(root)/class/net/\(name)"
-        let isWireless = access("\(base)/wireless", F_OK) == 0 || access("\(base)/phy80211", F_OK) == 0
+        let uevent = (try? FileSystem.contents(of: "\(base)/uevent", limit: 64 << 10)).map { String(decoding: $0, as: UTF8.self) }
+        let driver = try? FileSystem.symbolicLinkTarget(of: "\(base)/device/driver")
         return DeviceFacts(
-            isWireless: isWireless,
-            deviceType: Self.deviceType(fromUevent: Self.readFile("\(base)/uevent") ?? ""),
-            driver: Self.linkTarget("\(base)/device/driver").flatMap { $0.split(separator: "/").last.map(String.init) }
+            isWireless: FileSystem.exists("\(base)/wireless") || FileSystem.exists("\(base)/phy80211"),
+            deviceType: Self.deviceType(fromUevent: uevent ?? ""),
+            driver: driver.flatMap { $0.split(separator: "/").last.map(String.init) }
         )
     }
 
@@ -30,29 +31,5 @@ struct SysfsDeviceFacts {
             return value.isEmpty ? nil : String(value)
         }
         return nil
-    }
-
-    /// A small text file's contents (sysfs attributes are at most a page).
-    static func readFile(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// A symbolic link's target.
-    static func linkTarget(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-        let count = buffer.withUnsafeMutableBufferPointer { readlink(path, $0.baseAddress!, $0.count - 1) }
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

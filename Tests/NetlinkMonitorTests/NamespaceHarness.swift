@@ -135,23 +135,26 @@ func waitFor(
             XCTFail("timed out waiting for: \(what)\n\(snapshot)", file: file, line: line)
             return snapshot
         }
-        var descriptor = pollfd(fd: monitor.eventFileDescriptor, events: Int16(POLLIN), revents: 0)
+        var descriptor = pollfd(fd: monitor.eventDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
         _ = poll(&descriptor, 1, 50)
     }
 }
 
-/// Drains until the event socket stays quiet for `quiet` seconds. Returns whether
-/// any drain reported a change.
+/// Drains until the event socket stays quiet for `quiet` seconds. Returns what the
+/// drains did together: whether any reported a change, whether any resynchronized
+/// after lost events.
 @discardableResult
-func drainUntilQuiet(_ monitor: NetlinkMonitor, quiet: Double = 0.3, timeout: Double = 60) throws -> Bool {
+func drainUntilQuiet(_ monitor: NetlinkMonitor, quiet: Double = 0.3, timeout: Double = 60) throws -> DrainOutcome {
     let deadline = Date().addingTimeInterval(timeout)
-    var changed = false
+    var total = DrainOutcome()
     while Date() < deadline {
-        var descriptor = pollfd(fd: monitor.eventFileDescriptor, events: Int16(POLLIN), revents: 0)
-        if poll(&descriptor, 1, Int32(quiet * 1000)) == 0 { return changed }
-        if try monitor.drain().changed { changed = true }
+        var descriptor = pollfd(fd: monitor.eventDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, Int32(quiet * 1000)) == 0 { return total }
+        let outcome = try monitor.drain()
+        total.changed = total.changed || outcome.changed
+        total.resynchronizedAfterLostEvents = total.resynchronizedAfterLostEvents || outcome.resynchronizedAfterLostEvents
     }
-    return changed
+    return total
 }
 
 extension NetworkSnapshot {

@@ -129,7 +129,7 @@ final class NetlinkMonitorTests: XCTestCase {
             XCTAssertEqual(snapshot.lookups[.ipv6], .failure(.noRoute))
             try ns.ip("rule", "add", "from", "all", "lookup", "100")
             try ns.ip("-6", "rule", "add", "from", "all", "lookup", "100")
-            XCTAssertTrue(try drainUntilQuiet(monitor), "rule events report a change")
+            XCTAssertTrue(try drainUntilQuiet(monitor).changed, "rule events report a change")
             snapshot = monitor.snapshot()
             let va = try XCTUnwrap(snapshot.link(named: "va"))
             guard case .route(let v4) = snapshot.lookups[.ipv4], case .route(let v6) = snapshot.lookups[.ipv6] else {
@@ -333,7 +333,7 @@ final class NetlinkMonitorTests: XCTestCase {
             let lines = (0..<20_000).map { "route add 10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32 via 10.0.0.2" }
             try ns.ipBatch(lines)
             let start = Date()
-            XCTAssertTrue(try drainUntilQuiet(monitor))
+            XCTAssertTrue(try drainUntilQuiet(monitor).changed)
             print("20k route events drained in \(Date().timeIntervalSince(start)) s (incl. 0.3 s quiet), resyncs: \(monitor.resyncCount)")
             let after = monitor.snapshot()
             XCTAssertEqual(after.defaultRoutes, before.defaultRoutes)
@@ -351,7 +351,9 @@ final class NetlinkMonitorTests: XCTestCase {
                 + ["route add default via 10.0.0.2", "address add 192.0.2.9/24 dev va"]
             try ns.ipBatch(lines)
             // Nothing is read while the batch runs, so the 4 KiB buffer overflows.
-            XCTAssertTrue(try drainUntilQuiet(monitor))
+            let outcome = try drainUntilQuiet(monitor)
+            XCTAssertTrue(outcome.changed)
+            XCTAssertTrue(outcome.resynchronizedAfterLostEvents, "lost events are reported")
             XCTAssertGreaterThan(monitor.resyncCount, 0)
             let snapshot = monitor.snapshot()
             let va = try XCTUnwrap(snapshot.link(named: "va"))
@@ -386,6 +388,23 @@ final class NetlinkMonitorTests: XCTestCase {
             try ns.ip("link", "set", "vb", "name", "wwan0")
             let renamed = try waitFor(monitor, "renamed") { $0.link(named: "wwan0") != nil }
             XCTAssertEqual(renamed.link(named: "wwan0")?.device.deviceType, "wwan")
+        }
+    }
+
+    func testResynchronizeIsCountedAndKeepsTheState() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { monitor in
+            XCTAssertEqual(monitor.resyncCount, 0, "the initial sync is not counted")
+            let before = monitor.snapshot()
+            try monitor.resynchronize()
+            XCTAssertEqual(monitor.resyncCount, 1)
+            try monitor.start()
+            XCTAssertEqual(monitor.resyncCount, 2, "a repeated start() is a resync")
+            let after = monitor.snapshot()
+            XCTAssertEqual(after.links, before.links)
+            XCTAssertEqual(after.defaultRoutes, before.defaultRoutes)
+            XCTAssertEqual(after.lookups, before.lookups)
         }
     }
 

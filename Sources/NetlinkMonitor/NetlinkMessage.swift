@@ -1,0 +1,42 @@
+import CNetlink
+import ReachabilityCore
+
+/// One netlink message where it lies: in a socket's receive buffer, or in a test's bytes.
+///
+/// A view, not a copy: it is valid only while that buffer is, which for received
+/// messages means inside the closure `NetlinkSocket.receive` calls. libnl's parsers
+/// (`rtnl_route_parse`, `nlmsg_convert`) read it in place or copy it themselves.
+struct NetlinkMessage {
+    /// The message, `nlmsg_len` bytes from here. Mutable only because libnl's parsers
+    /// take a non-const `struct nlmsghdr *`; nothing writes to it.
+    let header: UnsafeMutablePointer<nlmsghdr>
+
+    /// `nlmsg_type`.
+    var type: UInt16 { header.pointee.nlmsg_type }
+    /// `nlmsg_flags`.
+    var flags: UInt16 { header.pointee.nlmsg_flags }
+    /// `nlmsg_seq`.
+    var sequence: UInt32 { header.pointee.nlmsg_seq }
+
+    /// The fixed header after `nlmsghdr` (`rtmsg`, `ifinfomsg`, `ifaddrmsg`, `nlmsgerr`)
+    /// as the kernel struct, or nil if the message is too short to hold one.
+    func fixedHeader<Header: BitwiseCopyable>(_: Header.Type) -> Header? {
+        guard nlmsg_valid_hdr(header, Int32(MemoryLayout<Header>.size)) != 0 else { return nil }
+        return UnsafeRawPointer(nlmsg_data(header)).loadUnaligned(as: Header.self)
+    }
+
+    /// The first attribute of `type` after the fixed header `Header` (libnl's
+    /// `nlmsg_find_attr`, bounds-checked), or nil.
+    func attribute<Header>(_ type: Int32, after _: Header.Type) -> UnsafeMutablePointer<nlattr>? {
+        nlmsg_find_attr(header, Int32(MemoryLayout<Header>.size), type)
+    }
+}
+
+extension IPAddress {
+    /// The address in a libnl `nl_addr` (an IPv4 or IPv6 address: 4 or 16 bytes), or nil.
+    init?(libnl address: OpaquePointer?) {
+        guard let address, let bytes = nl_addr_get_binary_addr(address) else { return nil }
+        let count = Int(nl_addr_get_len(address))
+        self.init(bytes: Array(UnsafeRawBufferPointer(start: bytes, count: count)))
+    }
+}
