@@ -117,7 +117,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
-        .testTarget(name: "NetlinkMonitorTests", dependencies: ["NetlinkMonitor", "ReachabilityCore"]),
+        .testTarget(name: "NetlinkMonitorTests", dependencies: ["NetlinkMonitor", "ReachabilityCore", "TestSupport"]),
         .testTarget(
             name: "ReachProtocolTests",
             dependencies: ["ReachProtocol", "ReachabilityCore", .product(name: "NIOCore", package: "swift-nio")]

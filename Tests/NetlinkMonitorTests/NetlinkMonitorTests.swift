@@ -2,26 +2,20 @@ import Foundation
 import Glibc
 import NetlinkMonitor
 import ReachabilityCore
+import TestSupport
 import XCTest
 
 /// Real-kernel tests: each test gets its own network namespace; the monitor is
 /// created and driven on a thread inside it.
 final class NetlinkMonitorTests: XCTestCase {
-    private var ns: NamespaceHarness!
+    private var ns: NetworkNamespace!
 
     override func setUpWithError() throws {
-        if getuid() != 0 {
-            if ProcessInfo.processInfo.environment["CI"] == nil {
-                throw XCTSkip("NetlinkMonitorTests need root to create network namespaces")
-            }
-            XCTFail("NetlinkMonitorTests need root to create network namespaces (CI is set, so this fails)")
-            throw NamespaceHarness.CommandError(description: "not root")
-        }
-        ns = try NamespaceHarness()
+        try requireRoot()
+        ns = try NetworkNamespace(prefix: "reachd-nm", loopbackUp: false)
     }
 
     override func tearDown() {
-        ns?.tearDown()
         ns = nil
     }
 
@@ -287,16 +281,15 @@ final class NetlinkMonitorTests: XCTestCase {
 
     func testLinkMovedToAnotherNamespaceDisappears() throws {
         try addVethPair()
-        let other = ns.name + "-b"
-        try NamespaceHarness.run(["ip", "netns", "add", other])
-        defer { _ = try? NamespaceHarness.run(["ip", "netns", "del", other]) }
+        let other = try NetworkNamespace(prefix: "reachd-nm-b", loopbackUp: false)
         try withMonitor { [ns = ns!] monitor in
             let vb = try XCTUnwrap(monitor.snapshot().link(named: "vb")).index
-            try ns.ip("link", "set", "vb", "netns", other)
+            try ns.ip("link", "set", "vb", "netns", other.name)
             let snapshot = try waitFor(monitor, "vb gone") { $0.links[vb] == nil }
             XCTAssertTrue(snapshot.addresses(of: vb).isEmpty)
             XCTAssertEqual(snapshot.link(named: "va")?.carrier, false, "its peer left, va lost carrier")
         }
+        withExtendedLifetime(other) {}  // vb must leave for a live namespace, not one being deleted
     }
 
     func testMultipathDefault() throws {
