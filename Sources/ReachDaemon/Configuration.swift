@@ -5,7 +5,7 @@ import ReachabilityCore
 /// default, which is also what a key left out of the file means.
 ///
 /// Values come from the file alone; `reachd` lets its command line win over them (command
-/// line > config file > defaults). To add a table: a struct like `Log`, a property here, a
+/// line > config file > defaults). To add a table: a struct like `Log`, a property, a
 /// `CodingKeys` case and a `read` line in `init(from:)`.
 public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     /// Where the system configuration file lives.
@@ -23,13 +23,17 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     /// The built-in defaults.
     public init() {}
 
-    /// Reads every table; the first problem of each table and every unknown table are all
-    /// thrown together (as `ConfigurationProblems`), so one run names them all.
+    /// Reads every table. The first problem in each table (or all its unknown keys) and every
+    /// unknown table are thrown together (as `ConfigurationProblems`), so one run names them all.
     public init(from decoder: any Decoder) throws {
         var problems = try decoder.unknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func read<Table: Setting>(_ key: CodingKeys, _ table: inout Table) {
-            do { table = try container.setting(Table.self, key) ?? table } catch { problems.append(error) }
+            do {
+                table = try container.setting(Table.self, key) ?? table
+            } catch {
+                problems += (error as? ConfigurationProblems)?.errors ?? [error]
+            }
         }
         read(.socket, &socket)
         read(.log, &log)
@@ -40,6 +44,9 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable { case socket, log, interfaces, netlink }
 
+    // Each table reads the keys present (the others keep their defaults), then rejects unknown
+    // ones: within a table, decoding stops at the first bad value.
+
     /// `[socket]`: the Varlink socket file.
     public struct Socket: Sendable, Equatable, ConfigurationTable {
         /// `path`: nil means computed (`SocketLocation.daemonDefault`).
@@ -47,17 +54,14 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
         /// `mode`: permission bits of the socket file.
         public var mode: UInt32 = 0o666
 
-        /// The defaults.
-        public init() {}
-
-        /// Reads the keys present; the others keep their defaults.
+        init() {}
+        /// Reads `path` and `mode`.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             path = try container.setting(SocketPath.self, .path)?.value ?? path
             mode = try container.setting(FileMode.self, .mode)?.value ?? mode
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
-
         private enum CodingKeys: String, CodingKey, CaseIterable { case path, mode }
     }
 
@@ -66,16 +70,13 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
         /// `level`: the least severe level logged.
         public var level: Logger.Level = .info
 
-        /// The defaults.
-        public init() {}
-
-        /// Reads the keys present; the others keep their defaults.
+        init() {}
+        /// Reads `level`.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             level = try container.setting(Choice<Logger.Level>.self, .level)?.value ?? level
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
-
         private enum CodingKeys: String, CodingKey, CaseIterable { case level }
     }
 
@@ -84,17 +85,14 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
         /// `ignore` (globs) and `[[interfaces.override]]`, as the engine applies them.
         public var policy = InterfacePolicy()
 
-        /// The defaults.
-        public init() {}
-
-        /// Reads the keys present; the others keep their defaults.
+        init() {}
+        /// Reads `ignore` and `override`.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            policy.ignoredPatterns = try container.setting([InterfaceGlob].self, .ignore)?.map(\.value) ?? policy.ignoredPatterns
-            policy.overrides = try container.setting([Override].self, .override)?.map(\.value) ?? policy.overrides
+            if let ignore = try container.setting([InterfaceGlob].self, .ignore) { policy.ignoredPatterns = ignore.map(\.value) }
+            if let overrides = try container.setting([Override].self, .override) { policy.overrides = overrides.map(\.value) }
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
-
         private enum CodingKeys: String, CodingKey, CaseIterable { case ignore, override }
 
         /// One `[[interfaces.override]]`: `match` is required, the rest optional.
@@ -104,19 +102,19 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 guard let match = try container.setting(InterfaceGlob.self, .match) else {
-                    throw DecodingError.keyNotFound(CodingKeys.match, DecodingError.Context(
+                    throw DecodingError.keyNotFound(CodingKeys.match, .init(
                         codingPath: decoder.codingPath,
                         debugDescription: "missing required key \"match\" (the interface-name glob this override applies to)"
                     ))
                 }
                 value = InterfacePolicy.Override(
-                    pattern: match.value, type: try container.setting(Choice<InterfaceType>.self, .type)?.value,
+                    pattern: match.value,
+                    type: try container.setting(Choice<InterfaceType>.self, .type)?.value,
                     isExpensive: try container.setting(Bool.self, .expensive),
                     isConstrained: try container.setting(Bool.self, .constrained)
                 )
                 try decoder.rejectUnknownKeys(CodingKeys.self)
             }
-
             private enum CodingKeys: String, CodingKey, CaseIterable { case match, type, expensive, constrained }
         }
     }
@@ -125,31 +123,26 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     public struct Netlink: Sendable, Equatable, ConfigurationTable {
         /// The sizes `receive-buffer-size` accepts: 64 KiB…1 GiB.
         public static let acceptedReceiveBufferSizes = (64 << 10)...(1 << 30)
-
         /// `receive-buffer-size`, in bytes.
         public var receiveBufferSize = 8 << 20
 
-        /// The defaults.
-        public init() {}
-
-        /// Reads the keys present; the others keep their defaults.
+        init() {}
+        /// Reads `receive-buffer-size`.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             receiveBufferSize = try container.setting(ReceiveBufferSize.self, .receiveBufferSize)?.value ?? receiveBufferSize
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
-
         private enum CodingKeys: String, CodingKey, CaseIterable { case receiveBufferSize = "receive-buffer-size" }
     }
 }
 
 // MARK: - Checked values: each refuses a bad value in `init(from:)`, with the message users see.
 
-/// `[socket] path`: absolute, not a directory, no NUL, short enough for `sockaddr_un`.
+/// `[socket] path`: absolute, not a directory, no NUL, short enough for `sockaddr_un`
+/// (107 bytes and a NUL).
 struct SocketPath: Setting {
     static let expected = "a string"
-    /// What `sockaddr_un` holds: 107 bytes and a NUL.
-    static let maximumLength = 107
     var value: String
 
     init(from decoder: any Decoder) throws {
@@ -158,8 +151,8 @@ struct SocketPath: Setting {
         if !value.hasPrefix("/") { throw decoder.invalid("\"\(value)\" is not an absolute path") }
         if value.hasSuffix("/") { throw decoder.invalid("\"\(value)\" names a directory, not a socket file") }
         if value.utf8.contains(0) { throw decoder.invalid("the path contains a NUL byte") }
-        if length > Self.maximumLength {
-            throw decoder.invalid("the path is \(length) bytes long, more than a Unix socket address holds (\(Self.maximumLength))")
+        if length > 107 {
+            throw decoder.invalid("the path is \(length) bytes long, more than a Unix socket address holds (107)")
         }
     }
 }
@@ -173,7 +166,9 @@ struct FileMode: Setting {
         let text: String = try decoder.scalar()
         guard (3...4).contains(text.count), text.allSatisfy({ ("0"..."7").contains($0) }),
               let mode = UInt32(text, radix: 8), mode <= 0o777
-        else { throw decoder.invalid("\"\(text)\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")") }
+        else {
+            throw decoder.invalid("\"\(text)\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")")
+        }
         value = mode
     }
 }
@@ -206,7 +201,7 @@ struct ReceiveBufferSize: Setting {
     }
 }
 
-/// A string naming one case of `Value`, such as a log level or an interface type.
+/// A string naming a case of `Value`: a log level, an interface type.
 struct Choice<Value: NamedChoice>: Setting {
     static var expected: String { "a string" }
     var value: Value
@@ -226,10 +221,5 @@ protocol NamedChoice: RawRepresentable<String>, CaseIterable {
     static var settingName: String { get }
 }
 
-extension Logger.Level: NamedChoice {
-    static var settingName: String { "log level" }
-}
-
-extension InterfaceType: NamedChoice {
-    static var settingName: String { "interface type" }
-}
+extension Logger.Level: NamedChoice { static let settingName = "log level" }
+extension InterfaceType: NamedChoice { static let settingName = "interface type" }

@@ -41,7 +41,9 @@ public enum ConfigurationLoader {
         } catch {
             throw .unreadable(path: path, reason: error.description)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .unreadable(path: path, reason: "not UTF-8 text") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .unreadable(path: path, reason: "not UTF-8 text")
+        }
         return text
     }
 }
@@ -105,8 +107,8 @@ extension ReachdConfiguration {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            let position = error.source.begin
-            throw .invalid([ConfigurationDiagnostic(file: file, line: position.line, column: position.column, message: error.description)])
+            let (line, column) = (error.source.begin.line, error.source.begin.column)
+            throw .invalid([ConfigurationDiagnostic(file: file, line: line, column: column, message: error.description)])
         } catch {
             throw .invalid([ConfigurationDiagnostic(file: file, message: "\(error)")])
         }
@@ -122,7 +124,9 @@ extension ReachdConfiguration {
     }
 
     /// A decoding error as users see it: the key's path, its line, and what is wrong.
-    static func diagnostic(_ error: any Error, file: String, table: TOMLTable, lines: [String: Int]) -> ConfigurationDiagnostic {
+    static func diagnostic(
+        _ error: any Error, file: String, table: TOMLTable, lines: [String: Int]
+    ) -> ConfigurationDiagnostic {
         var steps: [String] = [], message = "\(error)", showsKey = true
         switch error {
         case let error as UnknownKey:
@@ -140,25 +144,17 @@ extension ReachdConfiguration {
             break
         }
         let line = (0...steps.count).reversed().lazy.compactMap { lines[steps.prefix($0).joined()] }.first
-        return ConfigurationDiagnostic(file: file, line: line, key: showsKey && !steps.isEmpty ? steps.joined() : nil, message: message)
+        let key = showsKey && !steps.isEmpty ? steps.joined() : nil
+        return ConfigurationDiagnostic(file: file, line: line, key: key, message: message)
     }
 
     /// The TOML type of the value at `codingPath`, named as messages name it.
     static func typeName(at codingPath: [any CodingKey], in table: TOMLTable) -> String {
-        var value: (any TOMLValueConvertible)? = table
-        for key in codingPath {
-            if let index = key.intValue {
-                value = value?.array.flatMap { $0.indices.contains(index) ? $0[index] : nil }
-            } else {
-                value = value?.table?[key.stringValue]
-            }
+        let value = codingPath.reduce(table as (any TOMLValueConvertible)?) { value, key in
+            guard let index = key.intValue else { return value?.table?[key.stringValue] }
+            return value?.array.flatMap { $0.indices.contains(index) ? $0[index] : nil }
         }
-        switch value?.type {
-        case .double: return "float"
-        case .bool: return "boolean"
-        case let type?: return type.description
-        case nil: return "nothing"
-        }
+        return value.map { [TOMLType.double: "float", .bool: "boolean"][$0.type] ?? $0.type.description } ?? "nothing"
     }
 
     /// `codingPath` as TOML writes it, a piece per step (`interfaces`, `.override`, `[1]`,
@@ -166,14 +162,13 @@ extension ReachdConfiguration {
     static func steps(_ codingPath: [any CodingKey]) -> [String] {
         codingPath.enumerated().map { position, key in
             if let index = key.intValue { return "[\(index)]" }
-            let name = isBare(key.stringValue)
-                ? key.stringValue
-                : "\"" + String(key.stringValue.flatMap { $0 == "\\" || $0 == "\"" ? ["\\", $0] : [$0] }) + "\""
+            let escaped = key.stringValue.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
+            let name = isBare(key.stringValue) ? key.stringValue : "\"\(escaped)\""
             return position == 0 ? name : "." + name
         }
     }
 
-    static func isBare(_ key: some StringProtocol) -> Bool {
+    private static func isBare(_ key: some StringProtocol) -> Bool {
         !key.isEmpty && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
@@ -181,39 +176,29 @@ extension ReachdConfiguration {
     /// first occurrence wins.
     ///
     /// A small scan, not a TOML parser: it counts `[[arrays]]` of tables and knows bare keys
-    /// only, so a quoted key is not recorded, nor anything under a header that has one. A line
-    /// inside a multi-line string or array that looks like `key = …` is taken for a key.
-    /// Values in inline tables and arrays have no line of their own; `diagnostic` then uses
+    /// only, so a quoted key is not recorded, nor anything under a header that has one; a
+    /// `[a.b]` header after `[[a]]` is taken for `a.b`, not `a[n].b`. Lines inside multi-line
+    /// strings and arrays are scanned like any other, so one reading `key = …` is taken for a
+    /// key. Values in inline tables and arrays have no line of their own: `diagnostic` uses
     /// the nearest ancestor's.
     static func keyLines(_ text: String) -> [String: Int] {
         var lines: [String: Int] = [:], arrayCounts: [String: Int] = [:], table: String? = ""
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.drop { $0 == " " || $0 == "\t" }
-            let record = { (path: String) in if lines[path] == nil { lines[path] = index + 1 } }
-            if line.hasPrefix("[") {
-                let isArray = line.hasPrefix("[[")
-                table = nil
-                guard let keys = bareKeys(line.dropFirst(isArray ? 2 : 1).prefix { $0 != "]" }) else { continue }
-                var path = ""
-                for (position, key) in keys.enumerated() {
-                    path += (path.isEmpty ? "" : ".") + key
-                    let count = arrayCounts[path]
-                    if isArray && position == keys.count - 1 {
-                        record(path)
-                        arrayCounts[path] = (count ?? 0) + 1
-                        path += "[\(count ?? 0)]"
-                    } else if let count {
-                        path += "[\(count - 1)]"  // `[a.b]` after `[[a]]` is in a's latest element.
-                    }
-                    record(path)
-                }
-                table = path
-            } else if var path = table, let equals = line.firstIndex(of: "="), let keys = bareKeys(line[..<equals]) {
-                for key in keys {
-                    path += (path.isEmpty ? "" : ".") + key
-                    record(path)
-                }
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = line.drop { $0 == " " || $0 == "\t" }, isHeader = line.hasPrefix("["), isArray = line.hasPrefix("[[")
+            let keys = bareKeys(isHeader ? line.dropFirst(isArray ? 2 : 1).prefix { $0 != "]" } : line.prefix { $0 != "=" })
+            if isHeader { table = nil }
+            guard var path = isHeader ? "" : table, let keys, isHeader || line.contains("=") else { continue }
+            for key in keys {
+                path += (path.isEmpty ? "" : ".") + key
+                if lines[path] == nil { lines[path] = index + 1 }
             }
+            if isArray {
+                let count = arrayCounts[path, default: 0]
+                arrayCounts[path] = count + 1
+                path += "[\(count)]"
+                lines[path] = index + 1
+            }
+            if isHeader { table = path }
         }
         return lines
     }
@@ -237,33 +222,21 @@ protocol Setting: Decodable {
 /// A TOML table; its `init(from:)` ends with `rejectUnknownKeys`.
 protocol ConfigurationTable: Setting {}
 
-extension ConfigurationTable {
-    static var expected: String { "a table" }
-}
-
-extension String: Setting {
-    static var expected: String { "a string" }
-}
-
-extension Int: Setting {
-    static var expected: String { "an integer" }
-}
-
-extension Bool: Setting {
-    static var expected: String { "true or false" }
-}
-
+extension ConfigurationTable { static var expected: String { "a table" } }
+extension String: Setting { static var expected: String { "a string" } }
+extension Int: Setting { static var expected: String { "an integer" } }
+extension Bool: Setting { static var expected: String { "true or false" } }
 extension Array: Setting where Element: Setting {
     static var expected: String { Element.self is any ConfigurationTable.Type ? "an array of tables" : "an array" }
 }
 
-/// Every problem `ReachdConfiguration.init(from:)` found: the first of each table, and
-/// each unknown table.
+/// Several problems: every unknown key of a table, or all that `ReachdConfiguration.init(from:)`
+/// found (the first problem of each table, and each unknown table).
 struct ConfigurationProblems: Error {
     var errors: [any Error]
 }
 
-/// A key that the table's `CodingKeys` do not name, with the closest known key's path.
+/// A key that the table's `CodingKeys` do not name, with the path of the known key closest to it.
 struct UnknownKey: Error {
     var steps: [String]
     var suggestion: String?
@@ -296,9 +269,7 @@ extension KeyedDecodingContainer {
 
 extension Decoder {
     /// The single value here as `T`; a wrong type is a `typeMismatch` with the path.
-    func scalar<T: Decodable>() throws -> T {
-        try singleValueContainer().decode(T.self)
-    }
+    func scalar<T: Decodable>() throws -> T { try singleValueContainer().decode(T.self) }
 
     /// The error for a value of the right type that is not acceptable.
     func invalid(_ message: String) -> DecodingError {
@@ -309,23 +280,17 @@ extension Decoder {
     func unknownKeys<Keys: CodingKey & CaseIterable>(_: Keys.Type) throws -> [any Error] {
         let known = Keys.allCases.map(\.stringValue)
         return try container(keyedBy: AnyKey.self).allKeys.filter { !known.contains($0.stringValue) }.map { key in
-            let guess = closest(to: key.stringValue, in: known)
-            return UnknownKey(
-                steps: ReachdConfiguration.steps(codingPath + [key]),
-                suggestion: guess.map { ReachdConfiguration.steps(codingPath + [AnyKey(stringValue: $0)]).joined() }
-            )
+            let guess = known.map { ($0, editDistance(key.stringValue, $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+            let suggestion = guess.map { ReachdConfiguration.steps(codingPath + [AnyKey(stringValue: $0)]).joined() }
+            return UnknownKey(steps: ReachdConfiguration.steps(codingPath + [key]), suggestion: suggestion)
         }
     }
 
-    /// Throws the first of this table's keys that `Keys` does not name.
+    /// Throws every key of this table that `Keys` does not name (as `ConfigurationProblems`).
     func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
-        if let first = try unknownKeys(keys).first { throw first }
+        let unknown = try unknownKeys(keys)
+        if !unknown.isEmpty { throw ConfigurationProblems(errors: unknown) }
     }
-}
-
-/// The known key within edit distance 2 of a misspelt one, if any.
-private func closest(to name: String, in known: [String]) -> String? {
-    known.map { ($0, editDistance(name, $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
 }
 
 /// Optimal-string-alignment distance: insertions, deletions, substitutions and

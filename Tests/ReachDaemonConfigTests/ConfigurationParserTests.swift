@@ -30,6 +30,16 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":2: unknown key \"log.colour\""]
         ),
         BadCase(
+            name: "every unknown key in a section, in file order",
+            text: "[netlink]\nsize = 1\nbuffer = 2\n",
+            expected: [":2: unknown key \"netlink.size\"", ":3: unknown key \"netlink.buffer\""]
+        ),
+        BadCase(
+            name: "unknown quoted key: quoted keys are not located, the section's line is used",
+            text: "[log]\n\"lev el\" = 1\n",
+            expected: [":1: unknown key \"log.\"lev el\"\" (did you mean \"log.level\"?)"]
+        ),
+        BadCase(
             name: "probe settings are not read yet",
             text: "[probe]\nurl = \"http://example.com\"\n",
             expected: [":1: unknown key \"probe\""]
