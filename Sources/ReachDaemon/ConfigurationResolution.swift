@@ -1,4 +1,5 @@
 import Logging
+import ReachabilityCore
 import ReachProtocol
 
 /// Settings given on reachd's command line; each one set wins over the configuration file.
@@ -42,15 +43,75 @@ extension DaemonOptions {
     ) {
         let fromEnvironment = environment[SocketLocation.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
         self.init(
-            socketPath: overrides.socketPath ?? fromEnvironment ?? configuration.socketPath
+            socketPath: overrides.socketPath ?? fromEnvironment ?? configuration.socket.path
                 ?? SocketLocation.daemonDefault(environment: environment, uid: uid)
         )
-        socketMode = configuration.socketMode
-        logLevel = overrides.logLevel ?? configuration.logLevel
-        engine.policy = configuration.policy
-        engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.receiveBufferSize
+        socketMode = configuration.socket.mode
+        logLevel = overrides.logLevel ?? configuration.log.level
+        engine.policy = configuration.interfaces.policy
+        engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
         if let resolvConfPath = overrides.resolvConfPath { engine.resolvConfPath = resolvConfPath }
         if let upstream = overrides.resolvedUpstreamPath { engine.resolvedUpstreamPath = upstream }
+    }
+}
+
+/// What a reload changes, decided from the running and the newly read options. Pure.
+///
+/// The interface policy and the log level change in place. The socket path and mode are
+/// refused: moving or re-creating the socket would drop every connected client. The netlink
+/// receive buffer is sized when the socket is opened, so it waits for a restart.
+public struct ReloadPlan: Sendable, Equatable {
+    /// The new interface policy, if it changed.
+    public var policy: InterfacePolicy?
+    /// The new log level, if it changed.
+    public var logLevel: Logger.Level?
+    /// Changes that were read but not applied, each with its reason.
+    public var refused: [String] = []
+
+    /// Compares `running` with `proposed`.
+    public init(running: DaemonOptions, proposed: DaemonOptions) {
+        if proposed.engine.policy != running.engine.policy { policy = proposed.engine.policy }
+        if proposed.logLevel != running.logLevel { logLevel = proposed.logLevel }
+        if proposed.socketPath != running.socketPath {
+            refused.append(
+                "socket path change from \(running.socketPath) to \(proposed.socketPath) refused: "
+                    + "moving the socket would drop connected clients; restart reachd to apply it"
+            )
+        }
+        if proposed.socketMode != running.socketMode {
+            refused.append(
+                "socket mode change from \(Self.octal(running.socketMode)) to \(Self.octal(proposed.socketMode)) refused: "
+                    + "the socket is not re-created while clients are connected; restart reachd to apply it"
+            )
+        }
+        if proposed.engine.receiveBufferSize != running.engine.receiveBufferSize {
+            refused.append(
+                "netlink receive-buffer-size change from \(running.engine.receiveBufferSize) to "
+                    + "\(proposed.engine.receiveBufferSize) takes effect at the next restart"
+            )
+        }
+    }
+
+    /// What was applied, for the log: "log level info → debug, interface policy".
+    public var appliedChanges: [String] {
+        var changes: [String] = []
+        if let logLevel { changes.append("log level → \(logLevel)") }
+        if policy != nil { changes.append("interface policy (ignore patterns and overrides)") }
+        return changes
+    }
+
+    /// The running options once the plan is applied: applied fields from `proposed`,
+    /// refused ones kept from `running`.
+    public static func applied(running: DaemonOptions, proposed: DaemonOptions) -> DaemonOptions {
+        var next = running
+        next.engine.policy = proposed.engine.policy
+        next.logLevel = proposed.logLevel
+        return next
+    }
+
+    private static func octal(_ mode: UInt32) -> String {
+        let digits = String(mode, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 }

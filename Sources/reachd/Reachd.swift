@@ -87,7 +87,7 @@ struct Reachd: ParsableCommand {
         options.logLevelSwitch = levelSwitch
         options.reload = read
 
-        if let receiveBufferSize, !(ReachdConfiguration.minimumReceiveBufferSize...ReachdConfiguration.maximumReceiveBufferSize).contains(receiveBufferSize) {
+        if let receiveBufferSize, !ReachdConfiguration.Netlink.acceptedReceiveBufferSizes.contains(receiveBufferSize) {
             logger.warning("--receive-buffer-size \(receiveBufferSize) is outside 64 KiB…1 GiB; using it anyway")
         }
         do {

@@ -29,7 +29,7 @@ final class ConfigurationLoaderTests: XCTestCase {
     func testDefaultFileIsRead() throws {
         let path = try write("reachd.toml", "[log]\nlevel = \"debug\"\n")
         let loaded = try ConfigurationLoader.load(explicitPath: nil, defaultPath: path)
-        XCTAssertEqual(loaded.configuration.logLevel, .debug)
+        XCTAssertEqual(loaded.configuration.log.level, .debug)
         XCTAssertEqual(loaded.source, .file(path))
     }
 
@@ -44,7 +44,7 @@ final class ConfigurationLoaderTests: XCTestCase {
     func testExplicitFileWinsOverTheDefault() throws {
         let fallback = try write("default.toml", "[log]\nlevel = \"error\"\n")
         let explicit = try write("explicit.toml", "[log]\nlevel = \"trace\"\n")
-        XCTAssertEqual(try ConfigurationLoader.load(explicitPath: explicit, defaultPath: fallback).configuration.logLevel, .trace)
+        XCTAssertEqual(try ConfigurationLoader.load(explicitPath: explicit, defaultPath: fallback).configuration.log.level, .trace)
     }
 
     func testInvalidFileNamesItsPath() throws {

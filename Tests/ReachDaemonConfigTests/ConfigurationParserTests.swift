@@ -30,6 +30,16 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":2: unknown key \"log.colour\""]
         ),
         BadCase(
+            name: "every unknown key in a section, in file order",
+            text: "[netlink]\nsize = 1\nbuffer = 2\n",
+            expected: [":2: unknown key \"netlink.size\"", ":3: unknown key \"netlink.buffer\""]
+        ),
+        BadCase(
+            name: "unknown quoted key: quoted keys are not located, the section's line is used",
+            text: "[log]\n\"lev el\" = 1\n",
+            expected: [":1: unknown key \"log.\"lev el\"\" (did you mean \"log.level\"?)"]
+        ),
+        BadCase(
             name: "probe settings are not read yet",
             text: "[probe]\nurl = \"http://example.com\"\n",
             expected: [":1: unknown key \"probe\""]
@@ -100,12 +110,15 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":2: interfaces.ignore: expected an array, found string"]
         ),
         BadCase(
+            // Within one table, decoding stops at the first problem.
             name: "empty glob and a number in the ignore list",
             text: "[interfaces]\nignore = [\"docker*\", \"\", 5]\n",
-            expected: [
-                ":2: interfaces.ignore[1]: empty pattern (expected an interface-name glob such as \"docker*\")",
-                ":2: interfaces.ignore[2]: expected a string, found integer",
-            ]
+            expected: [":2: interfaces.ignore[1]: empty pattern (expected an interface-name glob such as \"docker*\")"]
+        ),
+        BadCase(
+            name: "a number in the ignore list",
+            text: "[interfaces]\nignore = [\"docker*\", 5]\n",
+            expected: [":2: interfaces.ignore[1]: expected a string, found integer"]
         ),
         BadCase(
             name: "glob that can never match, in a multi-line array with a lookalike key",
@@ -134,12 +147,15 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":1: interfaces.override[0]: missing required key \"match\" (the interface-name glob this override applies to)"]
         ),
         BadCase(
+            // Within one table, decoding stops at the first problem.
             name: "override flag of the wrong type and an unknown key",
             text: "[[interfaces.override]]\nmatch = \"usb*\"\nexpensive = \"yes\"\ncheap = true\n",
-            expected: [
-                ":3: interfaces.override[0].expensive: expected true or false, found string",
-                ":4: unknown key \"interfaces.override[0].cheap\"",
-            ]
+            expected: [":3: interfaces.override[0].expensive: expected true or false, found string"]
+        ),
+        BadCase(
+            name: "unknown key in an override, with a suggestion",
+            text: "[[interfaces.override]]\nmatch = \"usb*\"\n\n[[interfaces.override]]\nmatch = \"wwan*\"\nexpensiv = true\n",
+            expected: [":6: unknown key \"interfaces.override[1].expensiv\" (did you mean \"interfaces.override[1].expensive\"?)"]
         ),
         BadCase(
             name: "override written as a single table",
@@ -212,30 +228,30 @@ final class ConfigurationParserTests: XCTestCase {
 
     func testGoodInputIsRead() throws {
         var full = ReachdConfiguration()
-        full.socketPath = "/run/reachd/custom.sock"
-        full.socketMode = 0o660
-        full.logLevel = .debug
-        full.policy = InterfacePolicy(
+        full.socket.path = "/run/reachd/custom.sock"
+        full.socket.mode = 0o660
+        full.log.level = .debug
+        full.interfaces.policy = InterfacePolicy(
             ignoredPatterns: ["docker*", "tailscale?"],
             overrides: [
                 InterfacePolicy.Override(pattern: "wwan*", type: .cellular, isExpensive: true),
                 InterfacePolicy.Override(pattern: "usb0", type: .wiredEthernet, isExpensive: true, isConstrained: true),
             ]
         )
-        full.receiveBufferSize = 64 << 10
+        full.netlink.receiveBufferSize = 64 << 10
 
         var dotted = ReachdConfiguration()
-        dotted.socketMode = 0o600
-        dotted.logLevel = .critical
+        dotted.socket.mode = 0o600
+        dotted.log.level = .critical
 
         var noIgnores = ReachdConfiguration()
-        noIgnores.policy.ignoredPatterns = []
+        noIgnores.interfaces.policy.ignoredPatterns = []
 
         var threeDigitMode = ReachdConfiguration()
-        threeDigitMode.socketMode = 0o644
+        threeDigitMode.socket.mode = 0o644
 
         var largestBuffer = ReachdConfiguration()
-        largestBuffer.receiveBufferSize = 1 << 30
+        largestBuffer.netlink.receiveBufferSize = 1 << 30
 
         let cases: [(name: String, text: String, expected: ReachdConfiguration)] = [
             ("empty file", "", ReachdConfiguration()),
@@ -270,27 +286,27 @@ final class ConfigurationParserTests: XCTestCase {
             ("largest buffer", "[netlink]\nreceive-buffer-size = 1073741824\n", largestBuffer),
         ]
         for testCase in cases {
-            XCTAssertEqual(try ConfigurationParser.parse(testCase.text, file: file), testCase.expected, testCase.name)
+            XCTAssertEqual(try ReachdConfiguration(parsing: testCase.text, file: file), testCase.expected, testCase.name)
         }
     }
 
     func testEveryLogLevelIsAccepted() throws {
         for level in Logger.Level.allCases {
-            let parsed = try ConfigurationParser.parse("[log]\nlevel = \"\(level.rawValue)\"\n", file: file)
-            XCTAssertEqual(parsed.logLevel, level)
+            let parsed = try ReachdConfiguration(parsing: "[log]\nlevel = \"\(level.rawValue)\"\n", file: file)
+            XCTAssertEqual(parsed.log.level, level)
         }
     }
 
     func testEveryInterfaceTypeIsAccepted() throws {
         for type in InterfaceType.allCases {
-            let parsed = try ConfigurationParser.parse("[[interfaces.override]]\nmatch = \"x*\"\ntype = \"\(type.rawValue)\"\n", file: file)
-            XCTAssertEqual(parsed.policy.overrides, [InterfacePolicy.Override(pattern: "x*", type: type)])
+            let parsed = try ReachdConfiguration(parsing: "[[interfaces.override]]\nmatch = \"x*\"\ntype = \"\(type.rawValue)\"\n", file: file)
+            XCTAssertEqual(parsed.interfaces.policy.overrides, [InterfacePolicy.Override(pattern: "x*", type: type)])
         }
     }
 
     private func diagnostics(_ text: String) -> [String] {
         do {
-            _ = try ConfigurationParser.parse(text, file: file)
+            _ = try ReachdConfiguration(parsing: text, file: file)
             return []
         } catch {
             return error.description.split(separator: "\n").map(String.init)

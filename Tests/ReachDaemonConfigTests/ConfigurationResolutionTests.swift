@@ -8,7 +8,7 @@ import XCTest
 final class ConfigurationResolutionTests: XCTestCase {
     func testSocketPathPrecedence() {
         var file = ReachdConfiguration()
-        file.socketPath = "/srv/from-file.sock"
+        file.socket.path = "/srv/from-file.sock"
         let cases: [(name: String, file: ReachdConfiguration, overrides: CommandLineOverrides, environment: [String: String], uid: UInt32, expected: String)] = [
             ("command line wins", file, CommandLineOverrides(socketPath: "/cli.sock"), ["REACHD_SOCKET": "/env.sock"], 0, "/cli.sock"),
             ("environment over file", file, CommandLineOverrides(), ["REACHD_SOCKET": "/env.sock"], 0, "/env.sock"),
@@ -26,10 +26,10 @@ final class ConfigurationResolutionTests: XCTestCase {
 
     func testOtherSettings() {
         var file = ReachdConfiguration()
-        file.socketMode = 0o600
-        file.logLevel = .warning
-        file.receiveBufferSize = 1 << 20
-        file.policy = InterfacePolicy(ignoredPatterns: ["x*"])
+        file.socket.mode = 0o600
+        file.log.level = .warning
+        file.netlink.receiveBufferSize = 1 << 20
+        file.interfaces.policy = InterfacePolicy(ignoredPatterns: ["x*"])
 
         let fromFile = DaemonOptions(configuration: file, overrides: CommandLineOverrides(), environment: [:], uid: 0)
         XCTAssertEqual(fromFile.socketMode, 0o600)

@@ -24,15 +24,15 @@ final class ShippedConfigurationTests: XCTestCase {
     }
 
     func testShippedFileIsValidAsIs() throws {
-        XCTAssertEqual(try ConfigurationParser.parse(try shippedText(), file: shippedPath), ReachdConfiguration())
+        XCTAssertEqual(try ReachdConfiguration(parsing: try shippedText(), file: shippedPath), ReachdConfiguration())
     }
 
     func testEveryDocumentedValueIsTheDefault() throws {
         let uncommented = uncommentSettings(try shippedText())
         var expected = ReachdConfiguration()
-        expected.socketPath = SocketLocation.systemPath
-        XCTAssertEqual(try ConfigurationParser.parse(uncommented, file: shippedPath), expected)
-        XCTAssertEqual(expected.policy.ignoredPatterns, InterfacePolicy.defaultIgnoredPatterns)
+        expected.socket.path = SocketLocation.systemPath
+        XCTAssertEqual(try ReachdConfiguration(parsing: uncommented, file: shippedPath), expected)
+        XCTAssertEqual(expected.interfaces.policy.ignoredPatterns, InterfacePolicy.defaultIgnoredPatterns)
     }
 
     func testEverySettingIsDocumented() throws {
@@ -49,9 +49,9 @@ final class ShippedConfigurationTests: XCTestCase {
         let text = try shippedText().split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.hasPrefix("#   ") ? String(line.dropFirst(4)) : String(line)
         }.joined(separator: "\n")
-        let parsed = try ConfigurationParser.parse(text, file: shippedPath)
+        let parsed = try ReachdConfiguration(parsing: text, file: shippedPath)
         XCTAssertEqual(
-            parsed.policy.overrides,
+            parsed.interfaces.policy.overrides,
             [InterfacePolicy.Override(pattern: "wwan*", type: .cellular, isExpensive: true, isConstrained: false)]
         )
     }
