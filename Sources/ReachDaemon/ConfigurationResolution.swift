@@ -48,7 +48,7 @@ extension DaemonOptions {
         )
         socketMode = configuration.socket.mode
         logLevel = overrides.logLevel ?? configuration.log.level
-        engine.policy = configuration.interfaces.policy
+        policy = configuration.interfaces.policy
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
         if let resolvConfPath = overrides.resolvConfPath { engine.resolvConfPath = resolvConfPath }
@@ -71,7 +71,7 @@ public struct ReloadPlan: Sendable, Equatable {
 
     /// Compares `running` with `proposed`.
     public init(running: DaemonOptions, proposed: DaemonOptions) {
-        if proposed.engine.policy != running.engine.policy { policy = proposed.engine.policy }
+        if proposed.policy != running.policy { policy = proposed.policy }
         if proposed.logLevel != running.logLevel { logLevel = proposed.logLevel }
         if proposed.socketPath != running.socketPath {
             refused.append(
@@ -105,7 +105,7 @@ public struct ReloadPlan: Sendable, Equatable {
     /// refused ones kept from `running`.
     public static func applied(running: DaemonOptions, proposed: DaemonOptions) -> DaemonOptions {
         var next = running
-        next.engine.policy = proposed.engine.policy
+        next.policy = proposed.policy
         next.logLevel = proposed.logLevel
         return next
     }

@@ -11,9 +11,11 @@ public struct DaemonOptions: Sendable {
     /// Where to serve the Varlink interface.
     public var socketPath: String
     /// Permission bits of the socket file.
-    public var socketMode: UInt32 = 0o666
+    public var socketMode: UInt32 = ReachdConfiguration.Socket().mode
     /// The log level in force (applied through `logLevelSwitch`).
-    public var logLevel: Logger.Level = .info
+    public var logLevel: Logger.Level = ReachdConfiguration.Log().level
+    /// How interfaces are treated (ignored ones, overrides): applied on the event loop.
+    public var policy = ReachdConfiguration.Interfaces().policy
     /// What the engine watches and how.
     public var engine = EngineConfiguration()
     /// Where a changed log level is applied on reload; nil: the level is not managed.
@@ -61,7 +63,7 @@ public enum Daemon {
         } catch {
             throw fail("\(error)", logger: logger)
         }
-        let first = ReachabilityState(snapshot: engine.snapshot, policy: options.engine.policy)
+        let first = ReachabilityState(snapshot: engine.snapshot, policy: options.policy)
         logger.info("initial state: \(first.path.summary)")
 
         // 2. Serve it. The socket appears only now, so the first GetStatus is already right.
@@ -70,7 +72,7 @@ public enum Daemon {
         let mailbox = engine.mailbox
         let server = VarlinkServer(
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
-            snapshot: engine.snapshot, policy: options.engine.policy, eventLoop: group.next(), logger: logger,
+            snapshot: engine.snapshot, policy: options.policy, eventLoop: group.next(), logger: logger,
             notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }
         )
         do {

@@ -15,9 +15,7 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// systemd-resolved's upstream list, consulted when resolv.conf names only the stub.
     public var resolvedUpstreamPath: String = "/run/systemd/resolve/resolv.conf"
     /// Netlink receive buffer; generous so floods rarely overflow (DESIGN.md rule 4).
-    public var receiveBufferSize: Int = 8 << 20
-    /// Interface policy in force.
-    public var policy: InterfacePolicy = InterfacePolicy()
+    public var receiveBufferSize: Int = ReachdConfiguration.Netlink().receiveBufferSize
 
     /// Creates the default configuration.
     public init() {}

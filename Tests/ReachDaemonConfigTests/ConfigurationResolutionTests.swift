@@ -35,7 +35,7 @@ final class ConfigurationResolutionTests: XCTestCase {
         XCTAssertEqual(fromFile.socketMode, 0o600)
         XCTAssertEqual(fromFile.logLevel, .warning)
         XCTAssertEqual(fromFile.engine.receiveBufferSize, 1 << 20)
-        XCTAssertEqual(fromFile.engine.policy, InterfacePolicy(ignoredPatterns: ["x*"]))
+        XCTAssertEqual(fromFile.policy, InterfacePolicy(ignoredPatterns: ["x*"]))
         XCTAssertEqual(fromFile.engine.sysfsRoot, "/sys")
 
         let overrides = CommandLineOverrides(logLevel: .trace, receiveBufferSize: 4 << 20, sysfsRoot: "/tmp/sys", resolvConfPath: "/tmp/resolv.conf")
@@ -49,6 +49,6 @@ final class ConfigurationResolutionTests: XCTestCase {
         XCTAssertEqual(defaults.socketMode, 0o666)
         XCTAssertEqual(defaults.logLevel, .info)
         XCTAssertEqual(defaults.engine.receiveBufferSize, 8 << 20)
-        XCTAssertEqual(defaults.engine.policy, InterfacePolicy())
+        XCTAssertEqual(defaults.policy, InterfacePolicy())
     }
 }

@@ -14,7 +14,7 @@ final class ReloadPlanTests: XCTestCase {
         let newPolicy = InterfacePolicy(ignoredPatterns: ["tun*"])
         let cases: [(name: String, proposed: DaemonOptions, policy: InterfacePolicy?, level: Logger.Level?, refused: [String])] = [
             ("nothing changed", options(), nil, nil, []),
-            ("policy", options { $0.engine.policy = newPolicy }, newPolicy, nil, []),
+            ("policy", options { $0.policy = newPolicy }, newPolicy, nil, []),
             ("log level", options { $0.logLevel = .debug }, nil, .debug, []),
             (
                 "socket path refused",
@@ -45,7 +45,7 @@ final class ReloadPlanTests: XCTestCase {
             $0.socketPath = "/elsewhere"
             $0.socketMode = 0o600
             $0.logLevel = .error
-            $0.engine.policy = InterfacePolicy(ignoredPatterns: [])
+            $0.policy = InterfacePolicy(ignoredPatterns: [])
             $0.engine.receiveBufferSize = 1 << 20
         }
         let next = ReloadPlan.applied(running: options(), proposed: proposed)
@@ -53,7 +53,7 @@ final class ReloadPlanTests: XCTestCase {
         XCTAssertEqual(next.socketMode, 0o666)
         XCTAssertEqual(next.engine.receiveBufferSize, 8 << 20)
         XCTAssertEqual(next.logLevel, .error)
-        XCTAssertEqual(next.engine.policy, InterfacePolicy(ignoredPatterns: []))
+        XCTAssertEqual(next.policy, InterfacePolicy(ignoredPatterns: []))
         XCTAssertEqual(ReloadPlan(running: options(), proposed: proposed).appliedChanges.count, 2)
     }
 }
