@@ -133,13 +133,6 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "ReachDaemonConfigTests",
-            dependencies: [
-                "ReachDaemon", "ReachabilityCore", "ReachProtocol",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .testTarget(
             name: "ReachClientTests",
             dependencies: [
                 "ReachClient", "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",

@@ -1,14 +1,14 @@
 import ReachabilityCore
 import ReachDaemon
 import ReachProtocol
+import TestSupport
 import XCTest
 
 /// `config/reachd.toml` documents every setting with its default: uncommenting the settings
 /// must give exactly the built-in defaults, and the commented example must be valid.
 final class ShippedConfigurationTests: XCTestCase {
     private var shippedPath: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("config/reachd.toml").path
+        Paths.repository.appendingPathComponent("config/reachd.toml").path
     }
 
     private func shippedText() throws -> String {

@@ -1,16 +1,12 @@
 import ReachDaemon
+import TestSupport
 import XCTest
 
 final class ConfigurationLoaderTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
+        directory = URL(fileURLWithPath: try temporaryDirectory("reachd-config"))
     }
 
     private func write(_ name: String, _ text: String) throws -> String {
