@@ -44,7 +44,8 @@ public enum FileSystem {
     ///   `.isDirectory` for a directory and `.invalidArgument` for anything else that
     ///   is not a regular file (a FIFO would block forever), unless `regularFileOnly` is false.
     public static func contents(of path: String, limit: Int = 1 << 20, regularFileOnly: Bool = true) throws(Errno) -> [UInt8] {
-        let descriptor = try typedErrno { try FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec) }
+        // Non-blocking, so that opening a FIFO nobody writes to returns at once instead of hanging.
+        let descriptor = try typedErrno { try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .nonBlocking]) }
         defer { try? descriptor.close() }
         if regularFileOnly {
             let type = try descriptor.stat().type

@@ -1,3 +1,4 @@
+import Glibc
 import ReachDaemon
 import TestSupport
 import XCTest
@@ -53,9 +54,16 @@ final class ConfigurationLoaderTests: XCTestCase {
     func testUnreadableInputs() throws {
         let notUTF8 = directory.appendingPathComponent("binary.toml")
         try Data([0x5B, 0xFF, 0xFE, 0x5D]).write(to: notUTF8)
+        // A FIFO nobody writes to: refused at once, never waited on.
+        let fifo = directory.appendingPathComponent("fifo.toml").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let huge = directory.appendingPathComponent("huge.toml")
+        try Data(repeating: UInt8(ascii: "#"), count: (1 << 20) + 1).write(to: huge)
         let cases: [(path: String, reason: String)] = [
             (directory.path, "not a regular file"),
+            (fifo, "not a regular file"),
             (notUTF8.path, "not UTF-8 text"),
+            (huge.path, "larger than 1 MiB"),
         ]
         for testCase in cases {
             XCTAssertThrowsError(try ConfigurationLoader.load(explicitPath: testCase.path)) { error in
