@@ -58,11 +58,11 @@ final class SubscriptionStream: Sendable {
         var waiter: CheckedContinuation<StatusReply?, any Error>?
         /// How the stream ended: nil while it runs, `.success` when cancelled.
         var end: Result<Void, ReachClientError>?
+        /// Stops the receiving side; run once, when the stream ends or the consumer drops it.
+        var stopReceiving: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
-    /// Stops the receiving side; run once, when the stream ends or the consumer drops it.
-    private let stopReceiving = Mutex<(@Sendable () -> Void)?>(nil)
     /// The socket, for errors.
     let socketPath: String
 
@@ -72,12 +72,12 @@ final class SubscriptionStream: Sendable {
 
     deinit {
         // The consumer dropped the sequence: close the connection.
-        stopReceiving.withLock { $0 }?()
+        state.withLock { $0.stopReceiving }?()
     }
 
     /// Sets how to stop the receiving side (cancel its task).
     func onStop(_ action: @escaping @Sendable () -> Void) {
-        stopReceiving.withLock { $0 = action }
+        state.withLock { $0.stopReceiving = action }
     }
 
     /// A reply arrived (receiving side).
@@ -95,19 +95,16 @@ final class SubscriptionStream: Sendable {
     /// The stream ended: with an error, or (nil) because the consumer cancelled. Replies
     /// already received are still handed out first.
     func finish(_ error: ReachClientError?) {
-        let waiter = state.withLock { state -> CheckedContinuation<StatusReply?, any Error>? in
-            guard state.end == nil else { return nil }
+        let (waiter, stop) = state.withLock { state -> (CheckedContinuation<StatusReply?, any Error>?, (@Sendable () -> Void)?) in
+            guard state.end == nil else { return (nil, nil) }
             state.end = error.map { .failure($0) } ?? .success(())
-            defer { state.waiter = nil }
-            return state.waiter
+            defer { (state.waiter, state.stopReceiving) = (nil, nil) }
+            return (state.waiter, state.stopReceiving)
         }
         if let waiter {
             if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
         }
-        stopReceiving.withLock { action in
-            defer { action = nil }
-            return action
-        }?()
+        stop?()
     }
 
     /// The next reply (consumer side): the pending one at once, else the next to arrive;

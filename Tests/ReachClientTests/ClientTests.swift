@@ -7,6 +7,8 @@ import SystemPackage
 import NIOCore
 import XCTest
 
+@testable import ReachDaemon
+
 final class ClientTests: XCTestCase {
     func testStatusInterfacesInfo() async throws {
         let fixture = ServerFixture()
@@ -88,6 +90,39 @@ final class ClientTests: XCTestCase {
             XCTAssertEqual(error, .connectionClosed(socketPath: fixture.socketPath))
         }
         await fixture.stop()
+    }
+
+    /// An app that drops its sequence (or cancels its task) closes the connection: the
+    /// daemon's subscriber count goes back to zero.
+    func testDroppingOrCancellingASubscriptionClosesIt() async throws {
+        let fixture = ServerFixture()
+        try fixture.server.start()
+        let client = ReachabilityClient(socketPath: fixture.socketPath)
+        do {
+            var updates = client.subscribe().makeAsyncIterator()
+            _ = try await updates.next()
+            try await waitForSubscribers(1, on: fixture)
+        }
+        try await waitForSubscribers(0, on: fixture)
+
+        let task = Task {
+            for try await _ in client.subscribe() {}
+        }
+        try await waitForSubscribers(1, on: fixture)
+        task.cancel()
+        _ = try await task.value  // a cancelled subscription ends quietly, without an error
+        try await waitForSubscribers(0, on: fixture)
+        await fixture.stop()
+    }
+
+    private func waitForSubscribers(_ expected: Int, on fixture: ServerFixture, file: StaticString = #filePath, line: UInt = #line) async throws {
+        var count = -1
+        for _ in 0..<200 {
+            count = try await fixture.server.subscriptionCount().get()
+            if count == expected { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTFail("\(count) subscribers, expected \(expected)", file: file, line: line)
     }
 
     func testDaemonNotRunning() async {
