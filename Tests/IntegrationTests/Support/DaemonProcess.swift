@@ -9,7 +9,7 @@ final class DaemonProcess {
     let socketPath: String
     let resolvConf: String
     let notify: NotifyListener
-    let process = Process()
+    let process: Process
     private let logFile: String
 
     /// - Parameter launcher: a command reachd runs under (e.g. `systemd-socket-activate …`).
@@ -21,19 +21,15 @@ final class DaemonProcess {
         try "nameserver 192.0.2.53\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
         notify = try NotifyListener(directory: directory)
 
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ip", "netns", "exec", namespace.name] + launcher + [Paths.product("reachd"),
-                             "--socket", socketPath, "--resolv-conf", resolvConf, "--log-level", "debug"] + extraArguments
-        var env = ProcessInfo.processInfo.environment
-        env["NOTIFY_SOCKET"] = notify.path
-        for key in ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "REACHD_SOCKET"] { env.removeValue(forKey: key) }
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
         _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         let log = FileHandle(forWritingAtPath: logFile)
-        process.standardError = log
-        process.standardOutput = log
-        try process.run()
+        let arguments = ["ip", "netns", "exec", namespace.name] + launcher + [Paths.product("reachd"),
+                         "--socket", socketPath, "--resolv-conf", resolvConf, "--log-level", "debug"] + extraArguments
+        let inherited = ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "REACHD_SOCKET"]
+        process = try Command.launch(
+            arguments, environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { mine, _ in mine },
+            unset: inherited.filter { environment[$0] == nil }, stdout: log, stderr: log
+        )
     }
 
     /// Starts the daemon and waits for READY=1.
