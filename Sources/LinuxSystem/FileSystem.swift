@@ -97,3 +97,30 @@ public enum FileSystem {
         _ = try systemCall { chmod(path, permissions.rawValue) }
     }
 }
+
+/// Which file a path named at one moment: device and inode. Compared later, it tells
+/// whether the path still names the same file (nobody replaced it meanwhile).
+public struct FileIdentity: Sendable, Hashable {
+    /// `st_dev`.
+    public var device: UInt64
+    /// `st_ino`.
+    public var inode: UInt64
+
+    /// Creates an identity from its parts.
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    /// The identity of what is at `path` now, without following a final symbolic link;
+    /// nil when nothing is there.
+    public init?(of path: String) throws(Errno) {
+        let info: Stat
+        do {
+            info = try Stat(FilePath(path), followTargetSymlink: false)
+        } catch .noSuchFileOrDirectory {
+            return nil
+        }
+        self.init(device: UInt64(info.deviceID.rawValue), inode: UInt64(info.inode.rawValue))
+    }
+}

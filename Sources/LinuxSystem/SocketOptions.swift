@@ -9,3 +9,18 @@ extension FileDescriptor {
         _ = try systemCall { setsockopt(rawValue, SOL_SOCKET, SO_RCVBUFFORCE, &value, socklen_t(MemoryLayout<Int32>.size)) }
     }
 }
+
+/// `struct ucred`, what `SO_PEERCRED` reports about the process at the other end of a
+/// Unix socket. Spelled out here because Glibc's module hides `ucred` behind _GNU_SOURCE;
+/// the layout is the kernel's (pid, uid, gid: three 32-bit fields).
+public struct PeerCredentials: Sendable, Equatable {
+    /// The peer's process id when it connected.
+    public var pid: Int32
+    /// The peer's effective user id.
+    public var uid: UInt32
+    /// The peer's effective group id.
+    public var gid: UInt32
+
+    /// The `SO_PEERCRED` option number.
+    public static let socketOption = SO_PEERCRED
+}

@@ -15,12 +15,14 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
     case protocolError(socketPath: String, message: String)
     /// The daemon answered with a Varlink error.
     case remoteError(socketPath: String, name: String, parameters: JSONObject)
+    /// The daemon accepted the connection but did not answer in time (stopped, or stuck).
+    case timedOut(socketPath: String, after: Duration)
 
     /// The socket the failed call went to.
     public var socketPath: String {
         switch self {
         case let .daemonNotRunning(path, _), let .connectionFailed(path, _), let .connectionClosed(path),
-            let .protocolError(path, _), let .remoteError(path, _, _):
+            let .protocolError(path, _), let .remoteError(path, _, _), let .timedOut(path, _):
             return path
         }
     }
@@ -46,6 +48,10 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
         case let .remoteError(path, name, parameters):
             let error = VarlinkError(name: name, parameters: parameters)
             return "reachd at \(path) answered with an error: \(error)"
+        case let .timedOut(path, after):
+            let (seconds, attoseconds) = after.components
+            let span = attoseconds == 0 ? "\(seconds) s" : "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
+            return "reachd at \(path) did not answer within \(span) (is it stopped or stuck?)"
         }
     }
 

@@ -15,15 +15,23 @@ import ReachProtocol
 public final class ReachabilityClient: Sendable {
     /// The socket this client connects to.
     public let socketPath: String
+    /// How long to wait for the daemon's answer: a call's reply, a subscription's first reply.
+    public let timeout: Duration
     private let group: any EventLoopGroup
 
     /// Creates a client; nothing connects until a call is made.
     ///
     /// - Parameters:
     ///   - socketPath: the daemon's socket; by default `SocketLocation.clientDefault()`.
+    ///   - timeout: how long to wait for an answer (a stopped daemon still accepts
+    ///     connections, so without it a call would wait forever); 10 s by default.
     ///   - eventLoopGroup: where connections run; by default NIO's shared singleton.
-    public init(socketPath: String = SocketLocation.clientDefault(), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    public init(
+        socketPath: String = SocketLocation.clientDefault(), timeout: Duration = .seconds(10),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
         self.socketPath = socketPath
+        self.timeout = timeout
         self.group = eventLoopGroup
     }
 
@@ -97,11 +105,19 @@ public final class ReachabilityClient: Sendable {
     }
 
     private func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
-        try await ClientBootstrap(group: group)
-            .connectTimeout(.seconds(5))
+        let (socketPath, timeout) = (self.socketPath, self.timeout)
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        return try await ClientBootstrap(group: group)
+            .connectTimeout(.nanoseconds(nanoseconds))
             .connect(unixDomainSocketPath: socketPath) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(VarlinkFrameDecoder()))
+                    try channel.pipeline.syncOperations.addHandlers([
+                        // Replies are not bounded like requests: a host with hundreds of
+                        // interfaces answers ListInterfaces with hundreds of KiB.
+                        ByteToMessageHandler(VarlinkFrameDecoder(maximumMessageSize: VarlinkFraming.maximumReplySize)),
+                        FirstReplyDeadline(timeout: .nanoseconds(nanoseconds), error: .timedOut(socketPath: socketPath, after: timeout)),
+                    ])
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
@@ -133,5 +149,38 @@ public final class ReachabilityClient: Sendable {
             throw ReachClientError.protocolError(socketPath: socketPath, message: "reply without parameters")
         }
         return (parameters, header.continues ?? false)
+    }
+}
+
+/// Fails the connection with `error` unless a first message arrives within `timeout`.
+private final class FirstReplyDeadline: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let timeout: TimeAmount
+    private let error: ReachClientError
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount, error: ReachClientError) {
+        self.timeout = timeout
+        self.error = error
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let error = self.error
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
     }
 }

@@ -16,6 +16,8 @@ public struct DaemonOptions: Sendable {
     public var logLevel: Logger.Level = ReachdConfiguration.Log().level
     /// How interfaces are treated (ignored ones, overrides): applied on the event loop.
     public var policy = ReachdConfiguration.Interfaces().policy
+    /// What any client may take.
+    public var limits = ServerLimits()
     /// What the engine watches and how.
     public var engine = EngineConfiguration()
     /// Where a changed log level is applied on reload; nil: the level is not managed.
@@ -65,6 +67,12 @@ public enum Daemon {
         }
         let first = ReachabilityState(snapshot: engine.snapshot, policy: options.policy)
         logger.info("initial state: \(first.path.summary)")
+        // Enough descriptors for every connection the caps allow, plus reachd's own.
+        let wanted = options.limits.connections + 256
+        let descriptors = (try? ProcessResources.raiseDescriptorLimit(to: wanted)) ?? 0
+        if descriptors < wanted {
+            logger.warning("the descriptor limit is \(descriptors), below the \(wanted) the connection caps need; accepts pause at the limit")
+        }
 
         // 2. Serve it. The socket appears only now, so the first GetStatus is already right.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -72,7 +80,7 @@ public enum Daemon {
         let mailbox = engine.mailbox
         let server = VarlinkServer(
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
-            snapshot: engine.snapshot, policy: options.policy, eventLoop: group.next(), logger: logger,
+            snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
             notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }
         )
         do {

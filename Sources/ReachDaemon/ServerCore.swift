@@ -1,11 +1,14 @@
+import LinuxSystem
 import Logging
 import NIOCore
 import ReachabilityCore
 import ReachProtocol
+import SystemPackage
 
 /// Everything the server owns, on its one event loop: the `Publication` (what is
 /// published and whether it changed), the subscribers of each filter group, the open
-/// connections. Every method runs on the loop, so nothing here needs a lock.
+/// connections and what they may hold (`ServerBudget`). Every method runs on the loop, so
+/// nothing here needs a lock.
 ///
 /// It carries out the publication's actions: announcements become a log line and a
 /// systemd `STATUS=`, group updates are framed once and handed to each member.
@@ -18,25 +21,37 @@ final class ServerCore {
     let onFatalError: @Sendable (String) -> Void
 
     private(set) var publication: Publication
-    private var members: [PathFilter: [ObjectIdentifier: VarlinkConnectionHandler]] = [:]
-    private var connections: [ObjectIdentifier: any Channel] = [:]
+    private var budget: ServerBudget
+    private var logLimiter = LogLimiter()
+    private var members: [PathFilter: [Int: VarlinkConnectionHandler]] = [:]
+    private var subscriptions: [Int: PathFilter] = [:]
+    private var connections: [Int: any Channel] = [:]
+    private var bufferedByConnection: [Int: Int] = [:]
     private var lastConnectionID = 0
     private var isShuttingDown = false
     private var serverChannel: (any Channel)?
-    /// Whether shutdown removes the socket file (not when systemd owns it).
-    private(set) var ownsSocketFile = false
+    /// The socket file this server created (device + inode), if it created one: only that
+    /// file is ever removed, never one another daemon put at the path since.
+    private(set) var socketFile: FileIdentity?
+    /// The most connections open at once since memory was last given back.
+    private var peakConnections = 0
+    private var memoryTrim: Scheduled<Void>?
 
     init(
-        publication: Publication, serviceInfo: ServiceInfo, eventLoop: any EventLoop, logger: Logger,
-        notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void
+        publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
+        logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void
     ) {
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
+        self.budget = ServerBudget(limits: limits)
         self.eventLoop = eventLoop
         self.logger = logger
         self.notifier = notifier
         self.onFatalError = onFatalError
     }
+
+    /// The limits in force.
+    var limits: ServerLimits { budget.limits }
 
     // MARK: Publishing
 
@@ -86,50 +101,102 @@ final class ServerCore {
     }
 
     /// Adds `handler` to the subscribers of `filter` and returns its first reply.
-    func subscribe(_ handler: VarlinkConnectionHandler, filter: PathFilter) -> SubscriberUpdate {
-        members[filter, default: [:]][ObjectIdentifier(handler)] = handler
+    func subscribe(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, filter: PathFilter) -> SubscriberUpdate {
+        members[filter, default: [:]][ticket.id] = handler
+        subscriptions[ticket.id] = filter
         let first = publication.subscribe(filter: filter)
         return SubscriberUpdate(group: first, frame: Self.frame(first.reply))
     }
 
-    // MARK: Connections
+    // MARK: Connections and their budget
 
-    /// Registers an accepted connection and numbers it for the logs; nil once shutdown has begun.
-    func connectionOpened(_ handler: VarlinkConnectionHandler, channel: any Channel) -> Int? {
-        guard !isShuttingDown else { return nil }
-        connections[ObjectIdentifier(handler)] = channel
+    /// Admits a freshly accepted connection of `uid`, or says which limit refuses it. An
+    /// admitted connection is released when it closes, whatever closes it.
+    func admit(_ channel: any Channel, uid: UInt32) -> Result<ConnectionTicket, ServerBudget.Limit> {
+        if isShuttingDown { return .failure(.connections) }
+        if let limit = budget.admit(uid: uid) { return .failure(limit) }
         lastConnectionID += 1
-        return lastConnectionID
+        let ticket = ConnectionTicket(id: lastConnectionID, uid: uid)
+        connections[ticket.id] = channel
+        peakConnections = max(peakConnections, budget.connections)
+        channel.closeFuture.assumeIsolated().whenComplete { [self] _ in release(ticket) }
+        return .success(ticket)
     }
 
-    /// Forgets a connection and its subscription (called more than once per connection: idempotent).
-    func connectionClosed(_ handler: VarlinkConnectionHandler, filter: PathFilter?) {
-        let id = ObjectIdentifier(handler)
-        connections[id] = nil
-        guard let filter, members[filter]?.removeValue(forKey: id) != nil else { return }
-        if members[filter]?.isEmpty == true { members[filter] = nil }
-        publication.unsubscribe(filter: filter)
+    /// A connection now holds `bytes` of an unfinished message; nil if the budget allows it,
+    /// else the limit it breaks (the caller closes the connection).
+    func buffering(_ ticket: ConnectionTicket, bytes: Int) -> ServerBudget.Limit? {
+        let old = bufferedByConnection[ticket.id, default: 0]
+        if let limit = budget.rebuffer(uid: ticket.uid, from: old, to: bytes) { return limit }
+        bufferedByConnection[ticket.id] = bytes == 0 ? nil : bytes
+        return nil
     }
 
-    /// Serves on `channel`; its closing before `shutdown()` is fatal.
-    func adopt(_ channel: any Channel, ownsSocketFile: Bool) {
+    private func release(_ ticket: ConnectionTicket) {
+        guard connections.removeValue(forKey: ticket.id) != nil else { return }
+        budget.release(uid: ticket.uid, bufferedBytes: bufferedByConnection.removeValue(forKey: ticket.id) ?? 0)
+        if let filter = subscriptions.removeValue(forKey: ticket.id) {
+            members[filter]?[ticket.id] = nil
+            if members[filter]?.isEmpty == true { members[filter] = nil }
+            publication.unsubscribe(filter: filter)
+        }
+        scheduleMemoryTrimIfABurstLeft()
+    }
+
+    /// glibc keeps memory a burst of clients freed: once many of them have gone (32 fewer
+    /// connections than the peak), give it back a couple of seconds after the last leaves.
+    private func scheduleMemoryTrimIfABurstLeft() {
+        guard peakConnections - budget.connections >= 32 else { return }
+        memoryTrim?.cancel()
+        memoryTrim = eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { [self] in
+            ProcessResources.returnFreedMemory()
+            peakConnections = budget.connections
+            memoryTrim = nil
+        }
+    }
+
+    /// Logs, rate-limited per kind, that a client was refused or cut off.
+    func refuse(_ ticket: ConnectionTicket?, _ what: String, kind: String) {
+        let (allowed, suppressed) = logLimiter.allow(kind, now: .now)
+        guard allowed else { return }
+        let who = ticket.map { "connection \($0.id) of uid \($0.uid)" } ?? "a client"
+        let more = suppressed > 0 ? " (\(suppressed) more like it since the last such line)" : ""
+        logger.notice("closing \(who): \(what)\(more)")
+    }
+
+    /// `accept(2)` failed (descriptors exhausted, most likely): how long to wait before
+    /// accepting again, so a full descriptor table costs no CPU. Logged at most once a minute.
+    func acceptFailed(_ error: IOError) -> TimeAmount {
+        let (allowed, suppressed) = logLimiter.allow("accept", now: .now)
+        if allowed {
+            let more = suppressed > 0 ? " (\(suppressed) more since the last such line)" : ""
+            logger.warning("cannot accept connections: \(Errno(rawValue: error.errnoCode)); pausing accepts for 1 s\(more)")
+        }
+        return .seconds(1)
+    }
+
+    /// Serves on `channel` (listening on `socketFile`, if this server created it), instead of
+    /// any listener before it. Its closing is fatal unless `shutdown()` or a replacement closed it.
+    func adopt(_ channel: any Channel, socketFile: FileIdentity?) {
+        let replaced = serverChannel
         serverChannel = channel
-        self.ownsSocketFile = ownsSocketFile
+        self.socketFile = socketFile
         channel.closeFuture.assumeIsolated().whenComplete { [self] _ in
-            guard !isShuttingDown else { return }
+            guard !isShuttingDown, serverChannel === channel else { return }
             onFatalError("the listening socket closed unexpectedly")
         }
+        // Connections accepted by the old listener stay open: they are not its children to close.
+        replaced?.close(promise: nil)
     }
 
     /// Stops accepting and closes every connection.
     func shutdown() -> EventLoopFuture<Void> {
         isShuttingDown = true
+        memoryTrim?.cancel()
         var closing: [EventLoopFuture<Void>] = []
         if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
         serverChannel = nil
         for channel in connections.values { closing.append(channel.close().recover { _ in }) }
-        connections = [:]
-        members = [:]
         return EventLoopFuture.andAllComplete(closing, on: eventLoop)
     }
 }

@@ -3,8 +3,8 @@ import SystemPackage
 
 /// Why the Varlink server could not start.
 public enum VarlinkServerError: Error, Sendable, CustomStringConvertible {
-    /// Another process already answers on the socket.
-    case alreadyRunning(socketPath: String)
+    /// Another process answers on the socket (or may: `reason` says why it could not tell).
+    case alreadyRunning(socketPath: String, reason: String? = nil)
     /// The path exists and is not a socket; reachd will not delete it.
     case notASocket(path: String)
     /// A file-system call failed.
@@ -15,8 +15,10 @@ public enum VarlinkServerError: Error, Sendable, CustomStringConvertible {
     /// One line for logs and stderr.
     public var description: String {
         switch self {
-        case let .alreadyRunning(path):
+        case let .alreadyRunning(path, nil):
             return "another reachd is already serving \(path)"
+        case let .alreadyRunning(path, reason?):
+            return "\(path) may be served by another reachd (connecting said: \(reason)); not replacing it"
         case let .notASocket(path):
             return "\(path) exists and is not a socket; refusing to replace it"
         case let .fileSystem(operation, path, errno):
@@ -31,6 +33,11 @@ public enum VarlinkServerError: Error, Sendable, CustomStringConvertible {
 enum SocketFile {
     static func kind(of path: String) throws(VarlinkServerError) -> FileSystem.Kind {
         do { return try FileSystem.kind(of: path) } catch { throw .fileSystem(operation: "stat", path: path, errno: error) }
+    }
+
+    /// Which file is at `path` now (nil: none).
+    static func identity(of path: String) throws(VarlinkServerError) -> FileIdentity? {
+        do { return try FileIdentity(of: path) } catch { throw .fileSystem(operation: "stat", path: path, errno: error) }
     }
 
     /// Creates the parent directories (mode 0755).

@@ -45,52 +45,50 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     private let core: ServerCore
+    private let ticket: ConnectionTicket
     private var logger: Logger
     private var context: ChannelHandlerContext?
     private var subscription: Subscription?
     /// A read the pipeline asked for while the peer was not taking our replies.
     private var readHeld = false
+    /// Set once the connection is being closed: nothing it still sends is looked at.
+    private var closing = false
 
-    init(core: ServerCore, logger: Logger) {
+    init(core: ServerCore, ticket: ConnectionTicket, logger: Logger) {
         self.core = core
+        self.ticket = ticket
         self.logger = logger
+        self.logger[metadataKey: "connection"] = "\(ticket.id)"
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        guard let id = core.connectionOpened(self, channel: context.channel) else {
-            context.close(promise: nil)
-            return
-        }
-        logger[metadataKey: "connection"] = "\(id)"
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        core.connectionClosed(self, filter: subscription?.filter)
         self.context = nil
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        core.connectionClosed(self, filter: subscription?.filter)
-        context.fireChannelInactive()
-    }
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
         let message = unwrapInboundIn(data)
         if subscription != nil {
             subscription!.discardedBytes += message.readableBytes + 1
             if subscription!.discardedBytes > VarlinkFraming.defaultMaximumMessageSize {
-                logger.notice("closing subscribed connection that keeps sending calls")
-                context.close(promise: nil)
+                close("a subscribed connection kept sending calls", context: context)
             }
+            return
+        }
+        // Shape first, in one linear pass: decoding deep JSON would cost the loop seconds.
+        if let problem = JSONShape.problem(in: message.readableBytesView, maximumDepth: core.limits.nestingDepth) {
+            close("malformed message: \(problem)", context: context)
             return
         }
         let call: AnyVarlinkCall
         do {
             call = try VarlinkCoding.decode(AnyVarlinkCall.self, from: message.readableBytesView)
         } catch {
-            logger.notice("closing connection after a malformed message", metadata: ["error": "\(error)"])
-            context.close(promise: nil)
+            close("malformed message: \(error)", context: context)
             return
         }
         logger.debug("call", metadata: ["method": "\(call.method)"])
@@ -114,7 +112,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         if !context.channel.isWritable { stream.coalescer.pause() }
         subscription = stream
         // The first reply is the current state; nothing has changed yet.
-        deliver(core.subscribe(self, filter: filter))
+        deliver(core.subscribe(self, ticket: ticket, filter: filter))
         // Reads continue (to notice a hang-up) however slowly the subscriber reads.
         releaseHeldRead(context: context)
     }
@@ -172,10 +170,20 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let framing = error as? VarlinkFramingError {
-            logger.notice("closing connection: \(framing)")
+            close("\(framing)", context: context)
         } else {
             logger.debug("closing connection after error", metadata: ["error": "\(error)"])
+            closing = true
+            context.close(promise: nil)
         }
+    }
+
+    /// Closes the connection for something its client did, logged once (the connection
+    /// ends, so there is no second time) and rate-limited across connections by kind.
+    private func close(_ reason: String, context: ChannelHandlerContext) {
+        guard !closing else { return }
+        closing = true
+        core.refuse(ticket, reason, kind: String(reason.prefix { $0 != ":" }))
         context.close(promise: nil)
     }
 

@@ -1,8 +1,11 @@
+import Glibc
+import LinuxSystem
 import Logging
 import NIOCore
 import NIOPosix
 import ReachabilityCore
 import ReachProtocol
+import SystemPackage
 
 /// Serves `io.reachd.Reachability` (and `org.varlink.service`) on a Unix socket.
 ///
@@ -34,11 +37,13 @@ public final class VarlinkServer: Sendable {
     ///   - eventLoop: the one loop all connections and subscriptions live on.
     ///   - logger: changes at info, connection problems at debug and notice.
     ///   - notifier: where `STATUS=`, `READY=1` and `WATCHDOG=1` go.
+    ///   - limits: what any client may take (connections, buffered bytes, deadlines).
     ///   - onFatalError: called (on the loop) if serving fails for good; the caller should exit.
     public init(
         socketPath: String, socketMode: UInt32 = 0o666, instance: String, snapshot: NetworkSnapshot,
-        policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, eventLoop: any EventLoop, logger: Logger,
-        notifier: SystemdNotifier = SystemdNotifier(), onFatalError: @escaping @Sendable (String) -> Void = { _ in }
+        policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
+        eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
+        onFatalError: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -46,7 +51,7 @@ public final class VarlinkServer: Sendable {
         self.logger = logger
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
-            eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError
+            limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)
@@ -54,34 +59,29 @@ public final class VarlinkServer: Sendable {
 
     /// Binds `socketPath` and starts serving.
     ///
-    /// Creates the parent directory (0755) if missing and replaces a stale socket file.
-    /// Refuses when a live server already answers on the path, or when the path exists
-    /// and is not a socket.
+    /// Creates the parent directory (0755) if missing and replaces a stale socket file (one
+    /// that refuses connections). Refuses when a live server may answer on the path, or
+    /// when the path exists and is not a socket.
     public func start() throws(VarlinkServerError) {
         try SocketFile.createParentDirectories(of: socketPath)
         switch try SocketFile.kind(of: socketPath) {
         case .nothing:
             break
         case .socket:
-            if Self.isAnswering(socketPath, on: eventLoop) { throw .alreadyRunning(socketPath: socketPath) }
-            logger.info("removing stale socket \(socketPath)")
-            try SocketFile.remove(socketPath)
+            switch Self.probe(socketPath, on: eventLoop) {
+            case .answering:
+                throw .alreadyRunning(socketPath: socketPath)
+            case let .unknown(reason):
+                // A listener with a full backlog answers EAGAIN: it is busy, not stale.
+                throw .alreadyRunning(socketPath: socketPath, reason: reason)
+            case .refused:
+                logger.info("removing stale socket \(socketPath)")
+                try SocketFile.remove(socketPath)
+            }
         case .regularFile, .directory, .other:
             throw .notASocket(path: socketPath)
         }
-        let channel: any Channel
-        do {
-            channel = try bootstrap().bind(unixDomainSocketPath: socketPath).wait()
-        } catch {
-            throw .bindFailed(socketPath: socketPath, reason: "\(error)")
-        }
-        do {
-            try SocketFile.setMode(socketPath, socketMode)
-        } catch {
-            try? channel.close().wait()
-            throw error
-        }
-        adopt(channel, ownsSocketFile: true)
+        adopt(try bind(), socketFile: try SocketFile.identity(of: socketPath))
     }
 
     /// Starts serving on a socket that is already bound and listening (socket activation).
@@ -92,9 +92,33 @@ public final class VarlinkServer: Sendable {
         do {
             channel = try bootstrap().withBoundSocket(descriptor).wait()
         } catch {
-            throw .bindFailed(socketPath: socketPath, reason: "\(error)")
+            throw .bindFailed(socketPath: socketPath, reason: Self.describe(error))
         }
-        adopt(channel, ownsSocketFile: false)
+        adopt(channel, socketFile: nil)
+    }
+
+    /// Makes sure the socket file this server created is still at its path, and binds a
+    /// new one there if it was deleted (or replaced by something that is not a live
+    /// socket). Connections already open are kept. A no-op for an activated socket.
+    /// Returns whether it had to re-create the socket.
+    @discardableResult
+    public func restoreSocketFileIfGone() throws(VarlinkServerError) -> Bool {
+        let core = self.core
+        guard let created = try? eventLoop.submit({ core.value.socketFile }).wait() else { return false }
+        guard try SocketFile.identity(of: socketPath) != created else { return false }
+        switch try SocketFile.kind(of: socketPath) {
+        case .nothing:
+            break
+        case .socket:
+            // Someone else's socket now: a live one is theirs to keep.
+            if case .refused = Self.probe(socketPath, on: eventLoop) { try SocketFile.remove(socketPath) } else { return false }
+        case .regularFile, .directory, .other:
+            throw .notASocket(path: socketPath)
+        }
+        try SocketFile.createParentDirectories(of: socketPath)
+        adopt(try bind(), socketFile: try SocketFile.identity(of: socketPath))
+        logger.notice("the socket file \(socketPath) was gone; listening there again")
+        return true
     }
 
     /// Hands the engine's newest kernel snapshot to the loop. Callable from any thread.
@@ -119,13 +143,15 @@ public final class VarlinkServer: Sendable {
         eventLoop.execute { core.value.notifier.watchdog() }
     }
 
-    /// Stops accepting, closes every connection and removes the socket file (if created here).
+    /// Stops accepting, closes every connection and removes the socket file if it is still
+    /// the one this server created (same device and inode): a socket another reachd has
+    /// since put at the path is left alone.
     public func shutdown() {
         let core = self.core
-        let removeFile = try? eventLoop.flatSubmit { () -> EventLoopFuture<Bool> in
-            core.value.shutdown().map { core.value.ownsSocketFile }
+        let created = try? eventLoop.flatSubmit { () -> EventLoopFuture<FileIdentity?> in
+            core.value.shutdown().map { core.value.socketFile }
         }.wait()
-        if removeFile == true, (try? SocketFile.kind(of: socketPath)) == .socket {
+        if let created, (try? SocketFile.identity(of: socketPath)) == created {
             try? SocketFile.remove(socketPath)
         }
     }
@@ -144,29 +170,119 @@ public final class VarlinkServer: Sendable {
         // One loop serves as the whole group, so child channels share the core's loop.
         return ServerBootstrap(group: eventLoop)
             .serverChannelOption(.backlog, value: 128)
-            .childChannelInitializer { channel in
+            .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let handler = VarlinkConnectionHandler(core: core.value, logger: logger)
-                    try channel.pipeline.syncOperations.addHandlers([ByteToMessageHandler(VarlinkFrameDecoder()), handler])
+                    // When accept(2) fails (descriptors exhausted), pause accepting instead of
+                    // retrying in a tight loop; the bootstrap's future-based bind does not add this.
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(
+                        shouldForwardIOErrorCaught: false, backoffProvider: { core.value.acceptFailed($0) }
+                    ))
                 }
             }
+            .childChannelInitializer { channel in
+                Self.peerUID(of: channel).flatMapThrowing { uid in
+                    switch core.value.admit(channel, uid: uid) {
+                    case let .success(ticket):
+                        try channel.pipeline.syncOperations.addHandlers([
+                            RequestFramingHandler(core: core.value, ticket: ticket),
+                            VarlinkConnectionHandler(core: core.value, ticket: ticket, logger: logger),
+                        ])
+                    case let .failure(limit):
+                        core.value.refuse(nil, "refused a connection of uid \(uid): limit on \(limit.rawValue) reached", kind: limit.rawValue)
+                        Self.refuse(channel, limit: limit, limits: core.value.limits)
+                    }
+                }
+            }
+            // Small buffers per connection: requests are small, and thousands of idle clients
+            // must not cost megabytes each.
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536))
     }
 
-    private func adopt(_ channel: any Channel, ownsSocketFile: Bool) {
+    /// Answers a refused client's first call with `ConnectionLimitReached` and closes.
+    private static func refuse(_ channel: any Channel, limit: ServerBudget.Limit, limits: ServerLimits) {
+        let maximum: Int
+        switch limit {
+        case .connections: maximum = limits.connections
+        case .connectionsPerUser: maximum = limits.connectionsPerUser
+        case .bufferedBytes: maximum = limits.bufferedBytes
+        case .bufferedBytesPerUser: maximum = limits.bufferedBytesPerUser
+        }
+        var buffer = channel.allocator.buffer(capacity: 160)
+        let error = VarlinkError.other(
+            name: ReachabilityInterface.Error.connectionLimitReached,
+            parameters: ["limit": .string(limit.rawValue), "maximum": .integer(maximum)]
+        )
+        _ = try? buffer.writeVarlinkMessage(AnyVarlinkReply(error: error))
+        channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// The connecting process's uid (`SO_PEERCRED`); `UInt32.max` if the kernel does not say.
+    private static func peerUID(of channel: any Channel) -> EventLoopFuture<UInt32> {
+        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(.max) }
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: .socket, name: NIOBSDSocket.Option(rawValue: PeerCredentials.socketOption)
+        )
+        return credentials.map { $0.uid }.recover { _ in UInt32.max }
+    }
+
+    private func bind() throws(VarlinkServerError) -> any Channel {
+        let channel: any Channel
+        do {
+            channel = try bootstrap().bind(unixDomainSocketPath: socketPath).wait()
+        } catch {
+            throw .bindFailed(socketPath: socketPath, reason: Self.describe(error))
+        }
+        do {
+            try SocketFile.setMode(socketPath, socketMode)
+        } catch {
+            try? channel.close().wait()
+            throw error
+        }
+        return channel
+    }
+
+    private func adopt(_ channel: any Channel, socketFile: FileIdentity?) {
         let core = self.core
-        try? eventLoop.submit { core.value.adopt(channel, ownsSocketFile: ownsSocketFile) }.wait()
+        try? eventLoop.submit { core.value.adopt(channel, socketFile: socketFile) }.wait()
     }
 
-    /// Whether something accepts connections on `path` (a stale socket refuses them).
-    private static func isAnswering(_ path: String, on eventLoop: any EventLoop) -> Bool {
+    /// What connecting to a socket file says about the server behind it.
+    private enum Probe {
+        /// A server accepted the connection.
+        case answering
+        /// Nothing listens there any more: a stale file, safe to replace.
+        case refused
+        /// Anything else (a full backlog answers EAGAIN, a slow one times out): cannot tell.
+        case unknown(String)
+    }
+
+    private static func probe(_ path: String, on eventLoop: any EventLoop) -> Probe {
         do {
             let channel = try ClientBootstrap(group: eventLoop)
                 .connectTimeout(.seconds(2))
                 .connect(unixDomainSocketPath: path).wait()
             try? channel.close().wait()
-            return true
+            return .answering
         } catch {
-            return false
+            if let code = Self.errno(of: error), code == .connectionRefused { return .refused }
+            return .unknown(describe(error))
         }
+    }
+
+    /// The errno behind a NIO error, if there is one.
+    private static func errno(of error: any Error) -> Errno? {
+        if let error = error as? IOError { return Errno(rawValue: error.errnoCode) }
+        if let error = error as? NIOConnectionError { return error.connectionErrors.first.flatMap { errno(of: $0.error) } }
+        return nil
+    }
+
+    /// A NIO error in one clean line: the failed call and the errno's text.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError {
+            let call = error.description.prefix { $0 != "(" }
+            return "\(call): \(Errno(rawValue: error.errnoCode)) (errno \(error.errnoCode))"
+        }
+        if let error = error as? NIOConnectionError, let first = error.connectionErrors.first { return describe(first.error) }
+        return "\(error)"
     }
 }

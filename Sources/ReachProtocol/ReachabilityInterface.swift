@@ -14,6 +14,12 @@ public enum ReachabilityInterface {
         /// `ListInterfaces() -> (interfaces)`.
         public static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
     }
+
+    /// Fully qualified error names.
+    public enum Error {
+        /// `ConnectionLimitReached(limit, maximum)`: the connection was refused.
+        public static let connectionLimitReached = "io.reachd.Reachability.ConnectionLimitReached"
+    }
 }
 
 /// The IDL of `io.reachd.Reachability`, embedded in the binary.

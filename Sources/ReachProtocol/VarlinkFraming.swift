@@ -3,8 +3,12 @@
 /// The scanning rule lives here once; `VarlinkFrameSplitter` (plain bytes) and
 /// `VarlinkFrameDecoder` (NIO) both apply it, so server and client cut frames alike.
 public enum VarlinkFraming {
-    /// The largest message accepted, terminator excluded (64 KiB).
+    /// The largest request the server accepts, terminator excluded (64 KiB).
     public static let defaultMaximumMessageSize = 64 * 1024
+
+    /// The largest reply a client accepts (16 MiB): replies grow with the host (a container
+    /// host's ListInterfaces is hundreds of KiB), so the request limit is no limit for them.
+    public static let maximumReplySize = 16 << 20
 
     /// The message terminator.
     public static let terminator: UInt8 = 0

@@ -10,12 +10,13 @@ extension Reachctl {
 
         @ParentCommand var root: Reachctl
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var answerTimeout: AnswerTimeoutOptions
         @Flag(help: "Print the list as JSON.") var json = false
 
         func run() async throws {
             let interfaces: [InterfaceDescription]
             do {
-                interfaces = try await connection.client(root).interfaces()
+                interfaces = try await connection.client(root, timeout: answerTimeout.duration).interfaces()
             } catch {
                 throw fail(error)
             }

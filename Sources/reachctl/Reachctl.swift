@@ -12,7 +12,7 @@ struct Reachctl: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 success; 1 reachd answered with an error or an unexpected reply, \
             or closed the connection (watch: the daemon stopped); \
-            2 reachd cannot be reached (not running, wrong socket, no permission); \
+            2 reachd cannot be reached (not running, wrong socket, no permission, no answer in time); \
             64 invalid command line.
             """,
         version: ReachdVersion.string,
@@ -32,9 +32,21 @@ struct ConnectionOptions: ParsableArguments {
 
     /// A client for the chosen socket: this option, else the one before the subcommand,
     /// else the default location.
-    func client(_ root: Reachctl) -> ReachabilityClient {
-        ReachabilityClient(socketPath: socket ?? root.socket ?? SocketLocation.clientDefault())
+    func client(_ root: Reachctl, timeout: Duration = .seconds(10)) -> ReachabilityClient {
+        ReachabilityClient(socketPath: socket ?? root.socket ?? SocketLocation.clientDefault(), timeout: timeout)
     }
+}
+
+/// How long `status`, `interfaces` and `watch` wait for reachd's (first) answer.
+struct AnswerTimeoutOptions: ParsableArguments {
+    @Option(name: .customLong("timeout"), help: ArgumentHelp("Give up when reachd has not answered within this many seconds.", valueName: "seconds"))
+    var seconds: Double = 10
+
+    func validate() throws {
+        guard seconds > 0 else { throw ValidationError("--timeout must be more than 0 seconds") }
+    }
+
+    var duration: Duration { .milliseconds(Int64(seconds * 1000)) }
 }
 
 /// The interface-type filter of `status` and `watch`.
@@ -56,7 +68,7 @@ extension InterfaceType: ExpressibleByArgument {}
 func fail(_ error: ReachClientError) -> ExitCode {
     printError("reachctl: \(error)")
     switch error {
-    case .daemonNotRunning, .connectionFailed: return ExitCode(2)
+    case .daemonNotRunning, .connectionFailed, .timedOut: return ExitCode(2)
     case .connectionClosed, .protocolError, .remoteError: return ExitCode(1)
     }
 }

@@ -10,11 +10,12 @@ extension Reachctl {
 
         @ParentCommand var root: Reachctl
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var answerTimeout: AnswerTimeoutOptions
         @OptionGroup var filter: FilterOptions
         @Flag(help: "Print the reply as JSON.") var json = false
 
         func run() async throws {
-            let client = connection.client(root)
+            let client = connection.client(root, timeout: answerTimeout.duration)
             let reply: StatusReply
             do {
                 if filter.filter.isUnconstrained {

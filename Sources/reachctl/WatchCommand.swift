@@ -10,12 +10,13 @@ extension Reachctl {
 
         @ParentCommand var root: Reachctl
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var answerTimeout: AnswerTimeoutOptions
         @OptionGroup var filter: FilterOptions
         @Flag(help: "Print one JSON object per line.") var json = false
 
         func run() async throws {
             do {
-                for try await reply in connection.client(root).subscribe(filter: filter.filter) {
+                for try await reply in connection.client(root, timeout: answerTimeout.duration).subscribe(filter: filter.filter) {
                     if json {
                         printLine(ReachProtocolTools.json(reply, pretty: false))
                     } else {

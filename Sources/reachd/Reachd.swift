@@ -46,6 +46,9 @@ struct Reachd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Netlink receive buffer size in bytes.", visibility: .hidden))
     var receiveBufferSize: Int?
 
+    @Option(name: .long, help: ArgumentHelp("Seconds a client may leave a request half-sent (tests).", visibility: .hidden))
+    var partialMessageDeadline: Double?
+
     func validate() throws {
         if checkPath != nil && !checkConfig {
             throw ValidationError("A path argument is only accepted with --check-config.")
@@ -86,6 +89,7 @@ struct Reachd: ParsableCommand {
         levelSwitch.level = options.logLevel
         options.logLevelSwitch = levelSwitch
         options.reload = read
+        if let partialMessageDeadline { options.limits.partialMessageDeadline = .milliseconds(Int64(partialMessageDeadline * 1000)) }
 
         if let receiveBufferSize, !ReachdConfiguration.Netlink.acceptedReceiveBufferSizes.contains(receiveBufferSize) {
             logger.warning("--receive-buffer-size \(receiveBufferSize) is outside 64 KiB…1 GiB; using it anyway")

@@ -1,3 +1,4 @@
+import LinuxSystem
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -23,8 +24,9 @@ final class ConnectionHandlerTests: XCTestCase {
             serviceInfo: .reachd, eventLoop: loop, logger: logger, notifier: SystemdNotifier(), onFatalError: { _ in }
         )
         channel = EmbeddedChannel(loop: loop)
+        let ticket = try core.admit(channel, uid: 0).get()
         try channel.pipeline.syncOperations.addHandlers([
-            ByteToMessageHandler(VarlinkFrameDecoder()), VarlinkConnectionHandler(core: core, logger: logger),
+            RequestFramingHandler(core: core, ticket: ticket), VarlinkConnectionHandler(core: core, ticket: ticket, logger: logger),
         ])
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/embedded")).wait()
     }
@@ -139,6 +141,7 @@ final class ConnectionHandlerTests: XCTestCase {
         try send(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
         XCTAssertEqual(core.publication.subscriberCount, 1)
         try channel.close().wait()
+        (channel.eventLoop as? EmbeddedEventLoop)?.run()  // the close callbacks
         XCTAssertEqual(core.publication.subscriberCount, 0)
         core.update(snapshot: makeSnapshot(wifiGateway: "192.168.1.9"))  // nobody left to tell: no crash, no write
         XCTAssertEqual(try replies().count, 1, "only the first reply was ever written")
@@ -165,7 +168,7 @@ final class ServerFailureTests: XCTestCase {
         let reasons = Reasons()
         let core = makeCore(loop, reasons: reasons)
         let listener = EmbeddedChannel(loop: loop)
-        core.adopt(listener, ownsSocketFile: true)
+        core.adopt(listener, socketFile: FileIdentity(device: 1, inode: 2))
         XCTAssertEqual(reasons.list, [])
         try listener.close().wait()
         loop.run()
@@ -176,10 +179,10 @@ final class ServerFailureTests: XCTestCase {
         let loop = EmbeddedEventLoop()
         let reasons = Reasons()
         let core = makeCore(loop, reasons: reasons)
-        core.adopt(EmbeddedChannel(loop: loop), ownsSocketFile: false)
+        core.adopt(EmbeddedChannel(loop: loop), socketFile: nil)
         try core.shutdown().wait()
         loop.run()
         XCTAssertEqual(reasons.list, [])
-        XCTAssertFalse(core.ownsSocketFile)
+        XCTAssertNil(core.socketFile)
     }
 }

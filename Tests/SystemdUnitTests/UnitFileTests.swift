@@ -82,7 +82,7 @@ final class UnitFileTests: XCTestCase {
             ("ProtectSystem", "strict"), ("NoNewPrivileges", "yes"), ("SystemCallFilter", "@system-service"),
             ("MemoryDenyWriteExecute", "yes"), ("IPAddressDeny", "any"), ("UMask", "0022"),
             ("SystemCallArchitectures", "native"), ("ProtectProc", "invisible"), ("ProcSubset", "pid"),
-            ("ExecStart", "/usr/local/bin/reachd"),
+            ("ExecStart", "/usr/local/bin/reachd"), ("LimitNOFILE", "8192"),
         ]
         for (key, value) in required {
             XCTAssertTrue(values(key).contains(value), "\(key)=\(value) missing; have \(values(key))")

@@ -1,0 +1,91 @@
+import NIOCore
+import ReachProtocol
+
+/// One admitted connection: its number in the logs and the uid it counts against.
+struct ConnectionTicket: Hashable, Sendable {
+    /// Numbered from 1 in accept order.
+    var id: Int
+    /// The peer's uid (`SO_PEERCRED`).
+    var uid: UInt32
+}
+
+/// Cuts a client's bytes into Varlink messages (JSON, then NUL) and keeps what it holds
+/// in check: a message over the size limit closes the connection, a half-sent message
+/// must be finished before `ServerLimits.partialMessageDeadline`, and the bytes it buffers
+/// count against the server's budget (per uid and in total), which may refuse them.
+///
+/// Scanning is incremental (`VarlinkFraming.frameLength` with `scanned`), so a message
+/// trickled in byte by byte costs linear time; a connection holding no partial message
+/// holds no buffer at all.
+final class RequestFramingHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let core: ServerCore
+    private let ticket: ConnectionTicket
+    /// Bytes of a message not yet complete, if any.
+    private var pending: ByteBuffer?
+    /// Leading bytes of `pending` already known to hold no NUL.
+    private var scanned = 0
+    private var deadline: Scheduled<Void>?
+
+    init(core: ServerCore, ticket: ConnectionTicket) {
+        self.core = core
+        self.ticket = ticket
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var incoming = unwrapInboundIn(data)
+        if pending == nil {
+            pending = incoming
+        } else {
+            pending!.writeBuffer(&incoming)
+        }
+        do {
+            while let length = try VarlinkFraming.frameLength(
+                in: pending!.readableBytesView, maximumMessageSize: VarlinkFraming.defaultMaximumMessageSize, scanned: &scanned
+            ) {
+                let message = pending!.readSlice(length: length)!
+                pending!.moveReaderIndex(forwardBy: 1)
+                context.fireChannelRead(wrapInboundOut(message))
+                guard context.channel.isActive else { return }
+            }
+        } catch {
+            context.fireErrorCaught(error)
+            return
+        }
+        let held = pending!.readableBytes
+        if held == 0 {
+            pending = nil
+            deadline?.cancel()
+            deadline = nil
+        } else {
+            pending!.discardReadBytes()
+            if deadline == nil {
+                deadline = context.eventLoop.assumeIsolated().scheduleTask(in: core.limits.partialMessageDeadline.timeAmount) { [self] in
+                    core.refuse(ticket, "a message was left half-sent for \(core.limits.partialMessageDeadline)", kind: "partial message deadline")
+                    context.close(promise: nil)
+                }
+            }
+        }
+        if let limit = core.buffering(ticket, bytes: held) {
+            core.refuse(ticket, "its unfinished message would exceed the limit on \(limit.rawValue)", kind: limit.rawValue)
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        pending = nil
+        context.fireChannelInactive()
+    }
+}
+
+extension Duration {
+    /// The same span as NIO's `TimeAmount`.
+    var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
