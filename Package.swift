@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(name: "SystemdUnitTests", dependencies: ["ReachProtocol", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ReachClient", "ReachProtocol", "ReachabilityCore", "TestSupport"]
+            dependencies: ["LinuxSystem", "ReachClient", "ReachProtocol", "ReachabilityCore", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

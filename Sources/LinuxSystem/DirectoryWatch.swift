@@ -9,20 +9,21 @@ public final class DirectoryWatch {
     /// The descriptor to poll for input.
     public let descriptor: FileDescriptor
 
-    /// Opens an inotify instance watching each of `directories` (missing ones are skipped:
-    /// they may never exist on this host).
-    public init(_ directories: Set<String>) throws(Errno) {
+    /// Opens an inotify instance watching nothing yet.
+    public init() throws(Errno) {
         descriptor = FileDescriptor(rawValue: try systemCall { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) })
+    }
+
+    /// Watches `directory` for entries created, deleted, moved in or out, or rewritten.
+    /// Watching a directory already watched changes nothing; false when it does not exist.
+    @discardableResult
+    public func watch(_ directory: String) throws(Errno) -> Bool {
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
-        for directory in directories {
-            do {
-                _ = try systemCall { inotify_add_watch(descriptor.rawValue, directory, mask) }
-            } catch .noSuchFileOrDirectory {
-                continue
-            } catch {
-                try? descriptor.close()
-                throw error
-            }
+        do {
+            _ = try systemCall { inotify_add_watch(descriptor.rawValue, directory, mask) }
+            return true
+        } catch .noSuchFileOrDirectory, .notDirectory {
+            return false
         }
     }
 

@@ -98,18 +98,22 @@ public enum FileSystem {
     }
 }
 
-/// Which file a path named at one moment: device and inode. Compared later, it tells
-/// whether the path still names the same file (nobody replaced it meanwhile).
+/// Which file a path named at one moment: device, inode and change time. Compared later,
+/// it tells whether the path still names the same file. The change time is part of it
+/// because file systems hand a deleted file's inode number to the next file created.
 public struct FileIdentity: Sendable, Hashable {
     /// `st_dev`.
     public var device: UInt64
     /// `st_ino`.
     public var inode: UInt64
+    /// `st_ctim`, in nanoseconds.
+    public var changed: Int64
 
     /// Creates an identity from its parts.
-    public init(device: UInt64, inode: UInt64) {
+    public init(device: UInt64, inode: UInt64, changed: Int64 = 0) {
         self.device = device
         self.inode = inode
+        self.changed = changed
     }
 
     /// The identity of what is at `path` now, without following a final symbolic link;
@@ -121,6 +125,7 @@ public struct FileIdentity: Sendable, Hashable {
         } catch .noSuchFileOrDirectory {
             return nil
         }
-        self.init(device: UInt64(info.deviceID.rawValue), inode: UInt64(info.inode.rawValue))
+        let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        self.init(device: UInt64(info.deviceID.rawValue), inode: UInt64(info.inode.rawValue), changed: changed)
     }
 }

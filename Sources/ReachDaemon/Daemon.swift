@@ -136,6 +136,7 @@ public enum Daemon {
         notifier.reloading(monotonicMicroseconds: monotonicMicroseconds())
         logger.info("received SIGHUP, reloading the configuration")
         guard let read = running.reload else {
+            restoreSocket(server, logger: logger)
             server.finishReload(policy: nil)
             return running
         }
@@ -153,8 +154,19 @@ public enum Daemon {
         if let level = plan.logLevel { running.logLevelSwitch?.level = level }
         let applied = plan.appliedChanges
         logger.info("configuration reloaded: \(applied.isEmpty ? "nothing to change" : applied.joined(separator: ", "))")
+        restoreSocket(server, logger: logger)
         server.finishReload(policy: plan.policy)
         return ReloadPlan.applied(running: running, proposed: proposed)
+    }
+
+    /// A reload also puts back a socket file someone deleted (clients connected meanwhile
+    /// stay connected); a failure to do so is logged, not fatal.
+    private static func restoreSocket(_ server: VarlinkServer, logger: Logger) {
+        do {
+            try server.restoreSocketFileIfGone()
+        } catch {
+            logger.error("cannot re-create the socket file: \(error)")
+        }
     }
 
     /// CLOCK_MONOTONIC in microseconds, as `MONOTONIC_USEC=` wants it.

@@ -5,48 +5,72 @@ import SystemPackage
 
 /// Knows whether a DNS server is configured, and notices when that may have changed.
 ///
-/// resolv.conf is often replaced by rename or is a symlink into /run, so the watch is on
-/// the *directories* holding the files (and the symlink's target), not on the files.
+/// resolv.conf is usually replaced by rename, and is often a symlink into /run that
+/// NetworkManager or systemd-resolved re-point at another directory. So the watch is on
+/// *directories*: each file's own, every directory its symlink chain passes through, and,
+/// for one that does not exist yet, its nearest existing ancestor. The set is worked out
+/// again at every change, so a re-pointed link or a directory created later is followed.
 /// Confined to the engine thread.
 final class ResolverWatcher {
-    private let resolvConfPath: String
-    private let resolvedUpstreamPath: String
+    private let paths: [String]
     /// Nil when inotify is unavailable: the answer is then read once and not followed.
     let watch: DirectoryWatch?
     private(set) var hasNameserver = false
 
     init(resolvConfPath: String, resolvedUpstreamPath: String, logger: Logger) {
-        self.resolvConfPath = resolvConfPath
-        self.resolvedUpstreamPath = resolvedUpstreamPath
-        var directories = Set([resolvConfPath, resolvedUpstreamPath].map(Self.parent(of:)))
-        // resolv.conf as a symlink (resolved, NetworkManager): watch where it points too.
-        if let target = try? FileSystem.symbolicLinkTarget(of: resolvConfPath) {
-            directories.insert(Self.parent(of: target.hasPrefix("/") ? target : Self.parent(of: resolvConfPath) + "/" + target))
-        }
+        paths = [resolvConfPath, resolvedUpstreamPath]
         do {
-            watch = try DirectoryWatch(directories)
+            watch = try DirectoryWatch()
         } catch {
             // Not fatal: reachd still answers, it just cannot follow DNS configuration changes.
             logger.warning("cannot watch the resolver configuration (\(error)); supportsDNS will not follow changes")
             watch = nil
         }
+        watchDirectories()
         hasNameserver = readConfiguration()
     }
 
-    /// Drains the watch and re-reads the files; true if the answer changed.
+    /// Drains the watch, follows the files to wherever they point now, and re-reads them;
+    /// true if the answer changed. Also what a reload calls, events or not.
     func refresh() -> Bool {
         watch?.drain()
+        watchDirectories()
         let now = readConfiguration()
         defer { hasNameserver = now }
         return now != hasNameserver
     }
 
+    private func watchDirectories() {
+        guard let watch else { return }
+        for directory in Set(paths.flatMap(Self.directories(leadingTo:))) {
+            var candidate = directory
+            // A directory that does not exist yet: watch the closest ancestor that does, to
+            // see it appear.
+            while !((try? watch.watch(candidate)) ?? true), candidate != "/" {
+                candidate = Self.parent(of: candidate)
+            }
+        }
+    }
+
     private func readConfiguration() -> Bool {
-        ResolverConfiguration.hasNameserver(resolvConf: Self.text(of: resolvConfPath), resolvedUpstream: Self.text(of: resolvedUpstreamPath))
+        ResolverConfiguration.hasNameserver(resolvConf: Self.text(of: paths[0]), resolvedUpstream: Self.text(of: paths[1]))
     }
 
     private static func text(of path: String) -> String? {
         (try? FileSystem.contents(of: path)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The directories whose changes can change what `path` reads: its own, and that of
+    /// every link its symlink chain passes through (at most 8 hops).
+    static func directories(leadingTo path: String) -> [String] {
+        var directories = [parent(of: path)]
+        var current = path
+        for _ in 0..<8 {
+            guard let target = try? FileSystem.symbolicLinkTarget(of: current) else { break }
+            current = target.hasPrefix("/") ? target : parent(of: current) + "/" + target
+            directories.append(parent(of: current))
+        }
+        return directories
     }
 
     static func parent(of path: String) -> String {

@@ -155,13 +155,17 @@ final class ServerCore {
         }
     }
 
-    /// Logs, rate-limited per kind, that a client was refused or cut off.
+    /// Logs, rate-limited per kind, that a client was cut off (`ticket`: which one) or
+    /// refused (nil: `what` says who).
     func refuse(_ ticket: ConnectionTicket?, _ what: String, kind: String) {
         let (allowed, suppressed) = logLimiter.allow(kind, now: .now)
         guard allowed else { return }
-        let who = ticket.map { "connection \($0.id) of uid \($0.uid)" } ?? "a client"
         let more = suppressed > 0 ? " (\(suppressed) more like it since the last such line)" : ""
-        logger.notice("closing \(who): \(what)\(more)")
+        if let ticket {
+            logger.notice("closing connection \(ticket.id) of uid \(ticket.uid): \(what)\(more)")
+        } else {
+            logger.notice("\(what)\(more)")
+        }
     }
 
     /// `accept(2)` failed (descriptors exhausted, most likely): how long to wait before

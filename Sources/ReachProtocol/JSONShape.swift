@@ -28,6 +28,12 @@ public enum JSONShape {
     /// The first problem with `bytes`, or nil when its shape is fine (it may still be
     /// invalid JSON: the decoder decides that).
     public static func problem(in bytes: some Sequence<UInt8>, maximumDepth: Int) -> Problem? {
+        // One tight loop over contiguous memory (a ByteBuffer, an Array): fast in any build.
+        if let found = bytes.withContiguousStorageIfAvailable({ scan($0, maximumDepth: maximumDepth) }) { return found }
+        return Array(bytes).withUnsafeBufferPointer { scan($0, maximumDepth: maximumDepth) }
+    }
+
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) -> Problem? {
         var depth = 0
         var inString = false
         var escaped = false

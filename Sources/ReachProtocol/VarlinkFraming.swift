@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Varlink framing: every message is one JSON object followed by a NUL byte.
 ///
 /// The scanning rule lives here once; `VarlinkFrameSplitter` (plain bytes) and
@@ -31,19 +39,52 @@ public enum VarlinkFraming {
     public static func frameLength(
         in bytes: some Collection<UInt8>, maximumMessageSize: Int, scanned: inout Int
     ) throws(VarlinkFramingError) -> Int? {
-        var length = scanned
-        for byte in bytes.dropFirst(scanned) {
-            if byte == terminator {
+        // Contiguous bytes (a ByteBuffer, an Array) are searched with memchr: a message of
+        // 64 KiB is found in microseconds even in a debug build.
+        var position = scanned
+        if let found = bytes.withContiguousStorageIfAvailable({ buffer in
+            Self.search(buffer, from: position, maximumMessageSize: maximumMessageSize)
+        }) {
+            switch found {
+            case let .frame(length):
                 if length == 0 { throw .emptyMessage }
                 scanned = 0
                 return length
+            case .tooLarge:
+                throw .messageTooLarge(limit: maximumMessageSize)
+            case let .incomplete(searched):
+                scanned = searched
+                return nil
             }
-            length += 1
-            // Stop scanning as soon as the limit is crossed: no need to see the rest.
-            if length > maximumMessageSize { throw .messageTooLarge(limit: maximumMessageSize) }
         }
-        scanned = length
+        for byte in bytes.dropFirst(position) {
+            if byte == terminator {
+                if position == 0 { throw .emptyMessage }
+                scanned = 0
+                return position
+            }
+            position += 1
+            // Stop scanning as soon as the limit is crossed: no need to see the rest.
+            if position > maximumMessageSize { throw .messageTooLarge(limit: maximumMessageSize) }
+        }
+        scanned = position
         return nil
+    }
+
+    private enum Search {
+        case frame(Int)
+        case tooLarge
+        case incomplete(searched: Int)
+    }
+
+    /// The NUL in `buffer` at or after `start` and within the size limit, if any.
+    private static func search(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int, maximumMessageSize: Int) -> Search {
+        // A NUL at index `maximumMessageSize` still ends an acceptable message.
+        let end = min(buffer.count, maximumMessageSize + 1)
+        if start < end, let base = buffer.baseAddress, let hit = memchr(base + start, Int32(terminator), end - start) {
+            return .frame(UnsafeRawPointer(hit) - UnsafeRawPointer(base))
+        }
+        return buffer.count > maximumMessageSize ? .tooLarge : .incomplete(searched: buffer.count)
     }
 }
 

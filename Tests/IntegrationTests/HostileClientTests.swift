@@ -1,0 +1,286 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import ReachClient
+import ReachProtocol
+import ReachabilityCore
+import TestSupport
+import XCTest
+
+/// The real daemon against clients that misbehave on purpose: too many connections,
+/// half-sent and oversized messages, deep JSON, floods. Each test is bounded in count and
+/// time and stays on the daemon's Unix socket.
+final class HostileClientTests: DaemonTestCase {
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        // The test itself opens over a thousand connections.
+        try ProcessResources.raiseDescriptorLimit(to: 8192)
+    }
+
+    /// CPU seconds (user + system) the process has used so far.
+    private func cpuSeconds(_ pid: Int32) throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+        return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Resident memory in MiB.
+    private func residentMiB(_ pid: Int32) throws -> Double {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }!
+        return Double(line.split(separator: " ").dropFirst().first!)! / 1024
+    }
+
+    private func lines(_ log: String, containing text: String) -> Int {
+        log.split(separator: "\n").filter { $0.contains(text) }.count
+    }
+
+    /// F2: one uid may hold 1,024 connections; the next gets ConnectionLimitReached, the
+    /// daemon stays idle, logs it once, and another uid is still served.
+    func testPerUserConnectionCap() async throws {
+        try topology.configureIPv4()
+        let (daemon, client) = try startDaemon()
+        var held: [RawVarlinkConnection] = []
+        for _ in 0..<1024 { held.append(try RawVarlinkConnection(path: daemon.socketPath)) }
+        // Each is admitted: the last one answers.
+        try held.last!.call(ReachabilityInterface.Method.getStatus)
+        XCTAssertNil(try held.last!.reply().error)
+
+        let before = try cpuSeconds(daemon.process.processIdentifier)
+        var refusals: [String?] = []
+        for _ in 0..<20 {
+            let extra = try RawVarlinkConnection(path: daemon.socketPath)
+            try? extra.call(ReachabilityInterface.Method.getStatus)
+            refusals.append(try? extra.reply().error)
+            XCTAssertEqual(extra.next(timeout: 2), .closed)
+        }
+        XCTAssertEqual(Set(refusals), [ReachabilityInterface.Error.connectionLimitReached])
+        usleep(500_000)
+        let spent = try cpuSeconds(daemon.process.processIdentifier) - before
+        XCTAssertLessThan(spent, 0.5, "refusing 20 clients and idling cost \(spent) s of CPU")
+        XCTAssertEqual(lines(daemon.log, containing: "limit on connections per user reached"), 1, daemon.log)
+
+        // Another uid is not affected.
+        let nobody = try Command.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                      Paths.product("reachctl"), "status", "--json", "--socket", daemon.socketPath])
+        XCTAssertEqual(nobody.status, 0, nobody.stderr)
+
+        // Closing them gives the slots back.
+        held.removeAll()
+        var status: StatusReply?
+        for _ in 0..<50 where status == nil {
+            status = try? await client.status()
+            if status == nil { usleep(100_000) }
+        }
+        XCTAssertNotNil(status)
+    }
+
+    /// F2: at the descriptor limit reachd pauses accepting (no spin), logs it, and serves
+    /// again once descriptors are free.
+    func testAcceptBacksOffAtTheDescriptorLimit() async throws {
+        try requirePrerequisite(Command.exists("prlimit"), "prlimit (util-linux) is not installed")
+        try topology.configureIPv4()
+        let daemon = try DaemonProcess(namespace: topology.host, launcher: ["prlimit", "--nofile=64:64"])
+        self.daemon = daemon
+        XCTAssertTrue(daemon.notify.waitFor("READY=1", timeout: 30), daemon.log)
+        var held: [RawVarlinkConnection] = []
+        for _ in 0..<100 { if let connection = try? RawVarlinkConnection(path: daemon.socketPath) { held.append(connection) } }
+        usleep(300_000)
+        let before = try cpuSeconds(daemon.process.processIdentifier)
+        usleep(2_000_000)
+        let spent = try cpuSeconds(daemon.process.processIdentifier) - before
+        XCTAssertLessThan(spent, 0.2, "\(spent) s of CPU in 2 s at the descriptor limit: accept is spinning")
+        XCTAssertTrue(daemon.log.contains("cannot accept connections: Too many open files"), daemon.log)
+        XCTAssertLessThanOrEqual(lines(daemon.log, containing: "cannot accept connections"), 1)
+        held.removeAll()
+        let client = ReachabilityClient(socketPath: daemon.socketPath)
+        var served = false
+        for _ in 0..<40 where !served {
+            served = (try? await client.status()) != nil
+            if !served { usleep(100_000) }
+        }
+        XCTAssertTrue(served, "served again after the descriptors were freed")
+    }
+
+    /// F2: a reachd whose listen backlog is full is busy, not stale: a second reachd must not
+    /// take its socket path.
+    func testBusySocketIsNotTakenOver() throws {
+        try topology.configureIPv4()
+        let (first, _) = try startDaemon()
+        let identity = try XCTUnwrap(try FileIdentity(of: first.socketPath))
+        kill(first.process.processIdentifier, SIGSTOP)
+        defer { kill(first.process.processIdentifier, SIGCONT) }
+        // Fill the backlog (128) with connections nobody accepts.
+        var queued: [Int32] = []
+        defer { queued.forEach { close($0) } }
+        for _ in 0..<200 {
+            guard let fd = try? nonBlockingConnect(first.socketPath) else { break }
+            queued.append(fd)
+        }
+        let second = try DaemonProcess(namespace: topology.host, extraArguments: ["--socket", first.socketPath])
+        second.process.waitUntilExit()
+        XCTAssertEqual(second.process.terminationStatus, 1, second.log)
+        XCTAssertTrue(second.log.contains("may be served by another reachd"), second.log)
+        XCTAssertEqual(try FileIdentity(of: first.socketPath), identity, "the first daemon's socket file is untouched")
+    }
+
+    /// A non-blocking connect: fails (EAGAIN) once the listener's backlog is full.
+    private func nonBlockingConnect(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if result != 0 {
+            close(fd)
+            throw CommandFailed(command: "connect", status: errno, stderr: "")
+        }
+        return fd
+    }
+
+    /// F3: deeply nested JSON is refused in one linear pass; other clients are not slowed.
+    func testDeepJSONDoesNotStallOthers() async throws {
+        try topology.configureIPv4()
+        let (daemon, client) = try startDaemon()
+        let deep = #"{"method":"io.reachd.Reachability.GetStatus","parameters":{"x":"#
+            + String(repeating: "[", count: 500) + String(repeating: "]", count: 500) + "}}"
+        var burst: [UInt8] = []
+        for _ in 0..<10 { burst += Array(deep.utf8) + [0] }
+        let hostile = try RawVarlinkConnection(path: daemon.socketPath)
+        try hostile.send(burst)
+        let started = ContinuousClock.now
+        _ = try await client.status()
+        let took = ContinuousClock.now - started
+        XCTAssertLessThan(took, .milliseconds(200), "GetStatus behind ten 500-deep messages took \(took)")
+        XCTAssertEqual(hostile.next(timeout: 2), .closed)
+        XCTAssertTrue(daemon.log.contains("nested deeper than 32 levels"), daemon.log)
+    }
+
+    /// A call that names `method` twice is ambiguous: refused, not guessed at.
+    func testDuplicateKeysAreRefused() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon()
+        let connection = try RawVarlinkConnection(path: daemon.socketPath)
+        try connection.sendAndExpectClose(Array(#"{"method":"io.reachd.Reachability.GetStatus","method":"io.reachd.Reachability.Nope"}"#.utf8) + [0])
+        XCTAssertTrue(daemon.log.contains(#"the key "method" appears twice"#), daemon.log)
+    }
+
+    /// F4: an exiting reachd removes its own socket file only, never one another reachd
+    /// has put at the path since.
+    func testExitRemovesOnlyItsOwnSocket() async throws {
+        try topology.configureIPv4()
+        let (first, _) = try startDaemon()
+        try FileManager.default.removeItem(atPath: first.socketPath)
+        let second = try DaemonProcess(namespace: topology.host, extraArguments: ["--socket", first.socketPath])
+        defer { second.terminate() }
+        XCTAssertTrue(second.notify.waitFor("READY=1", timeout: 30), second.log)
+        XCTAssertEqual(first.terminate(), 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: first.socketPath), "the second daemon's socket survived the first's exit")
+        let status = try await ReachabilityClient(socketPath: first.socketPath).status()
+        XCTAssertEqual(status.path.status, .satisfied)
+    }
+
+    /// F5: a container host's interface list (hundreds of KiB) reaches reachctl.
+    func testInterfaceListOfAContainerHost() throws {
+        try topology.configureIPv4()
+        try topology.host.ipBatch((0..<210).map { "link add ct\($0) type veth peer name cp\($0)" })
+        let (daemon, _) = try startDaemon()
+        let result = try reachctl(["interfaces", "--json", "--socket", daemon.socketPath])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertGreaterThan(result.stdout.utf8.count, 65536)
+        let list = try JSONDecoder().decode(ListInterfacesReply.self, from: Data(result.stdout.utf8))
+        XCTAssertEqual(list.interfaces.count, 2 + 420)
+    }
+
+    /// F7: half-sent messages cost bounded memory, are cut off at the deadline, and the
+    /// memory goes back once the clients leave.
+    func testHalfSentMessagesAreBoundedAndCutOff() async throws {
+        try topology.configureIPv4()
+        let (daemon, client) = try startDaemon(extraArguments: ["--partial-message-deadline", "3"])
+        let pid = daemon.process.processIdentifier
+        let baseline = try residentMiB(pid)
+        let partial = [UInt8](repeating: UInt8(ascii: " "), count: 65_000)
+        var held: [RawVarlinkConnection] = []
+        for _ in 0..<1000 {
+            guard let connection = try? RawVarlinkConnection(path: daemon.socketPath) else { continue }
+            try? connection.send(partial)
+            held.append(connection)
+        }
+        usleep(500_000)
+        let loaded = try residentMiB(pid)
+        XCTAssertLessThan(loaded - baseline, 64, "RSS \(baseline) → \(loaded) MiB holding half-sent messages")
+        XCTAssertTrue(daemon.log.contains("buffered request bytes per user"), daemon.log)
+        _ = try await client.status()  // still served
+
+        // The deadline closes the ones still holding a partial message.
+        usleep(3_500_000)
+        let closed = held.filter { $0.next(timeout: 0.01) == .closed }.count
+        XCTAssertEqual(closed, held.count, "every half-sent connection was closed")
+        held.removeAll()
+        usleep(3_000_000)
+        let after = try residentMiB(pid)
+        XCTAssertLessThan(after - baseline, 10, "RSS \(baseline) → \(loaded) → \(after) MiB: memory not given back")
+    }
+
+    /// F8: a subscriber that floods calls is closed with one log line, not thousands.
+    func testFloodingSubscriberLogsOnce() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon()
+        let connection = try RawVarlinkConnection(path: daemon.socketPath)
+        try connection.call(ReachabilityInterface.Method.subscribe, more: true)
+        _ = try connection.status()
+        var flood: [UInt8] = []
+        for _ in 0..<200_000 { flood += [UInt8(ascii: "x"), 0] }
+        try? connection.send(flood)
+        XCTAssertEqual(connection.next(timeout: 5), .closed)
+        usleep(200_000)
+        XCTAssertEqual(lines(daemon.log, containing: "closing connection"), 1, daemon.log)
+    }
+
+    /// A stopped daemon still accepts connections: reachctl gives up after its timeout.
+    func testReachctlTimesOutOnAStoppedDaemon() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon()
+        kill(daemon.process.processIdentifier, SIGSTOP)
+        defer { kill(daemon.process.processIdentifier, SIGCONT) }
+        let started = ContinuousClock.now
+        let result = try reachctl(["status", "--timeout", "1", "--socket", daemon.socketPath])
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertTrue(result.stderr.contains("did not answer within 1 s"), result.stderr)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
+    }
+
+    /// A deleted socket file is re-created on SIGHUP; clients already connected stay.
+    func testDeletedSocketIsRecreatedOnReload() async throws {
+        try topology.configureIPv4()
+        let (daemon, client) = try startDaemon()
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "subscribed") { $0.status == .satisfied }
+        try FileManager.default.removeItem(atPath: daemon.socketPath)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        var status: StatusReply?
+        for _ in 0..<50 where status == nil {
+            status = try? await client.status()
+            if status == nil { usleep(100_000) }
+        }
+        XCTAssertNotNil(status, "answering at the path again: \(daemon.log)")
+        try topology.host.ip("route", "del", "default")
+        _ = await expectPath(recorder, "the old subscription still hears changes") { $0.status == .unsatisfied }
+    }
+
+    /// Netlink overflow is logged with the resync count.
+    func testNetlinkOverflowIsLogged() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon(extraArguments: ["--receive-buffer-size", "65536"])
+        // Stopped while 20,000 route events arrive: its 64 KiB receive buffer must overflow.
+        kill(daemon.process.processIdentifier, SIGSTOP)
+        defer { kill(daemon.process.processIdentifier, SIGCONT) }
+        try topology.host.ipBatch((0..<20_000).map { "route add 100.\(64 + $0 / 65536).\(($0 / 256) % 256).\($0 % 256)/32 via 10.77.0.1" })
+        kill(daemon.process.processIdentifier, SIGCONT)
+        let deadline = Date().addingTimeInterval(10)
+        while !daemon.log.contains("netlink events were lost"), Date() < deadline { usleep(100_000) }
+        XCTAssertTrue(daemon.log.contains("netlink events were lost (receive buffer overflow)"), daemon.log)
+    }
+}
