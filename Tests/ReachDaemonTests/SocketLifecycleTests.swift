@@ -61,4 +61,24 @@ final class SocketLifecycleTests: XCTestCase {
         XCTAssertEqual(FileManager.default.contents(atPath: other.socketPath), Data("keep me".utf8))
         await other.stop()
     }
+
+    /// A bind error reads as one clean line: the call, the errno's text and number.
+    func testBindErrorIsOneCleanLine() async throws {
+        try requireRoot()  // mounting a read-only tmpfs
+        let directory = try temporaryDirectory("reachd-ro")
+        try runCommand(["mount", "-t", "tmpfs", "-o", "ro", "tmpfs", directory])
+        defer { _ = try? runCommand(["umount", directory]) }
+        let fixture = ServerFixture()
+        let server = VarlinkServer(
+            socketPath: directory + "/sock", instance: "ro", snapshot: makeSnapshot(), policy: InterfacePolicy(),
+            eventLoop: fixture.group.next(), logger: .init(label: "t")
+        )
+        do {
+            try server.start()
+            XCTFail("bound on a read-only file system")
+        } catch {
+            XCTAssertEqual("\(error)", "cannot listen on \(directory)/sock: bind: Read-only file system (errno 30)")
+        }
+        await fixture.stop()
+    }
 }
