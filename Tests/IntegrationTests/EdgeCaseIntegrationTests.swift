@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ReachClient
 import ReachProtocol
 import ReachabilityCore
@@ -222,6 +223,34 @@ final class EdgeCaseIntegrationTests: DaemonTestCase {
         _ = await expectPath(recorder, "DNS removed") { $0.status == .satisfied && !$0.supportsDNS }
         try "nameserver 192.0.2.53\n".write(toFile: daemon.resolvConf, atomically: false, encoding: .utf8)  // in place
         _ = await expectPath(recorder, "DNS back") { $0.supportsDNS }
+    }
+
+    /// F6: resolv.conf as a symlink that NetworkManager or resolved re-point at another
+    /// directory, including one that did not exist when reachd started, and a dangling link.
+    func testResolvConfSymlinkRetargetsAreFollowed() async throws {
+        try topology.configureIPv4()
+        let base = try temporaryDirectory("reachd-resolv-link")
+        let link = base + "/etc/resolv.conf"
+        try FileManager.default.createDirectory(atPath: base + "/etc", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: base + "/run/first", withIntermediateDirectories: true)
+        try "# no servers yet\n".write(toFile: base + "/run/first/resolv.conf", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: base + "/run/first/resolv.conf")
+        let (_, client) = try startDaemon(extraArguments: ["--resolv-conf", link])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "no server in the first target") { $0.status == .satisfied && !$0.supportsDNS }
+
+        // Re-point the link (by rename, as the managers do) into a directory made after start,
+        // then write a server there.
+        try FileManager.default.createDirectory(atPath: base + "/run/second", withIntermediateDirectories: true)
+        try "# empty for now\n".write(toFile: base + "/run/second/resolv.conf", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: link + ".new", withDestinationPath: base + "/run/second/resolv.conf")
+        _ = rename(link + ".new", link)
+        try "nameserver 192.0.2.53\n".write(toFile: base + "/run/second/resolv.conf", atomically: true, encoding: .utf8)
+        _ = await expectPath(recorder, "the new target's server") { $0.supportsDNS }
+
+        // A dangling link means no DNS configured.
+        try FileManager.default.removeItem(atPath: base + "/run/second/resolv.conf")
+        _ = await expectPath(recorder, "the link dangles") { $0.status == .satisfied && !$0.supportsDNS }
     }
 
     func testResolvedStubCountsOnlyWithUpstreamServers() async throws {
