@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "ReachDaemonTests",
             dependencies: [
-                "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",
+                "LinuxSystem", "NetlinkMonitor", "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

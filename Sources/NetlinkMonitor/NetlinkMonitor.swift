@@ -57,9 +57,19 @@
 //   above, counts it in `resyncCount` and says so in its `DrainOutcome`. Any other
 //   error is thrown; the owner then calls `resynchronize()` (with backoff).
 //
+// * An event can arrive before the state it announces (rule 6). IPv4 `fib_table_delete`
+//   sends RTM_DELROUTE before it unlinks the route, and lookups take no lock, so a
+//   lookup made at once may still answer through the deleted route; before 5.6 a route
+//   displaced by NLM_F_REPLACE raced the same way. Insertions, and every IPv6 change,
+//   are notified after the fact. So `drain()` (and `resynchronize()`) report the default
+//   routes they took out of the tracked state, deleted, displaced or flushed, in
+//   `DrainOutcome.removedDefaultRoutes`; the owner hands them to `LookupRecheck`
+//   (ReachabilityCore), which says when a lookup must be made again.
+//
 // * No timers, no threads. The owner polls `eventDescriptor`, calls `drain()`, then
-//   `snapshot()` once per drained batch (rule 5). `drain()` reads at most
-//   `maxDatagramsPerDrain` datagrams, so a flood cannot keep it from returning.
+//   `snapshot()` once per drained batch (rule 5), and again when its `LookupRecheck`
+//   asks (rule 6). `drain()` reads at most `maxDatagramsPerDrain` datagrams, so a flood
+//   cannot keep it from returning.
 
 import CNetlink
 import ReachabilityCore
@@ -131,7 +141,7 @@ public final class NetlinkMonitor {
             subscribed = true
         }
         if synchronizedOnce { resyncCount += 1 }
-        try synchronize()
+        _ = try synchronize()
         synchronizedOnce = true
     }
 
@@ -147,7 +157,7 @@ public final class NetlinkMonitor {
                 let parsed = MessageParser.parse(message)
                 guard parsed.isRelevant else { return }
                 outcome.changed = true
-                if parsed.touchesTrackedState { apply(parsed) }
+                if parsed.touchesTrackedState { outcome.removedDefaultRoutes.formUnion(apply(parsed)) }
             }
             switch reception {
             case .datagram:
@@ -158,7 +168,7 @@ public final class NetlinkMonitor {
                 // The kernel dropped events: start over from dumps.
                 outcome.changed = true
                 outcome.resynchronizedAfterLostEvents = true
-                try resynchronize()
+                outcome.removedDefaultRoutes.formUnion(try resynchronize())
                 return outcome
             }
         }
@@ -167,9 +177,13 @@ public final class NetlinkMonitor {
 
     /// Dumps links, addresses and default routes again into a fresh state (after
     /// `drain()` threw, or whenever the owner no longer trusts the state).
-    public func resynchronize() throws(NetlinkError) {
+    ///
+    /// - Returns: the default routes no longer tracked afterwards (see
+    ///   `DrainOutcome.removedDefaultRoutes`).
+    @discardableResult
+    public func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> {
         resyncCount += 1
-        try synchronize()
+        return try synchronize()
     }
 
     /// The tracked links, addresses and default routes, plus a fresh FIB lookup per
@@ -197,14 +211,19 @@ public final class NetlinkMonitor {
 
     // MARK: Sync
 
-    private func apply(_ parsed: ParsedMessage) {
+    /// Applies one message; returns the default routes it took away.
+    private func apply(_ parsed: ParsedMessage) -> [DefaultRoute] {
         let sysfs = self.sysfs
-        state.apply(parsed) { sysfs.facts(for: $0) }
+        return state.apply(parsed) { sysfs.facts(for: $0) }
     }
 
     /// Dumps everything into a fresh state, then drains the event socket; repeats
     /// while the drain saw events about tracked state (they may predate the dump).
-    private func synchronize() throws(NetlinkError) {
+    /// Returns the default routes taken away: tracked before and not after, or removed
+    /// by an event drained in between.
+    private func synchronize() throws(NetlinkError) -> Set<DefaultRoute> {
+        let before = state
+        var removed = Set<DefaultRoute>()
         for _ in 0..<Self.maxSyncRounds {
             var fresh = TrackedState()
             let sysfs = self.sysfs
@@ -214,26 +233,31 @@ public final class NetlinkMonitor {
                 }
             }
             state = fresh
-            if try !drainAfterDump() { return }
+            let (stale, drained) = try drainAfterDump()
+            removed.formUnion(drained)
+            if !stale { break }
         }
+        return removed.union(TrackedState.defaultRoutes(in: before, missingFrom: state))
     }
 
-    /// Reads the event socket dry, applying what it holds. True if it held tracked-state
-    /// events or overflowed, i.e. the dump must be repeated.
-    private func drainAfterDump() throws(NetlinkError) -> Bool {
+    /// Reads the event socket dry, applying what it holds. `stale` if it held
+    /// tracked-state events or overflowed, i.e. the dump must be repeated; `removed`,
+    /// the default routes those events took away.
+    private func drainAfterDump() throws(NetlinkError) -> (stale: Bool, removed: [DefaultRoute]) {
         var stale = false
+        var removed: [DefaultRoute] = []
         while true {
             let reception = try events.receive { message in
                 let parsed = MessageParser.parse(message)
                 if parsed.touchesTrackedState {
                     stale = true
-                    apply(parsed)
+                    removed += apply(parsed)
                 }
             }
             switch reception {
             case .datagram: continue
-            case .drained: return stale
-            case .eventsLost: return true
+            case .drained: return (stale, removed)
+            case .eventsLost: return (true, removed)
             }
         }
     }
@@ -291,10 +315,17 @@ public struct DrainOutcome: Sendable, Equatable {
     public var changed: Bool
     /// Set when events were lost (ENOBUFS) and the state was re-dumped.
     public var resynchronizedAfterLostEvents: Bool
+    /// The default routes the batch took out of the tracked state: named by RTM_DELROUTE,
+    /// displaced by NLM_F_REPLACE, flushed with their link or its last IPv4 address
+    /// (just the hops through it), or gone after a resync. Also when the same batch added
+    /// them back. A lookup may still see them for a moment (DESIGN rule 6): hand them to
+    /// `LookupRecheck` with the snapshot taken after the batch.
+    public var removedDefaultRoutes: Set<DefaultRoute>
 
     /// Creates an outcome; by default nothing happened.
-    public init(changed: Bool = false, resynchronizedAfterLostEvents: Bool = false) {
+    public init(changed: Bool = false, resynchronizedAfterLostEvents: Bool = false, removedDefaultRoutes: Set<DefaultRoute> = []) {
         self.changed = changed
         self.resynchronizedAfterLostEvents = resynchronizedAfterLostEvents
+        self.removedDefaultRoutes = removedDefaultRoutes
     }
 }

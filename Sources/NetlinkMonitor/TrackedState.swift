@@ -22,7 +22,13 @@ struct TrackedState {
 
     /// Applies one message. `facts` reads sysfs for a link name; it is called only
     /// when a link appears or is renamed.
-    mutating func apply(_ message: ParsedMessage, facts: (String) -> DeviceFacts) {
+    ///
+    /// Returns the default routes the message took away (DESIGN rule 6: the kernel may
+    /// announce a removal before its lookups stop seeing the route): the ones RTM_DELROUTE
+    /// names (as the kernel described them, tracked or not), the ones an NLM_F_REPLACE
+    /// displaced, and the next hops flushed with their link or its last IPv4 address.
+    @discardableResult
+    mutating func apply(_ message: ParsedMessage, facts: (String) -> DeviceFacts) -> [DefaultRoute] {
         switch message {
         case .link(var link):
             if let old = links[link.index], old.name == link.name {
@@ -32,11 +38,11 @@ struct TrackedState {
             }
             links[link.index] = link
             // DESIGN rule 3: admin-down flushes the link's IPv4 routes without RTM_DELROUTE.
-            if !link.isUp { dropRoutes(through: link.index, family: .ipv4) }
+            if !link.isUp { return dropRoutes(through: link.index, family: .ipv4) }
         case .linkRemoved(let index):
             links[index] = nil
             addresses = addresses.filter { $0.key.interfaceIndex != index }
-            dropRoutes(through: index, family: nil)
+            return dropRoutes(through: index, family: nil)
         case .address(let address):
             addresses[Self.key(address)] = address
         case .addressRemoved(let address):
@@ -45,26 +51,40 @@ struct TrackedState {
             // routes (fib_disable_ip), again without RTM_DELROUTE.
             if address.family == .ipv4,
                !addresses.keys.contains(where: { $0.interfaceIndex == address.interfaceIndex && $0.address.family == .ipv4 }) {
-                dropRoutes(through: address.interfaceIndex, family: .ipv4)
+                return dropRoutes(through: address.interfaceIndex, family: .ipv4)
             }
         case .defaultRoute(let record):
+            let parts = Self.split(record)
+            var displaced: [DefaultRoute] = []
             if record.replaces {
+                displaced = defaultRoutes
+                    .filter { old in Self.sameSlot(old, record) && !parts.contains { Self.sameRoute(old, $0) } }
+                    .map(\.route)
                 defaultRoutes.removeAll { Self.sameSlot($0, record) }
             }
-            for part in Self.split(record) where !defaultRoutes.contains(where: { Self.sameRoute($0, part) }) {
+            for part in parts where !defaultRoutes.contains(where: { Self.sameRoute($0, part) }) {
                 defaultRoutes.append(part)
             }
+            return displaced
         case .defaultRouteRemoved(let record):
-            for part in Self.split(record) {
+            let parts = Self.split(record)
+            for part in parts {
                 if let index = defaultRoutes.firstIndex(where: { Self.sameRoute($0, part) })
                     ?? defaultRoutes.firstIndex(where: { Self.sameSlot($0, part) && $0.route.type == part.route.type })
                     ?? defaultRoutes.firstIndex(where: { Self.sameSlot($0, part) }) {
                     defaultRoutes.remove(at: index)
                 }
             }
+            return parts.map(\.route)
         case .otherRoute, .rule, .ignored:
             break
         }
+        return []
+    }
+
+    /// The default routes `old` tracked that `new` does not (what a resync found gone).
+    static func defaultRoutes(in old: TrackedState, missingFrom new: TrackedState) -> [DefaultRoute] {
+        old.defaultRoutes.filter { record in !new.defaultRoutes.contains { sameRoute($0, record) } }.map(\.route)
     }
 
     /// The tracked state as the model's snapshot (no lookups yet). IPv6 per-hop
@@ -103,15 +123,20 @@ struct TrackedState {
 
     /// Removes the next hops through `index` (of one family, or both); a route left
     /// without next hops is gone. Routes that never had a next hop (an IPv4
-    /// blackhole) are untouched.
-    private mutating func dropRoutes(through index: Int32, family: AddressFamily?) {
+    /// blackhole) are untouched. Returns each changed route with just the hops dropped.
+    private mutating func dropRoutes(through index: Int32, family: AddressFamily?) -> [DefaultRoute] {
+        var dropped: [DefaultRoute] = []
         defaultRoutes = defaultRoutes.compactMap { record in
             guard family == nil || record.route.family == family,
                   record.route.nextHops.contains(where: { $0.interfaceIndex == index }) else { return record }
+            var gone = record.route
+            gone.nextHops.removeAll { $0.interfaceIndex != index }
+            dropped.append(gone)
             var record = record
             record.route.nextHops.removeAll { $0.interfaceIndex == index }
             return record.route.nextHops.isEmpty ? nil : record
         }
+        return dropped
     }
 
     private static func key(_ address: InterfaceAddress) -> AddressKey {

@@ -76,20 +76,45 @@ public final class EngineMailbox: Sendable {
     }
 }
 
+/// What the engine needs from the kernel side: `NetlinkMonitor`, or a stand-in that
+/// tests script (the engine's timing decisions can then be tested without a kernel).
+protocol KernelView: AnyObject {
+    /// Readable when `drain()` has something to read.
+    var eventDescriptor: FileDescriptor { get }
+    /// Resyncs so far, for the log.
+    var resyncCount: Int { get }
+    /// Applies everything queued.
+    func drain() throws(NetlinkError) -> DrainOutcome
+    /// Starts over from dumps; returns the default routes no longer tracked.
+    func resynchronize() throws(NetlinkError) -> Set<DefaultRoute>
+    /// The tracked state plus fresh FIB lookups.
+    func snapshot() -> NetworkSnapshot
+}
+
+extension NetlinkMonitor: KernelView {}
+
 /// The owner of the kernel view.
 ///
 /// It runs on the thread that calls `run` (reachd's main thread) and blocks in `poll(2)`
 /// on the rtnetlink event socket, the resolver watch, the signal descriptor and its
-/// mailbox: nothing else, and no timeout unless the watchdog or a retry needs one, so an
-/// idle daemon makes no system calls at all. When netlink is readable it drains
-/// everything queued, takes one snapshot (two FIB lookups) and hands it on; the event
-/// loop decides whether the answer changed (DESIGN.md rule 5: no debounce, one
-/// evaluation per drained batch). It never derives paths, formats JSON or talks to clients.
+/// mailbox: nothing else, and no timeout unless the watchdog, a retry or a lookup
+/// recheck needs one, so an idle daemon makes no system calls at all. When netlink is
+/// readable it drains everything queued, takes one snapshot (two FIB lookups) and hands
+/// it on; the event loop decides whether the answer changed (DESIGN.md rule 5: no
+/// debounce, one evaluation per drained batch). It never derives paths, formats JSON or
+/// talks to clients.
+///
+/// DESIGN.md rule 6: the kernel may announce a route's removal before its lookups stop
+/// seeing it. After each evaluation `LookupRecheck` judges the lookups against the
+/// default routes the batch removed and those still tracked; while one still answers
+/// through a removed route nothing tracked explains, the engine takes the snapshot again
+/// on a short bounded schedule (1 to 32 ms), handing each on as usual, and then settles.
 public final class ReachabilityEngine {
-    private let monitor: NetlinkMonitor
+    private let monitor: any KernelView
     private let resolver: ResolverWatcher
     private let signals: SignalDescriptor
     private let logger: Logger
+    private let recheckSchedule: [Duration]
     /// Where the event loop posts commands.
     public let mailbox: EngineMailbox
     /// The latest kernel view: after `init`, the first one.
@@ -99,23 +124,35 @@ public final class ReachabilityEngine {
     /// so the answer is known before anyone can ask.
     ///
     /// - Parameter signals: the signals the engine takes (created before any other thread).
-    public init(configuration: EngineConfiguration, signals: SignalDescriptor, logger: Logger) throws(EngineError) {
+    public convenience init(configuration: EngineConfiguration, signals: SignalDescriptor, logger: Logger) throws(EngineError) {
+        let monitor: NetlinkMonitor
         do {
             monitor = try NetlinkMonitor(sysfsRoot: configuration.sysfsRoot, receiveBufferSize: configuration.receiveBufferSize)
             try monitor.start()
         } catch {
             throw EngineError(description: "cannot watch the kernel's network state: \(error)")
         }
+        let resolver = ResolverWatcher(
+            resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath, logger: logger
+        )
+        try self.init(kernel: monitor, resolver: resolver, signals: signals, logger: logger)
+    }
+
+    /// The engine over any kernel view (tests hand in a scripted one); takes the first snapshot.
+    init(
+        kernel: any KernelView, resolver: ResolverWatcher, signals: SignalDescriptor, logger: Logger,
+        recheckSchedule: [Duration] = LookupRecheck.schedule
+    ) throws(EngineError) {
+        monitor = kernel
         do {
             mailbox = try EngineMailbox()
         } catch {
             throw EngineError(description: "cannot create the engine's wake-up descriptor: \(error)")
         }
-        resolver = ResolverWatcher(
-            resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath, logger: logger
-        )
+        self.resolver = resolver
         self.signals = signals
         self.logger = logger
+        self.recheckSchedule = recheckSchedule
         snapshot = NetworkSnapshot()
         snapshot = evaluate()
     }
@@ -132,13 +169,15 @@ public final class ReachabilityEngine {
         let (netlink, signal, commands, resolverFiles) = (0, 1, 2, 3)
         var backoff = RetryBackoff.netlinkResync
         var retryAt: ContinuousClock.Instant?
+        var recheck = LookupRecheck(schedule: recheckSchedule)
+        var recheckAt: ContinuousClock.Instant?
         var nextPing = watchdogInterval.map { clock.now + $0 }
 
         while true {
             // While a resync waits for its retry, netlink is left out: a broken socket would
             // poll readable at once and spin.
             polls.setEnabled(retryAt == nil, at: netlink)
-            let wakeUp = [retryAt, nextPing].compactMap { $0 }.min()
+            let wakeUp = [retryAt, recheckAt, nextPing].compactMap { $0 }.min()
             let ready: [Bool]
             do {
                 ready = try polls.wait(timeoutMilliseconds: wakeUp.map { Self.milliseconds(from: clock.now, to: $0) })
@@ -157,6 +196,7 @@ public final class ReachabilityEngine {
             }
 
             var dirty = false
+            var removed = Set<DefaultRoute>()
             if ready[netlink] {
                 do {
                     let outcome = try monitor.drain()
@@ -164,6 +204,7 @@ public final class ReachabilityEngine {
                         logger.warning("netlink events were lost (receive buffer overflow): re-read links, addresses and default routes (resync #\(monitor.resyncCount))")
                     }
                     dirty = outcome.changed
+                    removed = outcome.removedDefaultRoutes
                 } catch {
                     logger.error("netlink receive failed: \(error); resynchronising")
                     retryAt = clock.now
@@ -171,7 +212,7 @@ public final class ReachabilityEngine {
             }
             if let due = retryAt, clock.now >= due {
                 do {
-                    try monitor.resynchronize()
+                    removed.formUnion(try monitor.resynchronize())
                     logger.notice("netlink resynchronised after a receive failure (resync #\(monitor.resyncCount))")
                     backoff.succeeded()
                     retryAt = nil
@@ -185,16 +226,47 @@ public final class ReachabilityEngine {
                 }
             }
             if ready.count > resolverFiles && ready[resolverFiles] && resolver.refresh() { dirty = true }
+            // A due lookup recheck (rule 6) is one more evaluation; a batch drained meanwhile
+            // already was one and rescheduled it.
+            if let due = recheckAt, clock.now >= due { dirty = true }
 
             if dirty {
                 snapshot = evaluate()
                 events.publish(snapshot)
+                let verdict = recheck.evaluate(removed: removed, snapshot: snapshot)
+                recheckAt = scheduleRecheck(verdict, attempt: recheck.attempts, now: clock.now)
             }
             if let interval = watchdogInterval, let due = nextPing, clock.now >= due {
                 events.watchdog()
                 nextPing = clock.now + interval
             }
         }
+    }
+
+    /// Carries out a `LookupRecheck` verdict: when to take the snapshot again, if at all.
+    private func scheduleRecheck(_ verdict: LookupRecheck.Verdict, attempt: Int, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        switch verdict {
+        case .trusted:
+            return nil
+        case let .lookAgain(delay):
+            logger.debug("a FIB lookup still answers through a default route the kernel reported gone (\(Self.describe(snapshot.lookups))); looking again in \(delay) (\(attempt) of \(recheckSchedule.count))")
+            return now + delay
+        case .gaveUp:
+            logger.info("FIB lookups still answer through a default route the kernel reported gone after \(recheckSchedule.count) rechecks; keeping the kernel's answer (\(Self.describe(snapshot.lookups)))")
+            return nil
+        }
+    }
+
+    /// The lookups for a log line: `ipv4 via 192.0.2.1 dev 2 table 254, ipv6 noRoute`.
+    static func describe(_ lookups: [AddressFamily: RouteLookup]) -> String {
+        lookups.sorted { $0.key == .ipv4 && $1.key != .ipv4 }.map { family, lookup in
+            switch lookup {
+            case let .route(result):
+                "\(family) via \(result.gateway.map { "\($0)" } ?? "on-link") dev \(result.outputInterface)" + (result.table.map { " table \($0)" } ?? "")
+            case let .failure(failure):
+                "\(family) \(failure)"
+            }
+        }.joined(separator: ", ")
     }
 
     private func evaluate() -> NetworkSnapshot {

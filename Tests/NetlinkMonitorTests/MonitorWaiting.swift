@@ -25,7 +25,7 @@ func waitFor(
 
 /// Drains until the event socket stays quiet for `quiet` seconds. Returns what the
 /// drains did together: whether any reported a change, whether any resynchronized
-/// after lost events.
+/// after lost events, which default routes they removed.
 @discardableResult
 func drainUntilQuiet(_ monitor: NetlinkMonitor, quiet: Double = 0.3, timeout: Double = 60) throws -> DrainOutcome {
     let deadline = Date().addingTimeInterval(timeout)
@@ -36,6 +36,7 @@ func drainUntilQuiet(_ monitor: NetlinkMonitor, quiet: Double = 0.3, timeout: Do
         let outcome = try monitor.drain()
         total.changed = total.changed || outcome.changed
         total.resynchronizedAfterLostEvents = total.resynchronizedAfterLostEvents || outcome.resynchronizedAfterLostEvents
+        total.removedDefaultRoutes.formUnion(outcome.removedDefaultRoutes)
     }
     return total
 }

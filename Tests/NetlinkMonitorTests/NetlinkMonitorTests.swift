@@ -409,4 +409,73 @@ final class NetlinkMonitorTests: XCTestCase {
             XCTAssertLessThan(Date().timeIntervalSince(start), 0.5)
         }
     }
+
+    // MARK: Removals reported for lookup rechecks (DESIGN rule 6)
+
+    /// The IPv4 default via 10.0.0.2 on va, as the kernel describes it.
+    private static func defaultViaPeer(_ monitor: NetlinkMonitor, gateway: String = "10.0.0.2") throws -> DefaultRoute {
+        let va = try XCTUnwrap(monitor.snapshot().link(named: "va"))
+        return DefaultRoute(family: .ipv4, nextHops: [NextHop(interfaceIndex: va.index, gateway: IPAddress(gateway))])
+    }
+
+    func testDeletedDefaultRouteIsReportedRemoved() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try ns.ip("-6", "route", "add", "default", "via", "2001:db8::2")
+        try withMonitor { [ns = ns!] monitor in
+            let route = try Self.defaultViaPeer(monitor)
+            try ns.ip("route", "del", "default")
+            let outcome = try drainUntilQuiet(monitor)
+            XCTAssertEqual(outcome.removedDefaultRoutes, [route])
+            XCTAssertEqual(monitor.snapshot().defaults(.ipv4), [])
+            XCTAssertEqual(try drainUntilQuiet(monitor).removedDefaultRoutes, [], "reported once")
+        }
+    }
+
+    func testReplacedDefaultRouteIsReportedRemoved() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            let old = try Self.defaultViaPeer(monitor)
+            try ns.ip("route", "replace", "default", "via", "10.0.0.3")
+            let outcome = try drainUntilQuiet(monitor)
+            XCTAssertEqual(outcome.removedDefaultRoutes, [old], "the displaced route, not the new one")
+            XCTAssertEqual(monitor.snapshot().defaults(.ipv4), [try Self.defaultViaPeer(monitor, gateway: "10.0.0.3")])
+        }
+    }
+
+    func testDeletedAndReaddedInOneBatchIsReportedAndTracked() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            let route = try Self.defaultViaPeer(monitor)
+            try ns.ipBatch(["route del default", "route add default via 10.0.0.2"])
+            let outcome = try drainUntilQuiet(monitor)
+            XCTAssertEqual(outcome.removedDefaultRoutes, [route])
+            XCTAssertEqual(monitor.snapshot().defaults(.ipv4), [route], "tracked again: the lookup is explained")
+        }
+    }
+
+    func testDefaultRouteFlushedByAdminDownIsReportedRemoved() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            let route = try Self.defaultViaPeer(monitor)
+            try ns.ip("link", "set", "va", "down")
+            let outcome = try drainUntilQuiet(monitor)
+            XCTAssertTrue(outcome.removedDefaultRoutes.contains(route), "\(outcome.removedDefaultRoutes)")
+        }
+    }
+
+    func testResyncReportsDefaultRoutesNoLongerThere() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try withMonitor { [ns = ns!] monitor in
+            let route = try Self.defaultViaPeer(monitor)
+            XCTAssertEqual(try monitor.resynchronize(), [], "nothing gone")
+            try ns.ip("route", "del", "default")
+            // Not drained: the resync finds the route gone (and the queued event with it).
+            XCTAssertEqual(try monitor.resynchronize(), [route])
+        }
+    }
 }

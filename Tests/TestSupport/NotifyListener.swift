@@ -44,6 +44,18 @@ public final class NotifyListener {
         }
     }
 
+    /// Reads every datagram queued now, without waiting. A test that makes many changes
+    /// calls it as it goes: the kernel queues only `net.unix.max_dgram_qlen` (often 10)
+    /// datagrams, and a full queue blocks the daemon's next `sd_notify`.
+    public func drain() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard count > 0 else { return }
+            messages.append(String(decoding: buffer[..<count], as: UTF8.self))
+        }
+    }
+
     /// The `STATUS=` values received so far.
     public var statuses: [String] { lines.filter { $0.hasPrefix("STATUS=") }.map { String($0.dropFirst(7)) } }
 }

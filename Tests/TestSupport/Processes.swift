@@ -60,12 +60,14 @@ public enum Command {
     }
 
     /// Starts `arguments` and returns at once (for long-running commands such as
-    /// `reachctl watch` or the daemon itself); its output goes where the caller says.
+    /// `reachctl watch` or the daemon itself); its input comes from, and its output goes
+    /// to, where the caller says (`stdin`: e.g. a `Pipe` the test writes commands to).
     public static func launch(
         _ arguments: [String], environment: [String: String] = [:], unset: [String] = [],
-        stdout: Any? = nil, stderr: Any? = nil
+        stdin: Any? = nil, stdout: Any? = nil, stderr: Any? = nil
     ) throws -> Process {
         let process = configured(arguments, in: nil, environment: environment, unset: unset)
+        if let stdin { process.standardInput = stdin }
         if let stdout { process.standardOutput = stdout }
         if let stderr { process.standardError = stderr }
         try process.run()

@@ -1,0 +1,128 @@
+/// DESIGN rule 6: whether the FIB lookups of a snapshot can be trusted, or may predate a
+/// removal the kernel has already announced and must be made again shortly.
+///
+/// Why: IPv4 `fib_table_delete` sends RTM_DELROUTE *before* `fib_remove_alias` unlinks the
+/// route, and a lookup (RTM_GETROUTE) runs under RCU without RTNL, so a lookup made the
+/// instant the event is read can still answer through the route being deleted. Nothing
+/// later makes reachd look again, so the stale answer would stay. Kernels before 5.6 did
+/// the same for a route displaced by NLM_F_REPLACE (RTM_NEWROUTE before
+/// `hlist_replace_rcu`). Additions cannot race this way: IPv4 `fib_table_insert` and IPv6
+/// `fib6_add_rt2node` notify after linking the route in, and IPv6 `fib6_del_route` after
+/// unlinking it; a lookup made after reading such an event already sees the change.
+///
+/// The rule: a family's lookup is *suspect* when it answers through a default route that
+/// the kernel reported gone (deleted, replaced away, flushed with its link) and no default
+/// route still tracked explains the same answer. While anything is suspect the snapshot is
+/// taken again on a short, bounded schedule; when the schedule is spent the kernel's
+/// answer stands (it may be right: split routes through the same gateway answer exactly
+/// like the deleted default). A lookup that answers through a route the tracked state
+/// still has, or through none of the removed ones, is trusted at once.
+///
+/// Pure: the engine feeds it every evaluation and carries out the verdict (arms or clears
+/// its recheck timer). Suspects carry over from one evaluation to the next until a lookup
+/// stops answering through them, so an unrelated event in between cannot settle a stale
+/// answer; each newly reported removal that a lookup still answers through starts the
+/// schedule over, so the rechecks are bounded per kernel event and never run when idle.
+public struct LookupRecheck: Sendable, Equatable {
+    /// What the owner does after an evaluation.
+    public enum Verdict: Sendable, Equatable {
+        /// Nothing is suspect: the lookups stand, no timer.
+        case trusted
+        /// A lookup still answers through a route reported gone: take the snapshot again
+        /// after this delay.
+        case lookAgain(after: Duration)
+        /// Still suspect when the schedule is spent: the kernel's answer stands, no timer.
+        case gaveUp
+    }
+
+    /// 1, 2, 4, 8, 16 and 32 ms: six rechecks within 63 ms.
+    ///
+    /// The window is the rest of `fib_table_delete` after the notification: the rest of
+    /// the broadcast (one delivery per route listener on the host: hundreds of
+    /// microseconds with a thousand), an interrupt, or the deleting thread losing its CPU
+    /// (a preemptible kernel, or a VM's vCPU descheduled). The first recheck at 1 ms covers
+    /// the common case; doubling reaches past two of the scheduler's latency periods
+    /// (EEVDF/CFS: about 24 ms with 8+ CPUs) for a deleter that was preempted. The cost is
+    /// at most six snapshots (two FIB lookups each, a few microseconds) per removal a lookup
+    /// still saw, and nothing otherwise.
+    public static let schedule: [Duration] = [1, 2, 4, 8, 16, 32].map { .milliseconds($0) }
+
+    /// The delays between rechecks, in order; its length bounds them.
+    public let schedule: [Duration]
+    /// Default routes reported gone that some lookup still answered through, unexplained,
+    /// at the last evaluation.
+    public private(set) var suspects: Set<DefaultRoute> = []
+    /// Rechecks asked for since the current suspicion began (or was renewed by a removal).
+    public private(set) var attempts = 0
+
+    /// Creates the state machine with nothing suspect.
+    public init(schedule: [Duration] = LookupRecheck.schedule) {
+        self.schedule = schedule
+    }
+
+    /// Judges one evaluation.
+    ///
+    /// - Parameters:
+    ///   - removed: the default routes the kernel reported gone since the last evaluation
+    ///     (empty when the evaluation is a recheck or had other causes).
+    ///   - snapshot: what the evaluation saw: the tracked default routes after those
+    ///     removals, and the fresh lookups.
+    public mutating func evaluate(removed: Set<DefaultRoute>, snapshot: NetworkSnapshot) -> Verdict {
+        let fresh = Self.unexplained(removed, in: snapshot)
+        suspects = Self.unexplained(suspects, in: snapshot).union(fresh)
+        guard !suspects.isEmpty else {
+            attempts = 0
+            return .trusted
+        }
+        // A new removal still seen opens a new window: it gets the whole schedule.
+        if !fresh.isEmpty { attempts = 0 }
+        guard attempts < schedule.count else {
+            suspects = []
+            attempts = 0
+            return .gaveUp
+        }
+        attempts += 1
+        return .lookAgain(after: schedule[attempts - 1])
+    }
+
+    /// The routes of `removed` that a lookup in `snapshot` still answers through, where no
+    /// tracked default route of `snapshot` answers the same way.
+    public static func unexplained(_ removed: Set<DefaultRoute>, in snapshot: NetworkSnapshot) -> Set<DefaultRoute> {
+        guard !removed.isEmpty else { return [] }
+        var found: Set<DefaultRoute> = []
+        for (family, lookup) in snapshot.lookups {
+            if snapshot.defaultRoutes.contains(where: { answers(lookup, family: family, through: $0) }) { continue }
+            found.formUnion(removed.filter { answers(lookup, family: family, through: $0) })
+        }
+        return found
+    }
+
+    /// Whether `route` can be the route `lookup` (for `family`) answered with: a route
+    /// answer through one of its next hops (same output interface and gateway; same table
+    /// and type when the answer names them), or a reject answer of its type.
+    public static func answers(_ lookup: RouteLookup, family: AddressFamily, through route: DefaultRoute) -> Bool {
+        guard route.family == family else { return false }
+        switch lookup {
+        case let .route(result):
+            guard result.type == route.type, result.table.map({ $0 == route.table }) ?? true else { return false }
+            // Old kernels answer IPv6 reject routes with the route itself; it has no next hop to compare.
+            if rejectTypes.contains(route.type) { return true }
+            return route.nextHops.contains { $0.interfaceIndex == result.outputInterface && $0.gateway == result.gateway }
+        case let .failure(failure):
+            return rejectType(of: failure).map { $0 == route.type } ?? false
+        }
+    }
+
+    private static let rejectTypes: Set<RouteType> = [.unreachable, .blackhole, .prohibit]
+
+    /// The route type behind a reject answer; nil for "no route" and failed lookups, which
+    /// no route explains.
+    private static func rejectType(of failure: RouteLookupFailure) -> RouteType? {
+        switch failure {
+        case .unreachableRoute: .unreachable
+        case .blackholeRoute: .blackhole
+        case .prohibitedRoute: .prohibit
+        case .noRoute, .lookupFailed: nil
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import Logging
+import NetlinkMonitor
+import ReachabilityCore
+import Synchronization
+import SystemPackage
+import TestSupport
+import XCTest
+
+@testable import ReachDaemon
+
+/// The engine's loop against a scripted kernel: DESIGN rule 6 made deterministic. The
+/// kernel announces a removal, the first lookup after it still answers through the route
+/// (as IPv4 `fib_table_delete` allows), and nothing more arrives: the engine must look
+/// again by itself, on the bounded schedule, and then go quiet.
+final class EngineRecheckTests: XCTestCase {
+    private static let route = DefaultRoute(family: .ipv4, nextHops: [NextHop(interfaceIndex: 2, gateway: IPAddress("192.0.2.1"))])
+    private static let throughRoute: [AddressFamily: RouteLookup] = [
+        .ipv4: .route(RouteLookupResult(outputInterface: 2, gateway: IPAddress("192.0.2.1"), table: 254)),
+    ]
+    private static let noRoute: [AddressFamily: RouteLookup] = [.ipv4: .failure(.noRoute)]
+
+    func testAStaleLookupAfterADeletionIsMadeAgainWithoutAnotherEvent() throws {
+        let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
+        let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
+        defer { run.stop() }
+
+        kernel.deliver(DrainOutcome(changed: true, removedDefaultRoutes: [Self.route]), tracked: [],
+                       answers: [Self.throughRoute, Self.noRoute])
+        let published = run.waitForPublications(2)
+        XCTAssertEqual(published.map(\.lookups), [Self.throughRoute, Self.noRoute],
+                       "the stale answer is handed on, then the recheck's, with no event in between")
+        XCTAssertEqual(published.last?.defaultRoutes, [])
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(run.published.count, 2, "confirmed: no timer left")
+        XCTAssertEqual(kernel.snapshots, 3, "the first snapshot, the batch's, one recheck")
+    }
+
+    func testALegitimateAnswerIsRecheckedOnTheBoundedScheduleThenLeftAlone() throws {
+        // Split routes through the deleted default's gateway: the answer never changes.
+        let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
+        let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
+        defer { run.stop() }
+
+        kernel.deliver(DrainOutcome(changed: true, removedDefaultRoutes: [Self.route]), tracked: [], answers: [Self.throughRoute])
+        let expected = 1 + LookupRecheck.schedule.count
+        _ = run.waitForPublications(expected)
+        Thread.sleep(forTimeInterval: 0.3)
+        let times = run.publicationTimes
+        XCTAssertEqual(times.count, expected, "one evaluation for the batch, one per step of the schedule, then none")
+        if let first = times.first, let last = times.last {
+            XCTAssertGreaterThanOrEqual(last - first, LookupRecheck.schedule.reduce(.zero, +), "each step waits its delay: no spinning")
+        }
+    }
+
+    func testABatchWithoutRemovalsIsOneEvaluationAndNoTimer() throws {
+        let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
+        let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
+        defer { run.stop() }
+
+        kernel.deliver(DrainOutcome(changed: true), tracked: [Self.route], answers: [Self.throughRoute])
+        _ = run.waitForPublications(1)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(run.published.count, 1)
+        XCTAssertEqual(kernel.snapshots, 2, "the first snapshot and the batch's")
+    }
+}
+
+/// A kernel view whose events and lookup answers the test scripts. Its "event socket" is
+/// an eventfd the test rings.
+private final class ScriptedKernel: KernelView, Sendable {
+    private struct Script {
+        var queued: [DrainOutcome] = []
+        var tracked: [DefaultRoute]
+        /// Lookup answers for the next snapshots, in order; the last one repeats.
+        var answers: [[AddressFamily: RouteLookup]]
+        var snapshots = 0
+    }
+
+    private let script: Mutex<Script>
+    private let doorbell: EventDescriptor
+
+    init(tracked: [DefaultRoute], answers: [[AddressFamily: RouteLookup]]) {
+        script = Mutex(Script(tracked: tracked, answers: answers))
+        doorbell = try! EventDescriptor()
+    }
+
+    /// Queues a batch: what `drain()` will report, the tracked routes after it and the
+    /// answers of the snapshots that follow.
+    func deliver(_ outcome: DrainOutcome, tracked: [DefaultRoute], answers: [[AddressFamily: RouteLookup]]) {
+        script.withLock {
+            $0.queued.append(outcome)
+            $0.tracked = tracked
+            $0.answers = answers
+        }
+        doorbell.ring()
+    }
+
+    /// Snapshots taken so far.
+    var snapshots: Int { script.withLock { $0.snapshots } }
+
+    var eventDescriptor: FileDescriptor { doorbell.descriptor }
+    var resyncCount: Int { 0 }
+
+    func drain() throws(NetlinkError) -> DrainOutcome {
+        doorbell.reset()
+        return script.withLock { script in
+            defer { script.queued = [] }
+            return script.queued.reduce(into: DrainOutcome()) { total, outcome in
+                total.changed = total.changed || outcome.changed
+                total.removedDefaultRoutes.formUnion(outcome.removedDefaultRoutes)
+            }
+        }
+    }
+
+    func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> { [] }
+
+    func snapshot() -> NetworkSnapshot {
+        script.withLock { script in
+            script.snapshots += 1
+            let answer = script.answers.count > 1 ? script.answers.removeFirst() : script.answers.first ?? [:]
+            return NetworkSnapshot(defaultRoutes: script.tracked, lookups: answer)
+        }
+    }
+}
+
+/// An engine running its loop on a thread of its own, recording what it publishes.
+private final class EngineRun: Sendable {
+    private struct Record {
+        var snapshots: [NetworkSnapshot] = []
+        var times: [ContinuousClock.Instant] = []
+    }
+
+    /// What the engine's thread writes and the test reads.
+    private final class Recorder: Sendable {
+        let state = Mutex(Record())
+    }
+
+    /// Only the engine's thread touches the engine; the test keeps its mailbox.
+    private final class Handoff: @unchecked Sendable {
+        let engine: ReachabilityEngine
+        init(_ engine: ReachabilityEngine) { self.engine = engine }
+    }
+
+    private let record = Recorder()
+    private let mailbox: EngineMailbox
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(kernel: ScriptedKernel, directory: String) throws {
+        let logger = Logger(label: "engine-test")
+        let resolver = ResolverWatcher(
+            resolvConfPath: directory + "/resolv.conf", resolvedUpstreamPath: directory + "/upstream.conf", logger: logger
+        )
+        // A signal nobody sends: the engine polls its descriptor like reachd's.
+        let signals = try SignalDescriptor([SIGUSR2])
+        let handoff = Handoff(try ReachabilityEngine(kernel: kernel, resolver: resolver, signals: signals, logger: logger))
+        mailbox = handoff.engine.mailbox
+        let record = self.record
+        let finished = self.finished
+        Thread.detachNewThread {
+            let events = EngineEvents(
+                publish: { snapshot in
+                    record.state.withLock {
+                        $0.snapshots.append(snapshot)
+                        $0.times.append(.now)
+                    }
+                },
+                reload: {}, watchdog: {}
+            )
+            _ = try? handoff.engine.run(events, watchdogInterval: nil)
+            finished.signal()
+        }
+    }
+
+    var published: [NetworkSnapshot] { record.state.withLock { $0.snapshots } }
+    var publicationTimes: [ContinuousClock.Instant] { record.state.withLock { $0.times } }
+
+    /// Waits (up to 5 s) until `count` snapshots were published; returns them all.
+    func waitForPublications(_ count: Int, file: StaticString = #filePath, line: UInt = #line) -> [NetworkSnapshot] {
+        let deadline = Date().addingTimeInterval(5)
+        while published.count < count && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        let snapshots = published
+        if snapshots.count < count {
+            XCTFail("\(snapshots.count) of \(count) publications: \(snapshots.map(\.lookups))", file: file, line: line)
+        }
+        return snapshots
+    }
+
+    /// Ends the loop (as a fatal command would) and waits for the thread.
+    func stop() {
+        mailbox.post(.fail("test finished"))
+        finished.wait()
+    }
+}
