@@ -185,17 +185,19 @@ public final class ReachabilityEngine {
                 throw EngineError(description: "poll failed: \(error)")
             }
 
+            var dirty = false
             if ready[signal] {
                 while let number = try? signals.next() {
                     guard number == SIGHUP else { return number }
                     events.reload()
+                    // A reload re-reads the resolver files too, events or not.
+                    if resolver.refresh() { dirty = true }
                 }
             }
             if ready[commands] {
                 for case let .fail(reason) in mailbox.take() { throw EngineError(description: reason) }
             }
 
-            var dirty = false
             var removed = Set<DefaultRoute>()
             if ready[netlink] {
                 do {
