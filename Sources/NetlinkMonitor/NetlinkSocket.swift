@@ -1,4 +1,5 @@
 import CNetlink
+import Glibc
 import LinuxSystem
 import SystemPackage
 
@@ -105,15 +106,24 @@ final class NetlinkSocket {
     /// - Throws: any read error other than EAGAIN (`.drained`) and ENOBUFS (`.eventsLost`).
     func receive(_ handle: (NetlinkMessage) -> Void) throws(NetlinkError) -> Reception {
         let count: Int
+        var sender = sockaddr_nl()
         do {
-            count = try typedErrno { try descriptor.read(into: buffer) }
+            count = try withUnsafeMutablePointer(to: &sender) { (address) throws(Errno) in
+                try address.withMemoryRebound(to: sockaddr.self, capacity: 1) { (address) throws(Errno) in
+                    var length = socklen_t(MemoryLayout<sockaddr_nl>.size)
+                    return try systemCall { recvfrom(descriptor.rawValue, buffer.baseAddress, buffer.count, 0, address, &length) }
+                }
+            }
         } catch .resourceTemporarilyUnavailable {
             return .drained
         } catch .noBufferSpace {
             return .eventsLost
         } catch {
-            throw NetlinkError(operation: "read(\(role))", errno: error)
+            throw NetlinkError(operation: "recvfrom(\(role))", errno: error)
         }
+        // Only the kernel (port 0) speaks for the kernel. Another process with CAP_NET_ADMIN
+        // could send datagrams to this port; they are dropped unread.
+        guard sender.nl_pid == 0 else { return .datagram }
         var remaining = Int32(count)
         var message = buffer.baseAddress!.bindMemory(to: nlmsghdr.self, capacity: 1)
         while nlmsg_ok(message, remaining) != 0 {

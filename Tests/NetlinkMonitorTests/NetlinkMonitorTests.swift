@@ -1,3 +1,4 @@
+import CNetlink
 import Foundation
 import Glibc
 import NetlinkMonitor
@@ -276,6 +277,43 @@ final class NetlinkMonitorTests: XCTestCase {
             XCTAssertTrue(snapshot.addresses(of: index).isEmpty)
             XCTAssertTrue(snapshot.defaultRoutes.isEmpty, "\(snapshot.defaultRoutes)")
             XCTAssertEqual(Set(snapshot.links.values.map(\.name)), ["lo"])
+        }
+    }
+
+    /// A datagram another process sends to the monitor's port is not the kernel speaking:
+    /// a forged RTM_DELLINK must not remove a link.
+    func testForgedMessagesFromAnotherSocketAreIgnored() throws {
+        try addVethPair()
+        try withMonitor { monitor in
+            let va = try XCTUnwrap(monitor.snapshot().link(named: "va")).index
+            // The monitor's port id, from its event socket's address.
+            var own = sockaddr_nl()
+            var length = socklen_t(MemoryLayout<sockaddr_nl>.size)
+            _ = withUnsafeMutablePointer(to: &own) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(monitor.eventDescriptor.rawValue, $0, &length) }
+            }
+            let forger = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue), 0 /* NETLINK_ROUTE */)
+            defer { close(forger) }
+            // nlmsghdr (16 bytes) + ifinfomsg (16 bytes): RTM_DELLINK for va.
+            var message = [UInt8](repeating: 0, count: 32)
+            message.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: UInt32(32), toByteOffset: 0, as: UInt32.self)
+                raw.storeBytes(of: UInt16(17 /* RTM_DELLINK */), toByteOffset: 4, as: UInt16.self)
+                raw.storeBytes(of: va, toByteOffset: 20, as: Int32.self)
+            }
+            var target = sockaddr_nl()
+            target.nl_family = sa_family_t(AF_NETLINK)
+            target.nl_pid = own.nl_pid
+            let sent = message.withUnsafeBytes { bytes in
+                withUnsafePointer(to: &target) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(forger, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
+                    }
+                }
+            }
+            XCTAssertEqual(sent, 32, "as root the forged datagram is delivered")
+            try drainUntilQuiet(monitor, quiet: 0.2)
+            XCTAssertNotNil(monitor.snapshot().links[va], "a forged RTM_DELLINK removed the link")
         }
     }
 
