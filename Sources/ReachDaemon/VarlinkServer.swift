@@ -193,7 +193,10 @@ public final class VarlinkServer: Sendable {
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536))
     }
 
-    /// Answers a refused client's first call with `ConnectionLimitReached` and closes.
+    /// Answers a refused client's first call with `ConnectionLimitReached`, then ends the
+    /// connection gracefully: what the client sends is read and dropped and only the
+    /// sending side is shut, because closing with its call still unread would reset the
+    /// connection and lose the reply on the way. The client's hang-up (or 2 s) closes it.
     private static func refuse(_ channel: any Channel, limit: ServerBudget.Limit, limits: ServerLimits) {
         let maximum: Int
         switch limit {
@@ -208,7 +211,9 @@ public final class VarlinkServer: Sendable {
             parameters: ["limit": .string(limit.rawValue), "maximum": .integer(maximum)]
         )
         _ = try? buffer.writeVarlinkMessage(AnyVarlinkReply(error: error))
-        channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
+        try? channel.pipeline.syncOperations.addHandler(DiscardingHandler())
+        channel.writeAndFlush(buffer).whenComplete { _ in channel.close(mode: .output, promise: nil) }
+        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
     }
 
     /// The connecting process's uid (`SO_PEERCRED`); `UInt32.max` if the kernel does not say.
@@ -331,4 +336,11 @@ final class AcceptPauseHandler: ChannelInboundHandler {
         resumption = nil
         context.fireChannelInactive()
     }
+}
+
+/// Reads and drops whatever a refused client sends, until it hangs up.
+final class DiscardingHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }
