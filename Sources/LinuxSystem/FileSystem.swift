@@ -33,6 +33,12 @@ public enum FileSystem {
         }
     }
 
+    /// The directory part of `path` (`/a/b` for `/a/b/c`, `/` for `/c`, `.` for `c`).
+    public static func directory(containing path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     /// Whether anything exists at `path` (a dangling symbolic link counts).
     public static func exists(_ path: String) -> Bool {
         (try? kind(of: path)).map { $0 != .nothing } ?? false

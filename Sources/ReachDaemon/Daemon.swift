@@ -78,6 +78,7 @@ public enum Daemon {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
         let mailbox = engine.mailbox
+        var activated = false
         let server = VarlinkServer(
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
@@ -87,6 +88,7 @@ public enum Daemon {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so
             // clients that connected before reachd ran are answered, none refused.
             if let descriptor = try SocketActivation.listeningDescriptor() {
+                activated = true
                 try server.start(listeningDescriptor: descriptor)
                 logger.info("serving io.reachd.Reachability on the socket systemd passed (fd \(descriptor))")
             } else {
@@ -103,11 +105,16 @@ public enum Daemon {
         let events = EngineEvents(
             publish: server.publish,
             reload: { running = reload(running, server: server, notifier: notifier, logger: logger) },
-            watchdog: server.pingWatchdog
+            watchdog: server.pingWatchdog,
+            socketDirectoryChanged: { restoreSocket(server, logger: logger) }
         )
         // Pinged at half the interval systemd asked for, through the event loop (see pingWatchdog).
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Duration.microseconds($0 / 2) }
-        let outcome = Result { () throws(EngineError) in try engine.run(events, watchdogInterval: watchdogInterval) }
+        // A socket file deleted under reachd is noticed and put back (not one systemd passed).
+        let socketDirectory = activated ? nil : FileSystem.directory(containing: options.socketPath)
+        let outcome = Result { () throws(EngineError) in
+            try engine.run(events, watchdogInterval: watchdogInterval, socketDirectory: socketDirectory)
+        }
 
         notifier.stopping()
         server.shutdown()

@@ -35,12 +35,18 @@ public struct EngineEvents {
     public var reload: () -> Void
     /// Time to ping the systemd watchdog (only when it asked for pings).
     public var watchdog: () -> Void
+    /// The socket's directory changed: the socket file may have been deleted.
+    public var socketDirectoryChanged: () -> Void
 
     /// Creates the set of callbacks.
-    public init(publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping () -> Void, watchdog: @escaping () -> Void) {
+    public init(
+        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping () -> Void, watchdog: @escaping () -> Void,
+        socketDirectoryChanged: @escaping () -> Void = {}
+    ) {
         self.publish = publish
         self.reload = reload
         self.watchdog = watchdog
+        self.socketDirectoryChanged = socketDirectoryChanged
     }
 }
 
@@ -159,14 +165,24 @@ public final class ReachabilityEngine {
 
     /// Watches until SIGTERM or SIGINT and returns that signal; SIGHUP calls `events.reload`.
     ///
-    /// - Parameter watchdogInterval: how often to call `events.watchdog` (nil: never).
+    /// - Parameters:
+    ///   - watchdogInterval: how often to call `events.watchdog` (nil: never).
+    ///   - socketDirectory: a directory to watch for the socket file's deletion
+    ///     (`events.socketDirectoryChanged`); nil when reachd did not create the socket.
     /// - Throws: `EngineError` when it cannot go on: `poll` failed, netlink stayed broken
     ///   through every retry, or another thread posted `.fail`.
-    public func run(_ events: EngineEvents, watchdogInterval: Duration?) throws(EngineError) -> Int32 {
+    public func run(_ events: EngineEvents, watchdogInterval: Duration?, socketDirectory: String? = nil) throws(EngineError) -> Int32 {
         let clock = ContinuousClock()
-        var polls = PollSet([monitor.eventDescriptor, signals.descriptor, mailbox.doorbell.descriptor]
-            + (resolver.watch.map { [$0.descriptor] } ?? []))
-        let (netlink, signal, commands, resolverFiles) = (0, 1, 2, 3)
+        let socketWatch = socketDirectory.flatMap { directory -> DirectoryWatch? in
+            guard let watch = try? DirectoryWatch(), (try? watch.watch(directory)) == true else { return nil }
+            return watch
+        }
+        // Fixed slots first; the optional watches after them (a missing one is simply not polled).
+        let (netlink, signal, commands) = (0, 1, 2)
+        var descriptors = [monitor.eventDescriptor, signals.descriptor, mailbox.doorbell.descriptor]
+        let resolverFiles = resolver.watch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
+        let socketFiles = socketWatch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
+        var polls = PollSet(descriptors)
         var backoff = RetryBackoff.netlinkResync
         var retryAt: ContinuousClock.Instant?
         var recheck = LookupRecheck(schedule: recheckSchedule)
@@ -227,7 +243,11 @@ public final class ReachabilityEngine {
                     retryAt = clock.now + delay
                 }
             }
-            if ready.count > resolverFiles && ready[resolverFiles] && resolver.refresh() { dirty = true }
+            if let resolverFiles, ready[resolverFiles], resolver.refresh() { dirty = true }
+            if let socketFiles, ready[socketFiles] {
+                socketWatch?.drain()
+                events.socketDirectoryChanged()
+            }
             // A due lookup recheck (rule 6) is one more evaluation; a batch drained meanwhile
             // already was one and rescheduled it.
             if let due = recheckAt, clock.now >= due { dirty = true }

@@ -47,7 +47,7 @@ final class ResolverWatcher {
             // A directory that does not exist yet: watch the closest ancestor that does, to
             // see it appear.
             while !((try? watch.watch(candidate)) ?? true), candidate != "/" {
-                candidate = Self.parent(of: candidate)
+                candidate = FileSystem.directory(containing: candidate)
             }
         }
     }
@@ -63,18 +63,13 @@ final class ResolverWatcher {
     /// The directories whose changes can change what `path` reads: its own, and that of
     /// every link its symlink chain passes through (at most 8 hops).
     static func directories(leadingTo path: String) -> [String] {
-        var directories = [parent(of: path)]
+        var directories = [FileSystem.directory(containing: path)]
         var current = path
         for _ in 0..<8 {
             guard let target = try? FileSystem.symbolicLinkTarget(of: current) else { break }
-            current = target.hasPrefix("/") ? target : parent(of: current) + "/" + target
-            directories.append(parent(of: current))
+            current = target.hasPrefix("/") ? target : FileSystem.directory(containing: current) + "/" + target
+            directories.append(FileSystem.directory(containing: current))
         }
         return directories
-    }
-
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }
