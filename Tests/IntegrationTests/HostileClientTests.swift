@@ -172,10 +172,16 @@ final class HostileClientTests: DaemonTestCase {
     func testExitRemovesOnlyItsOwnSocket() async throws {
         try topology.configureIPv4()
         let (first, _) = try startDaemon()
+        // Stopped, the first cannot re-create its deleted socket before the second binds;
+        // resumed, it finds a live socket there and leaves it.
+        kill(first.process.processIdentifier, SIGSTOP)
         try FileManager.default.removeItem(atPath: first.socketPath)
         let second = try DaemonProcess(namespace: topology.host, extraArguments: ["--socket", first.socketPath])
         defer { second.terminate() }
         XCTAssertTrue(second.notify.waitFor("READY=1", timeout: 30), second.log)
+        kill(first.process.processIdentifier, SIGCONT)
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertFalse(first.log.contains("listening there again"), first.log)
         XCTAssertEqual(first.terminate(), 0)
         XCTAssertTrue(FileManager.default.fileExists(atPath: first.socketPath), "the second daemon's socket survived the first's exit")
         let status = try await ReachabilityClient(socketPath: first.socketPath).status()
