@@ -3,6 +3,7 @@ import Foundation
 @testable import NetlinkMonitor
 import ReachabilityCore
 import SystemPackage
+import TestSupport
 import XCTest
 
 /// Decoding tests on hand-built messages, through libnl-route as in the monitor, for the
@@ -364,6 +365,16 @@ final class MessageParsingTests: XCTestCase {
         let libnl = NetlinkError(operation: "nl_socket_alloc(event)", libnlCode: -NLE_NOMEM)
         XCTAssertEqual(libnl.code, .libnl(NLE_NOMEM))
         XCTAssertEqual(libnl.description, "nl_socket_alloc(event): Out of memory (libnl \(NLE_NOMEM))")
+    }
+
+    // MARK: Fuzz inputs
+
+    /// Every seed and every input a fuzz run found (`Fuzz/corpus/netlink/`,
+    /// `Fuzz/regressions/netlink/`), through the entry point `scripts/fuzz netlink` fuzzes.
+    func testFuzzInputs() throws {
+        for (_, bytes) in try FuzzInputs.inputs(for: "netlink") {
+            NetlinkFuzzEntryPoint.datagram(bytes)
+        }
     }
 }
 
