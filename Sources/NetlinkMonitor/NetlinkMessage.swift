@@ -30,6 +30,30 @@ struct NetlinkMessage {
     func attribute<Header>(_ type: Int32, after _: Header.Type) -> UnsafeMutablePointer<nlattr>? {
         nlmsg_find_attr(header, Int32(MemoryLayout<Header>.size), type)
     }
+
+    /// Whether a route message's RTA_MULTIPATH is one libnl 3.7's `rtnl_route_parse` cannot
+    /// be given (found by `scripts/fuzz netlink`).
+    ///
+    /// Its `parse_multipath` walks the `rtnexthop`s while `tlen >= rtnh_len`, subtracting
+    /// `RTNH_ALIGN(rtnh_len)` from a `size_t`: a next hop whose `rtnh_len` is 0 never moves
+    /// the walk on, and it allocates a next hop per turn until memory runs out; one whose
+    /// aligned length exceeds what is left wraps `tlen` around and sends the walk past the
+    /// attribute. The kernel never builds either (its lengths are aligned and nonzero), so
+    /// such a message is treated like one libnl refused. Walks the chain as libnl does.
+    var hasMalformedMultipath: Bool {
+        guard let attribute = attribute(Int32(RTA_MULTIPATH.rawValue), after: rtmsg.self),
+              let data = UnsafeRawPointer(nla_data(attribute)) else { return false }
+        var remaining = Int(nla_len(attribute)), offset = 0
+        while remaining >= MemoryLayout<rtnexthop>.size {
+            let length = Int(data.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            guard remaining >= length else { return false }  // where libnl stops
+            let aligned = (length + 3) & ~3
+            if length == 0 || aligned > remaining { return true }
+            remaining -= aligned
+            offset += aligned
+        }
+        return false
+    }
 }
 
 extension IPAddress {

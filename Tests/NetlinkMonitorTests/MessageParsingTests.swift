@@ -137,6 +137,31 @@ final class MessageParsingTests: XCTestCase {
         ]))
     }
 
+    /// libnl 3.7 loops forever on a zero-length next hop (allocating as it goes: the fuzzer
+    /// found it as an out-of-memory) and reads past the attribute when a next hop's aligned
+    /// length exceeds what is left; such messages never reach it.
+    func testMalformedMultipathIsNotHandedToLibnl() {
+        let gateway = Self.nestedAttribute(Self.rtaGateway, [10, 0, 0, 2])
+        let malformed: [(name: String, hops: [UInt8])] = [
+            ("a zero-length hop after a good one", Self.nextHop(index: 3, attributes: gateway) + [UInt8](repeating: 0, count: 16)),
+            ("a zero-length hop first", [UInt8](repeating: 0, count: 8)),
+            // rtnh_len 9 in 9 bytes: aligned to 12, more than is left.
+            ("an unaligned last hop", Self.u16(9) + [0, 0] + Self.i32(3) + [0]),
+        ]
+        for testCase in malformed {
+            var route = Builder(header: Self.rtmsg(family: Self.afInet))
+            route.attribute(Self.rtaMultipath, testCase.hops)
+            XCTAssertTrue(route.withMessage(type: RTM_NEWROUTE) { $0.hasMalformedMultipath }, testCase.name)
+            guard case .otherRoute = route.parse(type: RTM_NEWROUTE) else { return XCTFail(testCase.name) }
+            XCTAssertEqual(route.lookup(), .failure(.lookupFailed("rtnl_route_parse: malformed RTA_MULTIPATH")), testCase.name)
+        }
+        // Short (1 to 7 bytes) hops move the walk on: libnl copes, and so do the kernel's.
+        var short = Builder(header: Self.rtmsg(family: Self.afInet))
+        short.attribute(Self.rtaMultipath, Self.u16(4) + [0, 0] + Self.i32(3) + Self.nextHop(index: 4, attributes: gateway))
+        XCTAssertFalse(short.withMessage(type: RTM_NEWROUTE) { $0.hasMalformedMultipath })
+        guard case .defaultRoute = short.parse(type: RTM_NEWROUTE) else { return XCTFail() }
+    }
+
     func testSingleHopViaDeadFlagAndBlackhole() {
         // The single form with RTA_VIA (IPv4 default via an IPv6 link-local gateway).
         var via = Builder(header: Self.rtmsg(family: Self.afInet))
