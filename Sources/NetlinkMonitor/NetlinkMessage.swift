@@ -31,18 +31,31 @@ struct NetlinkMessage {
         nlmsg_find_attr(header, Int32(MemoryLayout<Header>.size), type)
     }
 
-    /// Whether a route message's RTA_MULTIPATH is one libnl 3.7's `rtnl_route_parse` cannot
-    /// be given (found by `scripts/fuzz netlink`).
+    /// Whether a route message carries an RTA_MULTIPATH that libnl 3.7's `rtnl_route_parse`
+    /// cannot be given (found by `scripts/fuzz netlink`).
     ///
     /// Its `parse_multipath` walks the `rtnexthop`s while `tlen >= rtnh_len`, subtracting
     /// `RTNH_ALIGN(rtnh_len)` from a `size_t`: a next hop whose `rtnh_len` is 0 never moves
     /// the walk on, and it allocates a next hop per turn until memory runs out; one whose
     /// aligned length exceeds what is left wraps `tlen` around and sends the walk past the
     /// attribute. The kernel never builds either (its lengths are aligned and nonzero), so
-    /// such a message is treated like one libnl refused. Walks the chain as libnl does.
+    /// such a message is treated like one libnl refused. Every RTA_MULTIPATH is checked,
+    /// not only the first: libnl's `nla_parse` keeps the last of repeated attributes.
     var hasMalformedMultipath: Bool {
-        guard let attribute = attribute(Int32(RTA_MULTIPATH.rawValue), after: rtmsg.self),
-              let data = UnsafeRawPointer(nla_data(attribute)) else { return false }
+        let headerSize = Int32(MemoryLayout<rtmsg>.size)
+        guard nlmsg_valid_hdr(header, headerSize) != 0 else { return false }
+        var remaining = nlmsg_attrlen(header, headerSize)
+        var attribute = nlmsg_attrdata(header, headerSize)
+        while let current = attribute, nla_ok(current, remaining) != 0 {
+            if nla_type(current) == Int32(RTA_MULTIPATH.rawValue), Self.isMalformedNextHopChain(current) { return true }
+            attribute = nla_next(current, &remaining)
+        }
+        return false
+    }
+
+    /// Walks one RTA_MULTIPATH's `rtnexthop`s as libnl's `parse_multipath` does.
+    private static func isMalformedNextHopChain(_ attribute: UnsafeMutablePointer<nlattr>) -> Bool {
+        guard let data = UnsafeRawPointer(nla_data(attribute)) else { return false }
         var remaining = Int(nla_len(attribute)), offset = 0
         while remaining >= MemoryLayout<rtnexthop>.size {
             let length = Int(data.loadUnaligned(fromByteOffset: offset, as: UInt16.self))

@@ -155,6 +155,12 @@ final class MessageParsingTests: XCTestCase {
             guard case .otherRoute = route.parse(type: RTM_NEWROUTE) else { return XCTFail(testCase.name) }
             XCTAssertEqual(route.lookup(), .failure(.lookupFailed("rtnl_route_parse: malformed RTA_MULTIPATH")), testCase.name)
         }
+        // libnl keeps the last of repeated attributes: a bad second RTA_MULTIPATH counts.
+        var repeated = Builder(header: Self.rtmsg(family: Self.afInet))
+        repeated.attribute(Self.rtaMultipath, Self.nextHop(index: 3, attributes: gateway))
+        repeated.attribute(Self.rtaMultipath, [UInt8](repeating: 0, count: 8))
+        XCTAssertTrue(repeated.withMessage(type: RTM_NEWROUTE) { $0.hasMalformedMultipath })
+        guard case .otherRoute = repeated.parse(type: RTM_NEWROUTE) else { return XCTFail() }
         // Short (1 to 7 bytes) hops move the walk on: libnl copes, and so do the kernel's.
         var short = Builder(header: Self.rtmsg(family: Self.afInet))
         short.attribute(Self.rtaMultipath, Self.u16(4) + [0, 0] + Self.i32(3) + Self.nextHop(index: 4, attributes: gateway))
