@@ -90,7 +90,7 @@ enum MessageParser {
         default: return .ignored
         }
         var parsed: OpaquePointer?
-        guard !message.hasMalformedMultipath, rtnl_route_parse(message.header, &parsed) >= 0, let route = parsed else {
+        guard message.routeParseHazard == nil, rtnl_route_parse(message.header, &parsed) >= 0, let route = parsed else {
             // libnl refused the message, or would mishandle it (out of memory, or
             // attributes the kernel never sends). The route stays untracked, but the answer
             // is re-evaluated: the lookups, which decide it, ask the kernel itself.

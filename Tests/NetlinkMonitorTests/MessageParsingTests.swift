@@ -137,34 +137,39 @@ final class MessageParsingTests: XCTestCase {
         ]))
     }
 
-    /// libnl 3.7 loops forever on a zero-length next hop (allocating as it goes: the fuzzer
-    /// found it as an out-of-memory) and reads past the attribute when a next hop's aligned
-    /// length exceeds what is left; such messages never reach it.
-    func testMalformedMultipathIsNotHandedToLibnl() {
+    /// What libnl 3.7's `rtnl_route_parse` mishandles never reaches it: a zero-length next
+    /// hop (it loops, allocating, until memory runs out: the fuzzer's out-of-memory), a next
+    /// hop whose aligned length exceeds what is left (it reads past the attribute), and an
+    /// RTA_VIA too short for its family (a negative `memcpy`: the fuzzer's crash).
+    func testRouteMessagesLibnlWouldMishandle() {
         let gateway = Self.nestedAttribute(Self.rtaGateway, [10, 0, 0, 2])
-        let malformed: [(name: String, hops: [UInt8])] = [
-            ("a zero-length hop after a good one", Self.nextHop(index: 3, attributes: gateway) + [UInt8](repeating: 0, count: 16)),
-            ("a zero-length hop first", [UInt8](repeating: 0, count: 8)),
+        let shortVia = Self.nestedAttribute(Self.rtaVia, [UInt8(AF_INET6)])
+        let multipath = "malformed RTA_MULTIPATH", via = "RTA_VIA shorter than its address family"
+        let cases: [(name: String, attributes: [(Int, [UInt8])], hazard: String)] = [
+            ("a zero-length hop after a good one",
+             [(Self.rtaMultipath, Self.nextHop(index: 3, attributes: gateway) + [UInt8](repeating: 0, count: 16))], multipath),
+            ("a zero-length hop first", [(Self.rtaMultipath, [UInt8](repeating: 0, count: 8))], multipath),
             // rtnh_len 9 in 9 bytes: aligned to 12, more than is left.
-            ("an unaligned last hop", Self.u16(9) + [0, 0] + Self.i32(3) + [0]),
+            ("an unaligned last hop", [(Self.rtaMultipath, Self.u16(9) + [0, 0] + Self.i32(3) + [0])], multipath),
+            // libnl keeps the last of repeated attributes: a bad second RTA_MULTIPATH counts.
+            ("a bad repeated RTA_MULTIPATH",
+             [(Self.rtaMultipath, Self.nextHop(index: 3, attributes: gateway)), (Self.rtaMultipath, [UInt8](repeating: 0, count: 8))],
+             multipath),
+            ("an empty RTA_VIA", [(Self.rtaOIF, Self.u32(2)), (Self.rtaVia, [])], via),
+            ("a one-byte RTA_VIA", [(Self.rtaVia, [UInt8(AF_INET6)])], via),
+            ("a short RTA_VIA in a next hop", [(Self.rtaMultipath, Self.nextHop(index: 3, attributes: shortVia))], via),
         ]
-        for testCase in malformed {
+        for testCase in cases {
             var route = Builder(header: Self.rtmsg(family: Self.afInet))
-            route.attribute(Self.rtaMultipath, testCase.hops)
-            XCTAssertTrue(route.withMessage(type: RTM_NEWROUTE) { $0.hasMalformedMultipath }, testCase.name)
+            for (type, bytes) in testCase.attributes { route.attribute(type, bytes) }
+            XCTAssertEqual(route.withMessage(type: RTM_NEWROUTE) { $0.routeParseHazard }, testCase.hazard, testCase.name)
             guard case .otherRoute = route.parse(type: RTM_NEWROUTE) else { return XCTFail(testCase.name) }
-            XCTAssertEqual(route.lookup(), .failure(.lookupFailed("rtnl_route_parse: malformed RTA_MULTIPATH")), testCase.name)
+            XCTAssertEqual(route.lookup(), .failure(.lookupFailed("rtnl_route_parse: \(testCase.hazard)")), testCase.name)
         }
-        // libnl keeps the last of repeated attributes: a bad second RTA_MULTIPATH counts.
-        var repeated = Builder(header: Self.rtmsg(family: Self.afInet))
-        repeated.attribute(Self.rtaMultipath, Self.nextHop(index: 3, attributes: gateway))
-        repeated.attribute(Self.rtaMultipath, [UInt8](repeating: 0, count: 8))
-        XCTAssertTrue(repeated.withMessage(type: RTM_NEWROUTE) { $0.hasMalformedMultipath })
-        guard case .otherRoute = repeated.parse(type: RTM_NEWROUTE) else { return XCTFail() }
         // Short (1 to 7 bytes) hops move the walk on: libnl copes, and so do the kernel's.
         var short = Builder(header: Self.rtmsg(family: Self.afInet))
         short.attribute(Self.rtaMultipath, Self.u16(4) + [0, 0] + Self.i32(3) + Self.nextHop(index: 4, attributes: gateway))
-        XCTAssertFalse(short.withMessage(type: RTM_NEWROUTE) { $0.hasMalformedMultipath })
+        XCTAssertNil(short.withMessage(type: RTM_NEWROUTE) { $0.routeParseHazard })
         guard case .defaultRoute = short.parse(type: RTM_NEWROUTE) else { return XCTFail() }
     }
 
