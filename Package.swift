@@ -150,3 +150,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Fuzz targets, for `scripts/fuzz` only: it sets REACHD_FUZZ and builds them in .build-fuzz
+// with `--sanitize fuzzer --sanitize address`. Each is one `LLVMFuzzerTestOneInput` (no
+// `main`: libFuzzer's) calling an entry point the regression tests call too
+// (`FuzzEntryPoints`, `NetlinkFuzzEntryPoint`, package access). Without REACHD_FUZZ they do
+// not exist, so a normal `swift build` / `swift test` neither builds nor links them.
+if Context.environment["REACHD_FUZZ"] != nil {
+    package.targets += [
+        .executableTarget(name: "fuzz-config", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-config"),
+        .executableTarget(name: "fuzz-varlink", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-varlink"),
+        .executableTarget(name: "fuzz-netlink", dependencies: ["NetlinkMonitor"], path: "Fuzz/Sources/fuzz-netlink"),
+    ]
+}

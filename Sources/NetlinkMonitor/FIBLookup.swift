@@ -50,6 +50,7 @@ enum FIBLookup {
     /// on older kernels returns the route itself (via `lo`) with its error in
     /// RTA_CACHEINFO, where ENETUNREACH is the null entry ("no route at all").
     static func interpret(_ message: NetlinkMessage) -> RouteLookup {
+        if let hazard = message.routeParseHazard { return .failure(.lookupFailed("rtnl_route_parse: \(hazard)")) }
         var parsed: OpaquePointer?
         let result = rtnl_route_parse(message.header, &parsed)
         guard result >= 0, let route = parsed else {

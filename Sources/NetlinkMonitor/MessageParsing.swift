@@ -90,10 +90,10 @@ enum MessageParser {
         default: return .ignored
         }
         var parsed: OpaquePointer?
-        guard rtnl_route_parse(message.header, &parsed) >= 0, let route = parsed else {
-            // libnl refused the message (out of memory, or attributes the kernel never
-            // sends). The route stays untracked, but the answer is re-evaluated: the
-            // lookups, which decide it, ask the kernel itself.
+        guard message.routeParseHazard == nil, rtnl_route_parse(message.header, &parsed) >= 0, let route = parsed else {
+            // libnl refused the message, or would mishandle it (out of memory, or
+            // attributes the kernel never sends). The route stays untracked, but the answer
+            // is re-evaluated: the lookups, which decide it, ask the kernel itself.
             return .otherRoute
         }
         defer { rtnl_route_put(route) }

@@ -30,6 +30,65 @@ struct NetlinkMessage {
     func attribute<Header>(_ type: Int32, after _: Header.Type) -> UnsafeMutablePointer<nlattr>? {
         nlmsg_find_attr(header, Int32(MemoryLayout<Header>.size), type)
     }
+
+    /// Why libnl 3.7's `rtnl_route_parse` cannot be given this route message, or nil when it
+    /// can. Each hazard was found by `scripts/fuzz netlink`; the kernel builds none of them,
+    /// so such a message is treated like one libnl refused.
+    ///
+    /// - RTA_MULTIPATH: `parse_multipath` walks the `rtnexthop`s while `tlen >= rtnh_len`,
+    ///   subtracting `RTNH_ALIGN(rtnh_len)` from a `size_t`. A next hop whose `rtnh_len` is
+    ///   0 never moves the walk on, and it allocates a next hop per turn until memory runs
+    ///   out; one whose aligned length exceeds what is left wraps `tlen` around and sends the
+    ///   walk past the attribute.
+    /// - RTA_VIA, at the top or in a next hop: the address length is taken as the payload
+    ///   length minus the 2-byte family, so a shorter payload hands `memcpy` a negative size.
+    ///
+    /// Every attribute is checked, not only the first of a type: libnl's `nla_parse` keeps
+    /// the last of repeated attributes.
+    var routeParseHazard: String? {
+        let headerSize = Int32(MemoryLayout<rtmsg>.size)
+        guard nlmsg_valid_hdr(header, headerSize) != 0 else { return nil }
+        return Self.hazard(in: nlmsg_attrdata(header, headerSize), length: nlmsg_attrlen(header, headerSize), nested: false)
+    }
+
+    /// The first hazard among the attributes at `start` (`length` bytes): the top level of
+    /// a route message, or one next hop's attributes (`nested`).
+    private static func hazard(in start: UnsafeMutablePointer<nlattr>?, length: Int32, nested: Bool) -> String? {
+        var remaining = length, attribute = start
+        while let current = attribute, nla_ok(current, remaining) != 0 {
+            switch nla_type(current) {
+            case Int32(RTA_VIA.rawValue) where nla_len(current) < Int32(MemoryLayout<UInt16>.size):
+                return "RTA_VIA shorter than its address family"
+            case Int32(RTA_MULTIPATH.rawValue) where !nested:
+                if let hazard = multipathHazard(current) { return hazard }
+            default:
+                break
+            }
+            attribute = nla_next(current, &remaining)
+        }
+        return nil
+    }
+
+    /// Walks one RTA_MULTIPATH's `rtnexthop`s as libnl's `parse_multipath` does, and the
+    /// attributes of each next hop it would parse.
+    private static func multipathHazard(_ attribute: UnsafeMutablePointer<nlattr>) -> String? {
+        guard let data = nla_data(attribute) else { return nil }
+        let hopSize = MemoryLayout<rtnexthop>.size
+        var remaining = Int(nla_len(attribute)), offset = 0
+        while remaining >= hopSize {
+            let length = Int(data.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            guard remaining >= length else { return nil }  // where libnl stops
+            let aligned = (length + 3) & ~3
+            if length == 0 || aligned > remaining { return "malformed RTA_MULTIPATH" }
+            if length > hopSize {
+                let attributes = (data + offset + hopSize).assumingMemoryBound(to: nlattr.self)
+                if let hazard = hazard(in: attributes, length: Int32(length - hopSize), nested: true) { return hazard }
+            }
+            remaining -= aligned
+            offset += aligned
+        }
+        return nil
+    }
 }
 
 extension IPAddress {

@@ -102,16 +102,18 @@ extension ReachdConfiguration {
     /// Parses and checks `text`, read from `file` (used only in messages). Throws every
     /// problem found, in file order, e.g. `/etc/reachd/reachd.toml:7: interfaces.override[1].type:
     /// unknown interface type "wlan" (…)`; array positions count from zero.
+    ///
+    /// Text that would crash TOMLKit's parser never reaches it (`TOMLInputGuard`): it is
+    /// refused with a located syntax error like any other.
     public init(parsing text: String, file: String) throws(ConfigurationError) {
-        let table: TOMLTable
-        do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            let (line, column) = (error.source.begin.line, error.source.begin.column)
-            throw .invalid([ConfigurationDiagnostic(file: file, line: line, column: column, message: error.description)])
-        } catch {
-            throw .invalid([ConfigurationDiagnostic(file: file, message: "\(error)")])
+        if let problem = TOMLInputGuard.problem(in: text) {
+            // What comes before the item holding the problem is safe to parse: an error
+            // toml++ finds there comes first in the file, so it is the one reported.
+            let before = String(String.UnicodeScalarView(text.unicodeScalars.prefix(problem.itemStart)))
+            if case .failure(let error) = Self.parseTable(before, file: file) { throw error }
+            throw .invalid([ConfigurationDiagnostic(file: file, line: problem.line, column: problem.column, message: problem.message)])
         }
+        let table = try Self.parseTable(text, file: file).get()
         do {
             self = try TOMLDecoder().decode(ReachdConfiguration.self, from: table)
         } catch {
@@ -120,6 +122,18 @@ extension ReachdConfiguration {
             throw .invalid(errors.map { Self.diagnostic($0, file: file, table: table, lines: lines) }.sorted {
                 ($0.line ?? 0, $0.key ?? "") < ($1.line ?? 0, $1.key ?? "")
             })
+        }
+    }
+
+    /// toml++'s reading of `text`, its syntax error located.
+    static func parseTable(_ text: String, file: String) -> Result<TOMLTable, ConfigurationError> {
+        do {
+            return .success(try TOMLTable(string: text))
+        } catch let error as TOMLParseError {
+            let (line, column) = (error.source.begin.line, error.source.begin.column)
+            return .failure(.invalid([ConfigurationDiagnostic(file: file, line: line, column: column, message: error.description)]))
+        } catch {
+            return .failure(.invalid([ConfigurationDiagnostic(file: file, message: "\(error)")]))
         }
     }
 

@@ -42,7 +42,16 @@ final class ServiceIntegrationTests: DaemonTestCase {
         XCTAssertTrue(daemon.process.isRunning)
         let status = try await client.status()
         XCTAssertEqual(status.path.primaryInterface, "veth9", "the running configuration is kept")
-        XCTAssertNil(recorder.error, "the subscriber stayed connected through both reloads")
+
+        // A file that made the TOML parser abort (F9): refused like any bad one.
+        try "[[[ broken\n".write(toFile: config, atomically: true, encoding: .utf8)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        XCTAssertTrue(daemon.notify.waitUntil(timeout: 3) { $0.contains { $0.hasPrefix("STATUS=config reload failed: \(config):1:3:") } },
+                      "\(daemon.notify.lines)")
+        XCTAssertTrue(daemon.process.isRunning)
+        let after = try await client.status()
+        XCTAssertEqual(after.path.primaryInterface, "veth9", "the running configuration is kept")
+        XCTAssertNil(recorder.error, "the subscriber stayed connected through every reload")
         XCTAssertTrue(daemon.log.contains("reload"), daemon.log)
     }
 

@@ -3,6 +3,7 @@ import Foundation
 @testable import NetlinkMonitor
 import ReachabilityCore
 import SystemPackage
+import TestSupport
 import XCTest
 
 /// Decoding tests on hand-built messages, through libnl-route as in the monitor, for the
@@ -134,6 +135,42 @@ final class MessageParsingTests: XCTestCase {
             NextHop(interfaceIndex: 3, gateway: IPAddress("2001:db8::2")),
             NextHop(interfaceIndex: 4, gateway: IPAddress("2001:db8:2::2"), isLinkDown: true),
         ]))
+    }
+
+    /// What libnl 3.7's `rtnl_route_parse` mishandles never reaches it: a zero-length next
+    /// hop (it loops, allocating, until memory runs out: the fuzzer's out-of-memory), a next
+    /// hop whose aligned length exceeds what is left (it reads past the attribute), and an
+    /// RTA_VIA too short for its family (a negative `memcpy`: the fuzzer's crash).
+    func testRouteMessagesLibnlWouldMishandle() {
+        let gateway = Self.nestedAttribute(Self.rtaGateway, [10, 0, 0, 2])
+        let shortVia = Self.nestedAttribute(Self.rtaVia, [UInt8(AF_INET6)])
+        let multipath = "malformed RTA_MULTIPATH", via = "RTA_VIA shorter than its address family"
+        let cases: [(name: String, attributes: [(Int, [UInt8])], hazard: String)] = [
+            ("a zero-length hop after a good one",
+             [(Self.rtaMultipath, Self.nextHop(index: 3, attributes: gateway) + [UInt8](repeating: 0, count: 16))], multipath),
+            ("a zero-length hop first", [(Self.rtaMultipath, [UInt8](repeating: 0, count: 8))], multipath),
+            // rtnh_len 9 in 9 bytes: aligned to 12, more than is left.
+            ("an unaligned last hop", [(Self.rtaMultipath, Self.u16(9) + [0, 0] + Self.i32(3) + [0])], multipath),
+            // libnl keeps the last of repeated attributes: a bad second RTA_MULTIPATH counts.
+            ("a bad repeated RTA_MULTIPATH",
+             [(Self.rtaMultipath, Self.nextHop(index: 3, attributes: gateway)), (Self.rtaMultipath, [UInt8](repeating: 0, count: 8))],
+             multipath),
+            ("an empty RTA_VIA", [(Self.rtaOIF, Self.u32(2)), (Self.rtaVia, [])], via),
+            ("a one-byte RTA_VIA", [(Self.rtaVia, [UInt8(AF_INET6)])], via),
+            ("a short RTA_VIA in a next hop", [(Self.rtaMultipath, Self.nextHop(index: 3, attributes: shortVia))], via),
+        ]
+        for testCase in cases {
+            var route = Builder(header: Self.rtmsg(family: Self.afInet))
+            for (type, bytes) in testCase.attributes { route.attribute(type, bytes) }
+            XCTAssertEqual(route.withMessage(type: RTM_NEWROUTE) { $0.routeParseHazard }, testCase.hazard, testCase.name)
+            guard case .otherRoute = route.parse(type: RTM_NEWROUTE) else { return XCTFail(testCase.name) }
+            XCTAssertEqual(route.lookup(), .failure(.lookupFailed("rtnl_route_parse: \(testCase.hazard)")), testCase.name)
+        }
+        // Short (1 to 7 bytes) hops move the walk on: libnl copes, and so do the kernel's.
+        var short = Builder(header: Self.rtmsg(family: Self.afInet))
+        short.attribute(Self.rtaMultipath, Self.u16(4) + [0, 0] + Self.i32(3) + Self.nextHop(index: 4, attributes: gateway))
+        XCTAssertNil(short.withMessage(type: RTM_NEWROUTE) { $0.routeParseHazard })
+        guard case .defaultRoute = short.parse(type: RTM_NEWROUTE) else { return XCTFail() }
     }
 
     func testSingleHopViaDeadFlagAndBlackhole() {
@@ -364,6 +401,16 @@ final class MessageParsingTests: XCTestCase {
         let libnl = NetlinkError(operation: "nl_socket_alloc(event)", libnlCode: -NLE_NOMEM)
         XCTAssertEqual(libnl.code, .libnl(NLE_NOMEM))
         XCTAssertEqual(libnl.description, "nl_socket_alloc(event): Out of memory (libnl \(NLE_NOMEM))")
+    }
+
+    // MARK: Fuzz inputs
+
+    /// Every seed and every input a fuzz run found (`Fuzz/corpus/netlink/`,
+    /// `Fuzz/regressions/netlink/`), through the entry point `scripts/fuzz netlink` fuzzes.
+    func testFuzzInputs() throws {
+        for (_, bytes) in try FuzzInputs.inputs(for: "netlink") {
+            NetlinkFuzzEntryPoint.datagram(bytes)
+        }
     }
 }
 

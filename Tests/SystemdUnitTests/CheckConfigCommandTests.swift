@@ -48,6 +48,26 @@ final class CheckConfigCommandTests: XCTestCase {
         }
     }
 
+    /// Text that made TOMLKit's parser abort (exit 134, F9) is a located syntax error: exit 1.
+    func testCheckConfigSurvivesParserCrashers() throws {
+        try requireBuiltTools()
+        let key = "Error while parsing key: expected bare key starting character or string delimiter, saw"
+        let cases: [(name: String, text: String, stderr: String)] = [
+            ("the typo from the issue", "[[[ broken\n", ":1:3: \(key) '['"),
+            ("header cut short", "[log]\nlevel = \"info\"\n[\n", ":3:2: \(key) '\\n'"),
+            ("'}' in an array", "[interfaces]\nignore = [\"eth*\", }\n", ":2:19: Error while parsing array: expected a value or ']', saw '}'"),
+            ("date-time without an hour", "a = 1979-05-27T:\n", ":1:16: Error while parsing date-time: expected a 2-digit hour after 'T', saw ':'"),
+            ("NUL", "[log]\nlevel = \"info\"\u{0}\n", ":2:15: NUL characters (U+0000) are not allowed in TOML"),
+        ]
+        for (index, testCase) in cases.enumerated() {
+            let path = try write("crasher-\(index).toml", testCase.text)
+            let result = try Command.run([reachd, "--check-config", path])
+            XCTAssertEqual(result.status, 1, testCase.name)
+            XCTAssertEqual(result.stdout, "", testCase.name)
+            XCTAssertEqual(result.stderr, path + testCase.stderr + "\n", testCase.name)
+        }
+    }
+
     func testRefusesToStartWithABadConfiguration() throws {
         try requireBuiltTools()
         let bad = try write("bad.toml", "[netlink]\nreceive-buffer-size = 12\n")

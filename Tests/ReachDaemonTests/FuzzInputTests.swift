@@ -1,0 +1,21 @@
+@testable import ReachDaemon
+import TestSupport
+import XCTest
+
+/// Every seed and every input a fuzz run found (`Fuzz/corpus/TARGET/`,
+/// `Fuzz/regressions/TARGET/`), through the entry point `scripts/fuzz TARGET` fuzzes. A
+/// crash there fails the whole test run, which is the point: each of these crashed once,
+/// or would show one.
+final class FuzzInputTests: XCTestCase {
+    func testConfigurationInputs() throws {
+        for (_, bytes) in try FuzzInputs.inputs(for: "config") {
+            FuzzEntryPoints.configuration(bytes)
+        }
+    }
+
+    func testVarlinkInputs() throws {
+        for (_, bytes) in try FuzzInputs.inputs(for: "varlink") {
+            FuzzEntryPoints.varlink(bytes)
+        }
+    }
+}
