@@ -68,7 +68,7 @@ extension InterfaceType: ExpressibleByArgument {}
 func fail(_ error: ReachClientError) -> ExitCode {
     printError("reachctl: \(error)")
     switch error {
-    case .daemonNotRunning, .connectionFailed, .timedOut: return ExitCode(2)
+    case .daemonNotRunning, .permissionDenied, .connectionFailed, .timedOut: return ExitCode(2)
     case .connectionClosed, .protocolError, .remoteError: return ExitCode(1)
     }
 }
