@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import LinuxSystem
 
 /// Where the reachd socket lives, for the daemon and for clients.

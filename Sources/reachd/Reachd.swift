@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import LinuxSystem
 import Logging
 import ReachDaemon
 import ReachProtocol
@@ -107,7 +108,7 @@ struct Reachd: ParsableCommand {
         do {
             loaded = try ConfigurationLoader.load(explicitPath: explicitPath)
         } catch {
-            FileHandle.standardError.write(Data((error.description + "\n").utf8))
+            StandardStreams.printError(error.description)
             throw ExitCode.failure
         }
         switch loaded.source {
