@@ -50,6 +50,12 @@ public final class ReachabilityClient: Sendable {
         try await call(VarlinkService.Method.getInfo, NoParameters(), returning: ServiceInfo.self)
     }
 
+    /// Whether this host can reach `target` (`CheckTarget`), as this process's user would:
+    /// the name resolved by reachd, each address looked up with this user's routing rules.
+    public func checkTarget(_ target: Target) async throws(ReachClientError) -> TargetReply {
+        try await call(ReachabilityInterface.Method.checkTarget, TargetParameters(target), returning: TargetReply.self)
+    }
+
     /// Asks reachd to re-read its configuration file (`io.systemd.service.Reload`) and
     /// returns once it is applied. Only root and reachd's own user may: others get
     /// `.remoteError` with `VarlinkError.permissionDenied`; a configuration reachd refuses

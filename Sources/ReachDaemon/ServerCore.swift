@@ -20,12 +20,17 @@ final class ServerCore {
     let dispatcher: VarlinkDispatcher
     /// Called once if the server fails for good (its listening socket closed under it).
     let onFatalError: @Sendable (String) -> Void
-    /// Asks the owner to reload; it answers with `completeReload` and the same token.
-    let onReloadRequested: @Sendable (Int) -> Void
+    /// Hands the engine a command (a reload, target lookups); it answers through
+    /// `completeReload` / `completeTargetLookup` with the command's token.
+    let postToEngine: @Sendable (EngineCommand) -> Void
+    /// Resolves target names off the loop.
+    let resolver: NameResolver
+    private var pendingLookups: [Int: EventLoopPromise<[TargetLookup]>] = [:]
     /// Root and reachd's own user may reload; anyone may ask the rest.
     private let ownUID = UInt32(geteuid())
     private var pendingReloads: [Int: EventLoopPromise<ReloadOutcome>] = [:]
-    private var lastReloadToken = 0
+    /// Tokens of what waits on the engine (reloads, target lookups).
+    private var lastEngineToken = 0
 
     private(set) var publication: Publication
     private var budget: ServerBudget
@@ -47,7 +52,7 @@ final class ServerCore {
     init(
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
         logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void,
-        onReloadRequested: @escaping @Sendable (Int) -> Void = { _ in }
+        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in }
     ) {
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
@@ -56,7 +61,8 @@ final class ServerCore {
         self.logger = logger
         self.notifier = notifier
         self.onFatalError = onFatalError
-        self.onReloadRequested = onReloadRequested
+        self.postToEngine = postToEngine
+        self.resolver = NameResolver(eventLoop: eventLoop)
     }
 
     /// The limits in force.
@@ -80,6 +86,8 @@ final class ServerCore {
             case let .announce(line, status):
                 logger.info("\(line)")
                 notifier.status(status)
+                // Another path may mean other DNS servers or another network's answers.
+                resolver.forgetAnswers()
             case let .notify(filter, update):
                 guard let group = members[filter] else { continue }
                 let frame = Self.frame(update.reply)
@@ -113,16 +121,53 @@ final class ServerCore {
 
     /// Asks the owner for a reload; the future completes when it is applied or refused.
     func requestReload() -> EventLoopFuture<ReloadOutcome> {
-        lastReloadToken += 1
+        lastEngineToken += 1
         let promise = eventLoop.makePromise(of: ReloadOutcome.self)
-        pendingReloads[lastReloadToken] = promise
-        onReloadRequested(lastReloadToken)
+        pendingReloads[lastEngineToken] = promise
+        postToEngine(.reload(token: lastEngineToken))
         return promise.futureResult
     }
 
     /// The reload asked for with `token` is done.
     func completeReload(_ token: Int, _ outcome: ReloadOutcome) {
         pendingReloads.removeValue(forKey: token)?.succeed(outcome)
+    }
+
+    // MARK: Targets
+
+    /// The answer for `target` as `uid` would reach it: its name resolved (off the loop),
+    /// each address looked up by the engine with that uid, then judged against the state
+    /// published now.
+    func checkTarget(_ target: Target, uid: UInt32) -> EventLoopFuture<TargetReply> {
+        let resolved: EventLoopFuture<NameResolver.Outcome>
+        switch target {
+        case let .address(address): resolved = eventLoop.makeSucceededFuture(.addresses([address]))
+        case let .host(name): resolved = resolver.resolve(name, hasNameserver: publication.state.snapshot.hasNameserver)
+        }
+        return resolved.assumeIsolated().flatMap { [self] outcome -> EventLoopFuture<TargetReply> in
+            switch outcome {
+            case let .failed(reason):
+                return eventLoop.makeSucceededFuture(TargetReply(target: target.description, path: TargetDerivation.unresolved(reason)))
+            case let .addresses(addresses):
+                return lookUp(addresses.map { TargetKey(address: $0, uid: uid) }).assumeIsolated().map { [self] lookups in
+                    let state = publication.state
+                    return TargetReply(target: target.description, path: TargetDerivation.derive(lookups, snapshot: state.snapshot, policy: state.policy))
+                }.nonisolated()
+            }
+        }.nonisolated()
+    }
+
+    private func lookUp(_ keys: [TargetKey]) -> EventLoopFuture<[TargetLookup]> {
+        lastEngineToken += 1
+        let promise = eventLoop.makePromise(of: [TargetLookup].self)
+        pendingLookups[lastEngineToken] = promise
+        postToEngine(.lookUpTargets(token: lastEngineToken, keys))
+        return promise.futureResult
+    }
+
+    /// The engine looked up what `token` asked for.
+    func completeTargetLookup(_ token: Int, _ lookups: [TargetLookup]) {
+        pendingLookups.removeValue(forKey: token)?.succeed(lookups)
     }
 
     /// Adds `handler` to the subscribers of `filter` and returns its first reply.
@@ -224,6 +269,9 @@ final class ServerCore {
         memoryTrim?.cancel()
         for promise in pendingReloads.values { promise.succeed(.refused("reachd is stopping")) }
         pendingReloads = [:]
+        for promise in pendingLookups.values { promise.fail(ChannelError.ioOnClosedChannel) }
+        pendingLookups = [:]
+        resolver.shutdown()
         var closing: [EventLoopFuture<Void>] = []
         if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
         serverChannel = nil

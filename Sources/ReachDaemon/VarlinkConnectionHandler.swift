@@ -53,9 +53,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var readHeld = false
     /// Set once the connection is being closed: nothing it still sends is looked at.
     private var closing = false
-    /// A reload this connection asked for is running: replies go in call order, so later
-    /// calls wait (and no more is read) until it is answered.
-    private var awaitingReload = false
+    /// A call this connection made is being answered off the loop (a reload, a target
+    /// check): replies go in call order, so later calls wait (and no more is read) until
+    /// it is answered.
+    private var awaitingAnswer = false
     private var waitingCalls: [ByteBuffer] = []
 
     init(core: ServerCore, ticket: ConnectionTicket, logger: Logger) {
@@ -83,7 +84,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             }
             return
         }
-        if awaitingReload {
+        if awaitingAnswer {
             waitingCalls.append(message)
             return
         }
@@ -105,9 +106,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
         logger.debug("call", metadata: ["method": "\(call.method)"])
         let outcome = core.outcome(for: call, from: ticket)
-        if case .reload = outcome {
-            reload(answering: !call.isOneway)
+        switch outcome {
+        case .reload:
+            answerLater(core.requestReload().map(Self.reloadAnswer), oneway: call.isOneway)
             return
+        case let .checkTarget(target):
+            answerLater(core.checkTarget(target, uid: ticket.uid).map { .reply($0) }, oneway: call.isOneway)
+            return
+        default:
+            break
         }
         guard !call.isOneway else { return }
         switch outcome {
@@ -118,28 +125,44 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             write(AnyVarlinkReply(error: error), context: context)
         case let .subscribe(filter):
             subscribe(filter, context: context)
-        case .reload:
-            break  // handled above
+        case .reload, .checkTarget:
+            break  // answered later, above
         }
     }
 
-    // MARK: Reload
+    // MARK: Answers that take a while
 
-    private func reload(answering: Bool) {
-        let done = core.requestReload()
-        guard answering else { return }
-        awaitingReload = true
-        done.assumeIsolated().whenSuccess { [self] outcome in
-            awaitingReload = false
+    /// What a call answered off the loop replies.
+    enum LaterAnswer {
+        case reply(any Codable & Sendable)
+        case error(VarlinkError)
+    }
+
+    private static func reloadAnswer(_ outcome: ReloadOutcome) -> LaterAnswer {
+        switch outcome {
+        case .applied: return .reply(NoParameters())
+        case let .refused(reason):
+            return .error(.other(name: ReachabilityInterface.Error.reloadRefused, parameters: ["reason": .string(reason)]))
+        }
+    }
+
+    /// Sends `answer`'s reply when it comes; calls behind it wait until then.
+    private func answerLater(_ answer: EventLoopFuture<LaterAnswer>, oneway: Bool) {
+        guard !oneway else { return }
+        awaitingAnswer = true
+        answer.assumeIsolated().whenComplete { [self] result in
+            awaitingAnswer = false
             guard let context, !closing else { return }
-            switch outcome {
-            case .applied:
-                write(VarlinkReply(parameters: NoParameters()), context: context)
-            case let .refused(reason):
-                let error = VarlinkError.other(name: ReachabilityInterface.Error.reloadRefused, parameters: ["reason": .string(reason)])
+            switch result {
+            case let .success(.reply(parameters)):
+                write(VarlinkReply(parameters: AnyCodableParameters(parameters)), context: context)
+            case let .success(.error(error)):
                 write(AnyVarlinkReply(error: error), context: context)
+            case .failure:
+                context.close(promise: nil)  // reachd is stopping
+                return
             }
-            while !awaitingReload, subscription == nil, !closing, !waitingCalls.isEmpty {
+            while !awaitingAnswer, subscription == nil, !closing, !waitingCalls.isEmpty {
                 handle(waitingCalls.removeFirst(), context: context)
             }
             releaseHeldRead(context: context)
@@ -194,7 +217,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func read(context: ChannelHandlerContext) {
         // A client that sends calls but does not read replies is not read from either,
         // so its replies cannot pile up in memory. Subscribers are always read.
-        if subscription == nil && (!context.channel.isWritable || awaitingReload) {
+        if subscription == nil && (!context.channel.isWritable || awaitingAnswer) {
             readHeld = true
             return
         }

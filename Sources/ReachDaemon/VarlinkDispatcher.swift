@@ -11,6 +11,8 @@ enum CallOutcome {
     case subscribe(PathFilter)
     /// Reload the configuration, and answer once that is done.
     case reload
+    /// Answer for this target once its name is resolved and its addresses looked up.
+    case checkTarget(Target)
 }
 
 /// Maps a call to its outcome given what is published now. No IO.
@@ -35,6 +37,12 @@ struct VarlinkDispatcher {
             case ReachabilityInterface.Method.listInterfaces:
                 if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
                 return .reply(ListInterfacesReply(interfaces: publication.state.interfaces))
+            case ReachabilityInterface.Method.checkTarget:
+                do {
+                    return .checkTarget(try TargetParameters.target(validating: parameters))
+                } catch {
+                    return .error(error)
+                }
             case ReachabilityInterface.Method.subscribe:
                 let validated: SubscribeParameters
                 do {

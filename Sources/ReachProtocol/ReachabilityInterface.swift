@@ -13,6 +13,10 @@ public enum ReachabilityInterface {
         public static let subscribe = "io.reachd.Reachability.Subscribe"
         /// `ListInterfaces() -> (interfaces)`.
         public static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
+        /// `CheckTarget(host?, address?) -> (target, path)`.
+        public static let checkTarget = "io.reachd.Reachability.CheckTarget"
+        /// `SubscribeTarget(host?, address?) -> (target, path)`, with more.
+        public static let subscribeTarget = "io.reachd.Reachability.SubscribeTarget"
     }
 
     /// Fully qualified error names.

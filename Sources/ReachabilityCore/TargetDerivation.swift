@@ -185,3 +185,18 @@ public struct TargetAddress: Sendable, Hashable, Codable {
         self.reachable = false
     }
 }
+
+/// One address a client asked about, with the client's uid: the kernel's answer may differ
+/// per uid (`ip rule … uidrange`), so the uid is part of what is looked up.
+public struct TargetKey: Sendable, Hashable {
+    /// The address.
+    public var address: IPAddress
+    /// The uid of the client that asked (`SO_PEERCRED`), given to the kernel as `RTA_UID`.
+    public var uid: UInt32
+
+    /// Creates a key.
+    public init(address: IPAddress, uid: UInt32) {
+        self.address = address
+        self.uid = uid
+    }
+}
