@@ -84,7 +84,7 @@ package enum FuzzEntryPoints {
             encoded = ServerCore.frame(publication.subscribe(filter: filter).reply).map { Array($0.readableBytesView) }
         case .reload:
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
-        case let .checkTarget(target):
+        case let .checkTarget(target), let .subscribeTarget(target):
             // No resolver or kernel here: a name is not found, an address has no route.
             let path: TargetPath
             switch target {

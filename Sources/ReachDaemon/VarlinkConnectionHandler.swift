@@ -22,6 +22,26 @@ struct SubscriberUpdate: Coalescible {
     }
 }
 
+/// One reply of either stream a connection may carry: `Subscribe` or `SubscribeTarget`.
+enum StreamUpdate: Coalescible {
+    case path(SubscriberUpdate)
+    case target(TargetReply)
+
+    /// Path replies merge their changes; a target reply simply replaces an older one.
+    func coalesced(with newer: StreamUpdate) -> StreamUpdate {
+        if case let .path(older) = self, case let .path(newest) = newer { return .path(older.coalesced(with: newest)) }
+        return newer
+    }
+
+    /// The reply framed for the wire (`continues: true`).
+    var frame: ByteBuffer? {
+        switch self {
+        case let .path(update): return update.frame ?? ServerCore.frame(update.group.reply)
+        case let .target(reply): return ServerCore.frame(reply)
+        }
+    }
+}
+
 /// Serves one client connection: decodes calls, answers them in order, and carries a
 /// subscription stream.
 ///
@@ -39,8 +59,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias OutboundOut = ByteBuffer
 
     private struct Subscription {
-        var filter: PathFilter
-        var coalescer = LatestValueCoalescer<SubscriberUpdate>(consumerReady: true)
+        var coalescer = LatestValueCoalescer<StreamUpdate>(consumerReady: true)
         var discardedBytes = 0
     }
 
@@ -111,7 +130,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             answerLater(core.requestReload().map(Self.reloadAnswer), oneway: call.isOneway)
             return
         case let .checkTarget(target):
-            answerLater(core.checkTarget(target, uid: ticket.uid).map { .reply($0) }, oneway: call.isOneway)
+            answerLater(core.answerCheck(target, uid: ticket.uid), oneway: call.isOneway)
+            return
+        case let .subscribeTarget(target):
+            guard !call.isOneway else { return }
+            if let refused = core.subscribeTarget(self, ticket: ticket, target: target) {
+                write(AnyVarlinkReply(error: refused), context: context)
+            } else {
+                startStream(context: context)
+            }
             return
         default:
             break
@@ -125,20 +152,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             write(AnyVarlinkReply(error: error), context: context)
         case let .subscribe(filter):
             subscribe(filter, context: context)
-        case .reload, .checkTarget:
+        case .reload, .checkTarget, .subscribeTarget:
             break  // answered later, above
         }
     }
 
     // MARK: Answers that take a while
 
-    /// What a call answered off the loop replies.
-    enum LaterAnswer {
-        case reply(any Codable & Sendable)
-        case error(VarlinkError)
-    }
-
-    private static func reloadAnswer(_ outcome: ReloadOutcome) -> LaterAnswer {
+    private static func reloadAnswer(_ outcome: ReloadOutcome) -> DeferredAnswer {
         switch outcome {
         case .applied: return .reply(NoParameters())
         case let .refused(reason):
@@ -147,7 +168,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Sends `answer`'s reply when it comes; calls behind it wait until then.
-    private func answerLater(_ answer: EventLoopFuture<LaterAnswer>, oneway: Bool) {
+    private func answerLater(_ answer: EventLoopFuture<DeferredAnswer>, oneway: Bool) {
         guard !oneway else { return }
         awaitingAnswer = true
         answer.assumeIsolated().whenComplete { [self] result in
@@ -172,11 +193,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     // MARK: Subscription stream
 
     private func subscribe(_ filter: PathFilter, context: ChannelHandlerContext) {
-        var stream = Subscription(filter: filter)
-        if !context.channel.isWritable { stream.coalescer.pause() }
-        subscription = stream
+        startStream(context: context)
         // The first reply is the current state; nothing has changed yet.
         deliver(core.subscribe(self, ticket: ticket, filter: filter))
+    }
+
+    private func startStream(context: ChannelHandlerContext) {
+        var stream = Subscription()
+        if !context.channel.isWritable { stream.coalescer.pause() }
+        subscription = stream
         // Reads continue (to notice a hang-up) however slowly the subscriber reads.
         releaseHeldRead(context: context)
     }
@@ -184,12 +209,18 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// A new reply for this subscriber (called by the core for each group update).
     func deliver(_ update: SubscriberUpdate) {
         guard subscription != nil else { return }
-        carryOut(subscription!.coalescer.offer(update))
+        carryOut(subscription!.coalescer.offer(.path(update)))
     }
 
-    private func carryOut(_ action: LatestValueCoalescer<SubscriberUpdate>.Action) {
+    /// A new answer for this connection's target (called by the core when it changed).
+    func deliver(_ reply: TargetReply) {
+        guard subscription != nil else { return }
+        carryOut(subscription!.coalescer.offer(.target(reply)))
+    }
+
+    private func carryOut(_ action: LatestValueCoalescer<StreamUpdate>.Action) {
         guard case let .deliver(update) = action, let context else { return }
-        guard let frame = update.frame ?? ServerCore.frame(update.group.reply) else {
+        guard let frame = update.frame else {
             logger.error("cannot encode a Subscribe reply; closing the connection")
             context.close(promise: nil)
             return

@@ -23,6 +23,8 @@ public enum ReachabilityInterface {
     public enum Error {
         /// `ConnectionLimitReached(limit, maximum)`: the connection was refused.
         public static let connectionLimitReached = "io.reachd.Reachability.ConnectionLimitReached"
+        /// `LimitReached(limit, maximum)`: a target check or stream over a per-user or total cap.
+        public static let limitReached = "io.reachd.Reachability.LimitReached"
         /// `ReloadRefused(reason)`: a reload found the configuration unusable and kept the running one.
         public static let reloadRefused = "io.reachd.Reachability.ReloadRefused"
     }

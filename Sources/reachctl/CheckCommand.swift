@@ -19,7 +19,8 @@ extension Reachctl {
         @ParentCommand var root: Reachctl
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var answerTimeout: AnswerTimeoutOptions
-        @Flag(help: "Print the answer as JSON.") var json = false
+        @Flag(help: "Print the answer as JSON (with --watch: one compact line per answer).") var json = false
+        @Flag(help: "Keep watching: print the answer again each time it changes (Ctrl-C to stop).") var watch = false
         @Argument(help: ArgumentHelp("A host name or an IPv4 / IPv6 address.", valueName: "host-or-address"))
         var target: String
 
@@ -30,6 +31,7 @@ extension Reachctl {
         }
 
         func run() async throws {
+            if watch { return try await watchTarget() }
             let reply: TargetReply
             do {
                 reply = try await connection.client(root, timeout: answerTimeout.duration).checkTarget(Target(host: target)!)
@@ -38,6 +40,16 @@ extension Reachctl {
             }
             printLine(json ? ReachProtocolTools.json(reply, pretty: true) : Self.describe(reply))
             if reply.path.status != .satisfied { throw ExitCode.failure }
+        }
+
+        private func watchTarget() async throws {
+            do {
+                for try await reply in connection.client(root, timeout: answerTimeout.duration).subscribe(target: Target(host: target)!) {
+                    printLine(json ? ReachProtocolTools.json(reply, pretty: false) : Self.describe(reply))
+                }
+            } catch {
+                throw fail(error)
+            }
         }
 
         /// `api.example.com: reachable via eth0 (wiredEthernet)` then a table of addresses.

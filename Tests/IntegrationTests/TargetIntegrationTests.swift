@@ -70,6 +70,72 @@ final class TargetIntegrationTests: DaemonTestCase {
         XCTAssertEqual(usage.status, 64, usage.stderr)
     }
 
+    /// A monitored target follows its own route: a blackhole host route added and removed
+    /// gives two more replies while the host's path never changes; `reachctl wait --target`
+    /// returns once it is reachable again.
+    func testSubscribedTargetFollowsItsRoute() async throws {
+        try topology.configureIPv4()
+        let (daemon, client) = try startDaemon()
+        var answers = client.subscribe(target: .address(IPAddress("198.51.100.7")!)).makeAsyncIterator()
+        let first = try await answers.next()
+        XCTAssertEqual(first?.target, "198.51.100.7")
+        XCTAssertEqual(first?.path.status, .satisfied)
+
+        try topology.host.ip("route", "add", "blackhole", "198.51.100.7/32")
+        let blocked = try await answers.next()
+        XCTAssertEqual(blocked?.path.unsatisfiedReason, .blackholeRoute)
+        let hostPath = try await client.status()
+        XCTAssertEqual(hostPath.path.status, .satisfied, "the host as a whole is unaffected")
+        XCTAssertEqual(hostPath.sequence, 1, "and nothing was published for it")
+
+        let waiter = try launchReachctl(["wait", "--target", "198.51.100.7", "--timeout", "10", "--socket", daemon.socketPath])
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertTrue(waiter.isRunning, "wait --target waits while the target is blackholed")
+        try topology.host.ip("route", "del", "blackhole", "198.51.100.7/32")
+        let back = try await answers.next()
+        XCTAssertEqual(back?.path.status, .satisfied)
+        waiter.waitUntilExit()
+        XCTAssertEqual(waiter.terminationStatus, 0)
+
+        // A name's stream: the first answer at once, through the same machinery.
+        var named = client.subscribe(target: .host("localhost")).makeAsyncIterator()
+        let local = try await named.next()
+        XCTAssertEqual(local?.path.status, .satisfied)
+        XCTAssertTrue(local?.path.flags.contains(.isLocalAddress) == true, "\(String(describing: local))")
+        // SubscribeTarget without more is refused like Subscribe.
+        let raw = try RawVarlinkConnection(path: daemon.socketPath)
+        try raw.send(Array(#"{"method":"io.reachd.Reachability.SubscribeTarget","parameters":{"address":"198.51.100.7"}}"#.utf8) + [0])
+        XCTAssertEqual(raw.next(timeout: 5), .message(#"{"error":"org.varlink.service.ExpectedMore","parameters":{}}"#))
+    }
+
+    /// One uid may hold 64 target streams; the 65th is refused with LimitReached and its
+    /// connection stays usable; closing one stream makes room again.
+    func testTargetStreamsPerUserAreCapped() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon()
+        let call = Array(#"{"method":"io.reachd.Reachability.SubscribeTarget","parameters":{"address":"198.51.100.7"},"more":true}"#.utf8) + [0]
+        var streams: [RawVarlinkConnection] = []
+        for _ in 0..<64 {
+            let connection = try RawVarlinkConnection(path: daemon.socketPath)
+            try connection.send(call)
+            guard case let .message(first) = connection.next(timeout: 5) else { return XCTFail("no first answer") }
+            XCTAssertTrue(first.contains(#""continues":true"#), first)
+            streams.append(connection)
+        }
+        let refused = try RawVarlinkConnection(path: daemon.socketPath)
+        try refused.send(call)
+        XCTAssertEqual(refused.next(timeout: 5), .message(#"{"error":"io.reachd.Reachability.LimitReached","parameters":{"limit":"target streams per user","maximum":64}}"#))
+        try refused.send(Array(#"{"method":"io.reachd.Reachability.GetStatus"}"#.utf8) + [0])
+        guard case let .message(status) = refused.next(timeout: 5) else { return XCTFail("the refused connection still answers") }
+        XCTAssertTrue(status.contains(#""status":"satisfied""#), status)
+        streams.removeLast()  // closes it
+        usleep(200_000)  // the close reaches reachd
+        let again = try RawVarlinkConnection(path: daemon.socketPath)
+        try again.send(call)
+        guard case let .message(first) = again.next(timeout: 5) else { return XCTFail("no answer after a stream closed") }
+        XCTAssertTrue(first.contains(#""continues":true"#), first)
+    }
+
     /// A target reachable only through a policy rule, and a uid rule that gives two callers
     /// two answers for one target: each is looked up with the caller's own uid.
     func testPolicyRulesAndPerUserAnswers() async throws {

@@ -31,7 +31,7 @@ final class VarlinkDispatcherTests: XCTestCase {
             switch dispatcher.outcome(for: call, publication: publication, privileged: test.privileged) {
             case .reply: got = .reply
             case .reload: got = .reload
-            case let .checkTarget(target): got = .target(target)
+            case let .checkTarget(target), let .subscribeTarget(target): got = .target(target)
             case let .error(error): got = .error(error)
             case .subscribe: got = .error(.other(name: "subscribe", parameters: [:]))
             }
