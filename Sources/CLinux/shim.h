@@ -6,13 +6,8 @@
 #include <sys/signalfd.h>
 #include <signal.h>
 #include <malloc.h>
-#include <netdb.h>
-
-// getaddrinfo's "no address for this name" (glibc defines it only under _GNU_SOURCE).
-static const int reachd_EAI_NODATA =
-#ifdef EAI_NODATA
-    EAI_NODATA;
-#else
-    -5;
-#endif
+// getaddrinfo's EAI_NODATA ("the name has no address"): glibc's <netdb.h> has it only
+// under _GNU_SOURCE. Its value there; <netdb.h> itself is not included, so that socket
+// constants stay in the Glibc module.
+static const int reachd_EAI_NODATA = -5;
 #endif
