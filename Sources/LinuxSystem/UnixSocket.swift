@@ -39,4 +39,24 @@ public enum UnixSocket {
         }
         return descriptor
     }
+
+    /// A blocking stream socket connected to `path`, close-on-exec, whose reads and writes
+    /// give up after `timeout` (EAGAIN). For short calls from a worker thread.
+    public static func connect(to path: String, timeout: Duration) throws(Errno) -> FileDescriptor {
+        let descriptor = FileDescriptor(rawValue: try systemCall {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        })
+        do {
+            let (seconds, attoseconds) = timeout.components
+            var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+            for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+                _ = try systemCall { setsockopt(descriptor.rawValue, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size)) }
+            }
+            _ = try withAddress(path) { (address, length) throws(Errno) in try systemCall { Glibc.connect(descriptor.rawValue, address, length) } }
+        } catch {
+            try? descriptor.close()
+            throw error
+        }
+        return descriptor
+    }
 }

@@ -18,6 +18,8 @@ public struct DaemonOptions: Sendable {
     public var policy = ReachdConfiguration.Interfaces().policy
     /// What any client may take.
     public var limits = ServerLimits()
+    /// systemd-resolved's Varlink socket, asked for target names when it exists.
+    public var resolvedSocket = NameResolver.systemdResolvedSocket
     /// What the engine watches and how.
     public var engine = EngineConfiguration()
     /// Where a changed log level is applied on reload; nil: the level is not managed.
@@ -82,7 +84,8 @@ public enum Daemon {
         let server = VarlinkServer(
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
-            notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) }
+            notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) },
+            resolvedSocket: options.resolvedSocket
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so

@@ -1,12 +1,18 @@
 import CLinux
 import Glibc
+import LinuxSystem
 import NIOCore
 import NIOPosix
 import ReachabilityCore
+import ReachProtocol
+import SystemPackage
 
-/// Resolves target names without blocking the event loop or the engine: `getaddrinfo(3)`
-/// (so `/etc/hosts`, nsswitch and the resolver configuration apply as for any program)
-/// runs on a small thread pool, started on first use. Owned by the event loop: every
+/// Resolves target names without blocking the event loop or the engine, on a small thread
+/// pool started on first use: through systemd-resolved's Varlink API
+/// (`io.systemd.Resolve.ResolveHostname`) when its socket exists, which tells a missing
+/// name from missing servers precisely; otherwise (or when resolved cannot be asked)
+/// `getaddrinfo(3)`, so `/etc/hosts`, nsswitch and the resolver configuration apply as for
+/// any program. Owned by the event loop: every
 /// method runs there.
 ///
 /// A name gets an answer within `timeout` whatever the resolver does (a server that drops
@@ -14,7 +20,7 @@ import ReachabilityCore
 /// for a short fixed time (getaddrinfo reports no TTL), and the cache is emptied when the
 /// path changes (another interface, other DNS servers). Concurrent asks for one name
 /// share one resolution.
-final class NameResolver {
+public final class NameResolver {
     /// What a name resolved to.
     enum Outcome: Sendable, Equatable {
         /// The name's addresses, as the resolver ordered them (duplicates removed).
@@ -28,13 +34,22 @@ final class NameResolver {
     let timeout: TimeAmount
     /// How long a found name's addresses are reused.
     let cacheLifetime: TimeAmount
+    /// systemd-resolved's Varlink socket; nil: never ask it.
+    let resolvedSocket: String?
     private let eventLoop: any EventLoop
     private var pool: NIOThreadPool?
     private var cache: [String: (expires: NIODeadline, outcome: Outcome)] = [:]
     private var inFlight: [String: EventLoopFuture<Outcome>] = [:]
 
-    init(eventLoop: any EventLoop, timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30)) {
+    /// The path where systemd-resolved serves Varlink.
+    public static let systemdResolvedSocket = "/run/systemd/resolve/io.systemd.Resolve"
+
+    init(
+        eventLoop: any EventLoop, resolvedSocket: String? = NameResolver.systemdResolvedSocket,
+        timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30)
+    ) {
         self.eventLoop = eventLoop
+        self.resolvedSocket = resolvedSocket
         self.timeout = timeout
         self.cacheLifetime = cacheLifetime
     }
@@ -52,7 +67,13 @@ final class NameResolver {
         let deadline = eventLoop.assumeIsolated().scheduleTask(in: timeout) {
             promise.succeed(.failed(.resolutionTimedOut))
         }
-        threadPool().runIfActive(eventLoop: eventLoop) { Self.lookUp(name, hasNameserver: hasNameserver) }
+        let resolvedSocket = self.resolvedSocket
+        threadPool().runIfActive(eventLoop: eventLoop) {
+            if let resolvedSocket, FileSystem.exists(resolvedSocket), let answer = Self.askResolved(name, socket: resolvedSocket) {
+                return answer
+            }
+            return Self.lookUp(name, hasNameserver: hasNameserver)
+        }
             .assumeIsolated().whenComplete { result in
                 deadline.cancel()
                 let outcome = (try? result.get()) ?? .failed(.resolutionFailed)
@@ -104,6 +125,55 @@ final class NameResolver {
                 addresses.append(address)
             }
             entry = current.ai_next
+        }
+        return addresses.isEmpty ? .failed(.nameNotFound) : .addresses(addresses)
+    }
+
+    /// One `io.systemd.Resolve.ResolveHostname` call; nil when resolved cannot be asked
+    /// (not running, refusing, not speaking Varlink), so the caller falls back.
+    private static func askResolved(_ name: String, socket: String) -> Outcome? {
+        guard let descriptor = try? UnixSocket.connect(to: socket, timeout: .seconds(6)) else { return nil }
+        defer { try? descriptor.close() }
+        let call = VarlinkCall(method: "io.systemd.Resolve.ResolveHostname", parameters: ["name": JSONValue.string(name)] as JSONObject)
+        guard let frame = try? VarlinkCoding.encodeFrame(call), (try? descriptor.writeAll(frame)) != nil else { return nil }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while !received.contains(0) {
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+            } catch let error as Errno where error == .resourceTemporarilyUnavailable {
+                return .failed(.resolutionTimedOut)  // SO_RCVTIMEO: resolved did not answer
+            } catch {
+                return nil
+            }
+            guard count > 0, received.count + count <= VarlinkFraming.maximumReplySize else { return nil }
+            received += chunk[..<count]
+        }
+        guard let reply = try? VarlinkCoding.decode(VarlinkReply<JSONObject>.self, from: received.prefix { $0 != 0 }) else { return nil }
+        return outcome(ofResolvedReply: reply)
+    }
+
+    /// What systemd-resolved's answer means for a target. Pure.
+    static func outcome(ofResolvedReply reply: VarlinkReply<JSONObject>) -> Outcome {
+        if let error = reply.error {
+            if case let .integer(rcode)? = reply.parameters?["rcode"], error == "io.systemd.Resolve.DNSError" {
+                return .failed(rcode == 3 ? .nameNotFound : .resolutionFailed)  // 3: NXDOMAIN
+            }
+            switch error {
+            case "io.systemd.Resolve.NoNameServers": return .failed(.noDNSServer)
+            case "io.systemd.Resolve.QueryTimedOut", "io.systemd.Resolve.MaxAttemptsReached": return .failed(.resolutionTimedOut)
+            case "io.systemd.Resolve.NoSuchResourceRecord": return .failed(.nameNotFound)
+            default: return .failed(.resolutionFailed)
+            }
+        }
+        var addresses: [IPAddress] = []
+        for entry in reply.parameters?["addresses"]?.arrayValue ?? [] {
+            let bytes = entry.objectValue?["address"]?.arrayValue?.compactMap { value -> UInt8? in
+                if case let .integer(byte) = value { return UInt8(exactly: byte) }
+                return nil
+            }
+            if let bytes, let address = IPAddress(bytes: bytes), !addresses.contains(address) { addresses.append(address) }
         }
         return addresses.isEmpty ? .failed(.nameNotFound) : .addresses(addresses)
     }

@@ -55,7 +55,8 @@ final class ServerCore {
     init(
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
         logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void,
-        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in }
+        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
+        resolvedSocket: String? = NameResolver.systemdResolvedSocket
     ) {
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
@@ -66,7 +67,7 @@ final class ServerCore {
         self.notifier = notifier
         self.onFatalError = onFatalError
         self.postToEngine = postToEngine
-        self.resolver = NameResolver(eventLoop: eventLoop)
+        self.resolver = NameResolver(eventLoop: eventLoop, resolvedSocket: resolvedSocket)
     }
 
     /// The limits in force.

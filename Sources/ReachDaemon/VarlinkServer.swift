@@ -39,6 +39,8 @@ public final class VarlinkServer: Sendable {
     ///   - notifier: where `STATUS=`, `READY=1` and `WATCHDOG=1` go.
     ///   - limits: what any client may take (connections, buffered bytes, deadlines).
     ///   - onFatalError: called (on the loop) if serving fails for good; the caller should exit.
+    ///   - resolvedSocket: systemd-resolved's Varlink socket, asked for target names when it
+    ///     exists (else `getaddrinfo`).
     ///   - postToEngine: called (on the loop) with what a client asked of the engine: a
     ///     reload (answer with `finishReload`), target lookups (`finishTargetLookup`).
     public init(
@@ -46,7 +48,8 @@ public final class VarlinkServer: Sendable {
         policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
         eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
         onFatalError: @escaping @Sendable (String) -> Void = { _ in },
-        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in }
+        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
+        resolvedSocket: String? = NameResolver.systemdResolvedSocket
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -55,7 +58,7 @@ public final class VarlinkServer: Sendable {
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
             limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError,
-            postToEngine: postToEngine
+            postToEngine: postToEngine, resolvedSocket: resolvedSocket
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)

@@ -55,6 +55,9 @@ struct Reachd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds a client may leave a request half-sent (tests).", visibility: .hidden))
     var partialMessageDeadline: Double?
 
+    @Option(name: .long, help: ArgumentHelp("systemd-resolved's Varlink socket (tests).", visibility: .hidden))
+    var resolvedSocket: String?
+
     func validate() throws {
         if checkPath != nil && !checkConfig {
             throw ValidationError("A path argument is only accepted with --check-config.")
@@ -95,6 +98,7 @@ struct Reachd: ParsableCommand {
         levelSwitch.level = options.logLevel
         options.logLevelSwitch = levelSwitch
         options.reload = read
+        if let resolvedSocket { options.resolvedSocket = resolvedSocket }
         if let partialMessageDeadline { options.limits.partialMessageDeadline = .milliseconds(Int64(partialMessageDeadline * 1000)) }
 
         if let receiveBufferSize, !ReachdConfiguration.Netlink.acceptedReceiveBufferSizes.contains(receiveBufferSize) {

@@ -216,6 +216,24 @@ final class TargetIntegrationTests: DaemonTestCase {
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .seconds(5))
     }
 
+    /// With systemd-resolved's Varlink socket present, names go through it: a name only it
+    /// knows resolves, and its errors keep their meaning (NXDOMAIN, no servers, timeout).
+    func testNamesThroughSystemdResolved() async throws {
+        try topology.configureIPv4()
+        let socket = try temporaryDirectory("reachd-resolved") + "/io.systemd.Resolve"
+        let ready = Pipe()
+        stub = try Command.launch(["python3", Paths.repository.appendingPathComponent("Tests/Fixtures/resolved_stub.py").path, socket], stdout: ready)
+        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+        let (_, client) = try startDaemon(extraArguments: ["--resolved-socket", socket])
+        let fake = try await check(client, "fake.test")
+        XCTAssertEqual(fake.status, .satisfied)
+        XCTAssertEqual(fake.addresses.map(\.address), ["198.51.100.44"])
+        for (name, reason) in [("gone.test", UnsatisfiedReason.nameNotFound), ("noservers.test", .noDNSServer), ("late.test", .resolutionTimedOut)] {
+            let path = try await check(client, name)
+            XCTAssertEqual(path.unsatisfiedReason, reason, name)
+        }
+    }
+
     /// SIGKILL: children of the test runner start with SIGTERM blocked.
     private func stopStub() {
         guard let stub else { return }
