@@ -146,7 +146,9 @@ final class ServerCore {
     /// each address looked up by the engine with that uid, then judged against the state
     /// published now.
     func answerCheck(_ target: Target, uid: UInt32) -> EventLoopFuture<DeferredAnswer> {
-        if let limit = targetBudget.startCheck(uid: uid) { return eventLoop.makeSucceededFuture(.error(Self.error(limit))) }
+        if let limit = targetBudget.spendCheck(uid: uid, now: .now) ?? targetBudget.startCheck(uid: uid) {
+            return eventLoop.makeSucceededFuture(.error(Self.error(limit)))
+        }
         let answer = checkTarget(target, uid: uid)
         answer.assumeIsolated().whenComplete { [self] _ in targetBudget.finishCheck(uid: uid) }
         return answer.map { .reply($0) }
@@ -191,7 +193,9 @@ final class ServerCore {
     /// `resolver.cacheLifetime` while the stream lasts.
     /// - Returns: the error to answer instead when a limit refuses the stream.
     func subscribeTarget(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, target: Target) -> VarlinkError? {
-        if let limit = targetBudget.startStream(uid: ticket.uid) { return Self.error(limit) }
+        if let limit = targetBudget.spendCheck(uid: ticket.uid, now: .now) ?? targetBudget.startStream(uid: ticket.uid) {
+            return Self.error(limit)
+        }
         targetWatches[ticket.id] = TargetWatch(target: target, uid: ticket.uid, handler: handler)
         resolveAgain(ticket.id)
         return nil

@@ -26,6 +26,10 @@ public struct ServerLimits: Sendable, Equatable {
     /// Target checks and streams waiting for a name or a lookup, per uid: a client cannot
     /// fill the resolver's threads or the engine's mailbox for everyone.
     public var targetsInFlightPerUser = 16
+    /// Target checks and streams started per second per uid (the burst allowed is as
+    /// large): each costs resolution and FIB lookups, so one user cannot make reachd busy
+    /// for everyone.
+    public var targetChecksPerSecondPerUser = 1000
 
     public init() {}
 }

@@ -11,9 +11,30 @@ struct TargetBudget: Equatable {
     private(set) var streams = 0
     private var streamsByUID: [UInt32: Int] = [:]
     private var inFlightByUID: [UInt32: Int] = [:]
+    /// Token buckets of the uids that asked recently; a full bucket is dropped, so this
+    /// holds only users active in the last second.
+    private var rateByUID: [UInt32: (tokens: Double, at: ContinuousClock.Instant)] = [:]
 
     init(limits: ServerLimits) {
         self.limits = limits
+    }
+
+    /// Spends one of `uid`'s target checks per second, or says the rate refuses it.
+    mutating func spendCheck(uid: UInt32, now: ContinuousClock.Instant) -> Limit? {
+        let rate = Double(limits.targetChecksPerSecondPerUser)
+        var bucket = rateByUID[uid] ?? (tokens: rate, at: now)
+        let elapsed = now - bucket.at
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        bucket = (tokens: min(rate, bucket.tokens + seconds * rate), at: now)
+        guard bucket.tokens >= 1 else {
+            rateByUID[uid] = bucket
+            return Limit(name: "target checks per second per user", maximum: limits.targetChecksPerSecondPerUser)
+        }
+        bucket.tokens -= 1
+        rateByUID[uid] = bucket
+        // Forget buckets that have had time to refill (users gone quiet).
+        if rateByUID.count > 64 { rateByUID = rateByUID.filter { now - $0.value.at < .seconds(1) } }
+        return nil
     }
 
     static func == (left: TargetBudget, right: TargetBudget) -> Bool {

@@ -11,6 +11,26 @@ final class TargetBudgetTests: XCTestCase {
         case closed(UInt32)
     }
 
+    /// The per-user rate: a burst of the per-second allowance, then refills with time; other
+    /// users have their own.
+    func testCheckRate() {
+        var limits = ServerLimits()
+        limits.targetChecksPerSecondPerUser = 4
+        var budget = TargetBudget(limits: limits)
+        let start = ContinuousClock.now
+        let steps: [(at: Duration, uid: UInt32, refused: Bool)] = [
+            (.zero, 1, false), (.zero, 1, false), (.zero, 1, false), (.zero, 1, false),
+            (.zero, 1, true), (.zero, 2, false),
+            (.milliseconds(250), 1, false), (.milliseconds(250), 1, true),
+            (.seconds(2), 1, false), (.seconds(2), 1, false), (.seconds(2), 1, false), (.seconds(2), 1, false), (.seconds(2), 1, true),
+        ]
+        for (index, step) in steps.enumerated() {
+            let limit = budget.spendCheck(uid: step.uid, now: start + step.at)
+            XCTAssertEqual(limit != nil, step.refused, "step \(index)")
+            if let limit { XCTAssertEqual(limit, TargetBudget.Limit(name: "target checks per second per user", maximum: 4)) }
+        }
+    }
+
     func testLedger() {
         var limits = ServerLimits()
         limits.targetStreams = 3
