@@ -15,13 +15,20 @@ final class ServiceIntegrationTests: DaemonTestCase {
         return path
     }
 
-    func testReloadWithGoodAndBadConfigKeepsSubscribers() async throws {
+    /// Two defaults: eth0 (metric 100) and veth9 (metric 50), with `veth*` ignored by the
+    /// configuration file, so eth0 is primary until a reload stops ignoring veth9.
+    private func startWithIgnoredBetterRoute() throws -> (DaemonProcess, ReachabilityClient, String) {
         try topology.configureIPv4(defaultRoute: false)
         try topology.host.ip("route", "add", "default", "via", "10.77.0.1", "dev", "eth0", "metric", "100")
         try topology.addPair(hostName: "veth9", routerName: "veth9r", prefix: "10.79.0")
         try topology.host.ip("route", "add", "default", "via", "10.79.0.1", "dev", "veth9", "metric", "50")
         let config = try writeConfig("[interfaces]\nignore = [\"veth*\"]\n")
         let (daemon, client) = try startDaemon(extraArguments: ["--config", config])
+        return (daemon, client, config)
+    }
+
+    func testReloadWithGoodAndBadConfigKeepsSubscribers() async throws {
+        let (daemon, client, config) = try startWithIgnoredBetterRoute()
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "veth ignored") { $0.primaryInterface == "eth0" }
 
@@ -54,12 +61,7 @@ final class ServiceIntegrationTests: DaemonTestCase {
     /// its effect is visible on the next call, no waiting — and exits 1 with the reason when
     /// the configuration is refused. Only root and reachd's own user may reload.
     func testReachctlReloadReturnsWhenDoneAndFailsWhenRefused() async throws {
-        try topology.configureIPv4(defaultRoute: false)
-        try topology.host.ip("route", "add", "default", "via", "10.77.0.1", "dev", "eth0", "metric", "100")
-        try topology.addPair(hostName: "veth9", routerName: "veth9r", prefix: "10.79.0")
-        try topology.host.ip("route", "add", "default", "via", "10.79.0.1", "dev", "veth9", "metric", "50")
-        let config = try writeConfig("[interfaces]\nignore = [\"veth*\"]\n")
-        let (daemon, client) = try startDaemon(extraArguments: ["--config", config])
+        let (daemon, client, config) = try startWithIgnoredBetterRoute()
         let before = try await client.status()
         XCTAssertEqual(before.path.primaryInterface, "eth0")
 
