@@ -21,7 +21,8 @@ UNITS        = reachd.service reachd.socket reachd-wait-online.service
 # libnl and libsystemd, without the Swift toolchain. CONFIG=debug installs a debug build
 # instead (dynamically linked: for this machine only); INSTALL_BIN takes binaries already
 # built (a directory holding reachd and reachctl).
-STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static
+# No RUNPATH either ($ORIGIN is SwiftPM's default): nothing is loaded from beside the binary.
+STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static
 INSTALL_BIN ?=
 SWIFT_BUILD_FLAGS ?=
 # swift-argument-parser's manual generator (what its generate-manual plugin runs), built

@@ -77,8 +77,11 @@ public enum Daemon {
         }
 
         // 2. Serve it. The socket appears only now, so the first GetStatus is already right.
+        // Never shut down: the loop's thread ends with the process, after `server.shutdown()`
+        // closed every channel. NIO's group shutdown hands its callback to libdispatch, whose
+        // worker threads try to raise their priority, which the unit's system-call filter
+        // (and any unprivileged user) refuses, and log that failure at every stop.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
         let mailbox = engine.mailbox
         var activated = false
         let server = VarlinkServer(

@@ -1,10 +1,23 @@
 import ArgumentParser
+import Glibc
 import ReachabilityCore
 import ReachClient
 import ReachProtocol
 
-/// `reachctl`: ask reachd how this host reaches the network.
+/// The entry point: quiets libdispatch, then runs the command line.
 @main
+enum ReachctlMain {
+    static func main() async {
+        // Swift concurrency runs on libdispatch, whose worker threads try to raise their own
+        // priority. An unprivileged user may not (EACCES), nor may `ExecReload=` under
+        // reachd's system-call filter (EPERM); the failure is harmless, but libdispatch
+        // would log it to syslog on every call. Set before the first worker thread exists.
+        setenv("LIBDISPATCH_LOG", "NO", 0)
+        await Reachctl.main()
+    }
+}
+
+/// `reachctl`: ask reachd how this host reaches the network.
 struct Reachctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reachctl",
