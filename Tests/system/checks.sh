@@ -46,7 +46,7 @@ check_install() {
   local deb
   deb=$(basename "$DEB")
   capture cx bash -c "cd $SHARE && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$deb"
-  if [ "$RC" -eq 0 ]; then pass "apt-get install ./$deb" "$(tail -4 <<<"$OUT")"; else fail "apt-get install ./$deb" "exit $RC: $OUT"; fi
+  if [ "$RC" -eq 0 ]; then pass "apt-get install ./$deb" "$(grep -v 'Reading database' <<<"$OUT" | tail -4)"; else fail "apt-get install ./$deb" "exit $RC: $OUT"; fi
   expect_match "reachd.socket is enabled and listening after install" '^active$' \
     cx systemctl is-active reachd.socket
   expect_match "reachd.socket listens on $SOCKET" "$SOCKET" cx systemctl show -P Listen reachd.socket
@@ -195,9 +195,12 @@ check_watchdog() {
   fi
   expect_match "the journal shows the watchdog timeout" '[Ww]atchdog timeout' \
     cx journalctl -u reachd.service --no-pager -o cat -n 30
+  # Back to the unit's own WatchdogSec= at reachd's next start. The failure provoked here
+  # and its restarts count towards StartLimitBurst=: forget them, or the next checks'
+  # starts could hit the start limit (which also fails reachd.socket).
   cx rm -f "$dropin"
   cx systemctl daemon-reload
-  cx systemctl restart reachd.service
+  cx systemctl reset-failed reachd.service
 }
 
 # 6. The sandbox is enforced: IPAddressDeny= (BPF, needs nspawn's --system-call-filter=bpf)
@@ -271,7 +274,7 @@ check_stop() {
 # 8. apt-get purge removes binaries, units, configuration and the socket.
 check_purge() {
   capture cx env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q reachd
-  if [ "$RC" -eq 0 ]; then pass "apt-get purge reachd" "$(tail -3 <<<"$OUT")"; else fail "apt-get purge reachd" "exit $RC: $OUT"; fi
+  if [ "$RC" -eq 0 ]; then pass "apt-get purge reachd" "$(grep -v 'Reading database' <<<"$OUT" | tail -3)"; else fail "apt-get purge reachd" "exit $RC: $OUT"; fi
   local left
   left=$(cx bash -c 'ls -d /usr/bin/reachd /usr/bin/reachctl /usr/lib/systemd/system/reachd* /lib/systemd/system/reachd* \
     /etc/reachd /etc/systemd/system/*/reachd* '"$SOCKET"' 2>/dev/null' || true)
@@ -300,14 +303,20 @@ check_varlinkctl() {
   expect_match "varlinkctl call GetStatus" '"sequence"' \
     as_nobody varlinkctl call "$SOCKET" io.reachd.Reachability.GetStatus '{}'
   check_varlinkctl_subscribe
-  expect_ok "varlinkctl validate-idl on the repo's IDL" \
-    cx varlinkctl validate-idl "$SHARE/io.reachd.Reachability.varlink"
+  capture cx varlinkctl validate-idl "$SHARE/io.reachd.Reachability.varlink"
+  if [ "$RC" -eq 0 ]; then
+    pass "varlinkctl validate-idl on the repo's IDL" "valid: $(grep -c '^method' <<<"$OUT") methods, $(grep -c '^type' <<<"$OUT") types, $(grep -c '^error' <<<"$OUT") errors"
+  else
+    fail "varlinkctl validate-idl on the repo's IDL" "exit $RC: $OUT"
+  fi
 }
 
 # varlinkctl call --more Subscribe: the first reply at once, a second one on a change.
 check_varlinkctl_subscribe() {
   local out="$BUILD_DIR/$SUITE/subscribe.out"
-  # The subscriber's pid is kept inside the container so it can be ended there.
+  # Emptied first: the background shell opens it only later, and a previous run's
+  # replies must not count. The subscriber's pid is kept inside the container, to end it there.
+  : >"$out"
   cx bash -c "echo \$\$ >/run/reachd-test-subscribe.pid; exec timeout 30 runuser -u nobody -- \
     varlinkctl call --more --json=short $SOCKET io.reachd.Reachability.Subscribe '{}'" >"$out" 2>&1 &
   local bg=$!
