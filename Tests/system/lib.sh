@@ -55,20 +55,37 @@ MIRROR="${REACHD_SYSTEM_MIRROR:-http://deb.debian.org/debian}"
 # Removes a root, first unmounting what an interrupted debootstrap may have left mounted
 # in it (proc, sys); rm never crosses into a mount.
 remove_root() {
-  local dir=$1 mnt
+  local dir=$1
   [ -e "$dir" ] || return 0
-  findmnt -rn -o TARGET | grep -F "$dir/" | sort -r | while read -r mnt; do
-    umount -l "$mnt" || true
-  done
+  unmount_below "$dir"
   rm -rf --one-file-system "$dir"
 }
+
+# unmount_below DIR: unmounts every mount point below DIR, deepest first.
+unmount_below() {
+  local mnt
+  findmnt -rn -o TARGET | { grep -F "$1/" || true; } | sort -r | while read -r mnt; do
+    umount -l "$mnt" || true
+  done
+}
+
+# kill_tree PID: SIGTERM to PID and all its descendants, children first.
+kill_tree() {
+  local pid=$1 child
+  for child in $(pgrep -P "$pid" || true); do kill_tree "$child"; done
+  kill "$pid" 2>/dev/null || true
+}
+
+# root_is_complete SUITE: the root's build finished with the current recipe.
+root_is_complete() { [ -f "$BUILD_DIR/$1/complete" ] && [ "$(cat "$BUILD_DIR/$1/complete")" = "$(root_recipe "$1")" ]; }
+root_recipe() { echo "debootstrap --variant=minbase --include=$ROOT_INCLUDE $1 $MIRROR"; }
 
 # build_root SUITE: .build-system/SUITE/root, reused when a previous build with the same
 # recipe completed (the marker is written last), rebuilt otherwise.
 build_root() {
-  local suite=$1 dir="$BUILD_DIR/$1"
-  local recipe="debootstrap --variant=minbase --include=$ROOT_INCLUDE $suite $MIRROR"
-  if [ -f "$dir/complete" ] && [ "$(cat "$dir/complete")" = "$recipe" ]; then
+  local suite=$1 dir="$BUILD_DIR/$1" recipe
+  recipe=$(root_recipe "$suite")
+  if root_is_complete "$suite"; then
     note "$suite: reusing the root in $dir/root"
     return 0
   fi
