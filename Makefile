@@ -14,14 +14,22 @@ CONFDIR     ?= /etc/reachd
 COMPLETIONDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPLETIONDIR_ZSH  ?= $(PREFIX)/share/zsh/site-functions
 COMPLETIONDIR_FISH ?= $(PREFIX)/share/fish/vendor_completions.d
+MANDIR      ?= $(PREFIX)/share/man
 UNITS        = reachd.service reachd.socket reachd-wait-online.service
-# `make install` builds release binaries unless CONFIG is given (`make install CONFIG=debug`),
-# or takes already-built ones from INSTALL_BIN (a directory holding reachd and reachctl).
-INSTALL_CONFIG = $(if $(filter file,$(origin CONFIG)),release,$(CONFIG))
+# `make install` and `make deb` take release binaries with the Swift runtime and Foundation
+# linked in statically (in .build-static): they run on any host with glibc, libstdc++,
+# libnl and libsystemd, without the Swift toolchain. CONFIG=debug installs a debug build
+# instead (dynamically linked: for this machine only); INSTALL_BIN takes binaries already
+# built (a directory holding reachd and reachctl).
+STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static
 INSTALL_BIN ?=
 SWIFT_BUILD_FLAGS ?=
+# swift-argument-parser's manual generator (what its generate-manual plugin runs), built
+# once from the resolved checkout; it turns each command's own help into a man page.
+MANUAL_TOOL  = .build-tools/debug/generate-manual
+MAN_DATE    ?= $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
-.PHONY: all build run test clean install uninstall
+.PHONY: all build run test clean install uninstall static man deb
 
 all: build
 
@@ -40,25 +48,58 @@ test:
 	$(SWIFT) test
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-static .build-tools .build-man .build-deb
+
+## Release binaries with the Swift runtime linked in (.build-static/release).
+static:
+	@scripts/bootstrap
+	$(STATIC_BUILD) --product reachd $(SWIFT_BUILD_FLAGS)
+	$(STATIC_BUILD) --product reachctl $(SWIFT_BUILD_FLAGS)
+
+## Man pages in .build-man: reachd(8) and reachctl(1) from the binaries' own help (of
+## MAN_BIN, default the static build), reachd.toml(5) from man/.
+MAN_BIN ?= .build-static/release
+man:
+	@set -e; \
+	if [ ! -x $(MANUAL_TOOL) ]; then \
+	  [ -d .build/checkouts/swift-argument-parser ] || $(SWIFT) package resolve >/dev/null; \
+	  $(SWIFT) build --package-path .build/checkouts/swift-argument-parser --scratch-path .build-tools --product generate-manual; \
+	fi; \
+	[ -x "$(MAN_BIN)/reachd" ] || $(MAKE) --no-print-directory static; \
+	rm -rf .build-man; mkdir -p .build-man; \
+	$(MANUAL_TOOL) "$(MAN_BIN)/reachd" --section 8 --date $(MAN_DATE) --output-directory .build-man; \
+	$(MANUAL_TOOL) "$(MAN_BIN)/reachctl" --section 1 --date $(MAN_DATE) --output-directory .build-man; \
+	cp man/reachd.toml.5 .build-man/
+
+## A Debian package of the static build: .build-deb/reachd_<version>_<arch>.deb.
+deb:
+	@scripts/deb
 
 ## Install reachd, reachctl, the systemd units, the default configuration (never
-## overwriting one already there) and reachctl's shell completions.
+## overwriting one already there), the man pages and reachctl's shell completions.
 install:
 	@set -e; \
 	bin="$(INSTALL_BIN)"; \
-	if [ -z "$$bin" ]; then \
+	if [ -z "$$bin" ] && [ "$(origin CONFIG)" = file ]; then \
+	  $(MAKE) --no-print-directory static; \
+	  bin=.build-static/release; \
+	elif [ -z "$$bin" ]; then \
 	  scripts/bootstrap; \
-	  $(SWIFT) build -c $(INSTALL_CONFIG) $(SWIFT_BUILD_FLAGS); \
-	  bin=$$($(SWIFT) build -c $(INSTALL_CONFIG) $(SWIFT_BUILD_FLAGS) --show-bin-path); \
+	  $(SWIFT) build -c $(CONFIG) $(SWIFT_BUILD_FLAGS); \
+	  bin=$$($(SWIFT) build -c $(CONFIG) $(SWIFT_BUILD_FLAGS) --show-bin-path); \
 	fi; \
 	for tool in reachd reachctl; do \
 	  [ -x "$$bin/$$tool" ] || { echo "install: $$bin/$$tool is missing; build it first" >&2; exit 1; }; \
 	done; \
 	echo "install: binaries from $$bin"; \
+	$(MAKE) --no-print-directory man MAN_BIN="$$bin"; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(CONFDIR)" \
+	  "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man8" \
 	  "$(DESTDIR)$(COMPLETIONDIR_BASH)" "$(DESTDIR)$(COMPLETIONDIR_ZSH)" "$(DESTDIR)$(COMPLETIONDIR_FISH)"; \
 	install -m 0755 "$$bin/reachd" "$$bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/"; \
+	install -m 0644 .build-man/reachctl.1 "$(DESTDIR)$(MANDIR)/man1/"; \
+	install -m 0644 .build-man/reachd.toml.5 "$(DESTDIR)$(MANDIR)/man5/"; \
+	install -m 0644 .build-man/reachd.8 "$(DESTDIR)$(MANDIR)/man8/"; \
 	for unit in $(UNITS); do \
 	  sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit.tmp"; \
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit.tmp"; \
@@ -81,6 +122,7 @@ install:
 uninstall:
 	@set -e; \
 	rm -f "$(DESTDIR)$(PREFIX)/bin/reachd" "$(DESTDIR)$(PREFIX)/bin/reachctl"; \
+	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8"; \
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
 	rm -f "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \

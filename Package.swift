@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "reachd",
             dependencies: [
-                "ReachDaemon",
+                "LinuxSystem", "ReachDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -100,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "reachctl",
             dependencies: [
-                "ReachClient", "ReachProtocol",
+                "LinuxSystem", "ReachClient", "ReachProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

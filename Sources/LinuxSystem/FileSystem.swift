@@ -44,6 +44,32 @@ public enum FileSystem {
         (try? kind(of: path)).map { $0 != .nothing } ?? false
     }
 
+    /// Whether something may be at `path`: false only when `lstat(2)` says nothing is
+    /// (ENOENT, ENOTDIR). A directory this process may not search counts as "may", so a
+    /// caller goes on to the real error instead of quietly choosing another path.
+    public static func mayExist(_ path: String) -> Bool {
+        do {
+            return try kind(of: path) != .nothing
+        } catch .notDirectory {
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    /// The first path on the way to the Unix socket `path` that denies this process
+    /// (real uid) access: a directory it may not search, else the socket itself when it
+    /// may not write to it (what `connect(2)` needs). Nil when nothing is denied.
+    public static func firstDenied(onTheWayTo path: String) -> String? {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            if access(prefix, X_OK) != 0 && errno == EACCES { return prefix }
+        }
+        if access(path, W_OK) != 0 && errno == EACCES { return path }
+        return nil
+    }
+
     /// Reads a whole small file (configuration, sysfs attributes, resolv.conf).
     ///
     /// - Throws: the `Errno` of the failed call; `.fileTooLarge` beyond `limit` bytes,

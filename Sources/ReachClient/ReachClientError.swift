@@ -1,3 +1,4 @@
+import LinuxSystem
 import NIOCore
 import NIOPosix
 import ReachProtocol
@@ -7,7 +8,10 @@ import SystemPackage
 public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Nothing listens at the socket path: no such file, or a stale socket that refuses.
     case daemonNotRunning(socketPath: String, connectionRefused: Bool)
-    /// Connecting failed for another reason (permissions, path too long, …).
+    /// This process may not connect: `deniedPath` is the directory it may not search, or
+    /// the socket it may not write to (nil when that could not be found out).
+    case permissionDenied(socketPath: String, deniedPath: String?)
+    /// Connecting failed for another reason (path too long, too many open files, …).
     case connectionFailed(socketPath: String, reason: String)
     /// The daemon closed the connection before answering in full.
     case connectionClosed(socketPath: String)
@@ -21,7 +25,7 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
     /// The socket the failed call went to.
     public var socketPath: String {
         switch self {
-        case let .daemonNotRunning(path, _), let .connectionFailed(path, _), let .connectionClosed(path),
+        case let .daemonNotRunning(path, _), let .permissionDenied(path, _), let .connectionFailed(path, _), let .connectionClosed(path),
             let .protocolError(path, _), let .remoteError(path, _, _), let .timedOut(path, _):
             return path
         }
@@ -39,6 +43,12 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
         case let .daemonNotRunning(path, refused):
             let what = refused ? "connection refused" : "no such socket"
             return "cannot reach reachd at \(path): \(what) (is reachd running?)"
+        case let .permissionDenied(path, denied):
+            switch denied {
+            case nil: return "cannot reach reachd at \(path): permission denied"
+            case path: return "cannot reach reachd at \(path): permission denied (no write permission on the socket)"
+            case let directory?: return "cannot reach reachd at \(path): permission denied (may not search \(directory))"
+            }
         case let .connectionFailed(path, reason):
             return "cannot reach reachd at \(path): \(reason)"
         case let .connectionClosed(path):
@@ -82,9 +92,11 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    /// What a failed connect or send means to a caller of reachd.
-    init(errno: Errno, socketPath: String) {
+    /// What a failed connect or send means to a caller of reachd; for EACCES, `deniedPath`
+    /// finds which path refused.
+    init(errno: Errno, socketPath: String, deniedPath: (String) -> String? = FileSystem.firstDenied(onTheWayTo:)) {
         switch errno {
+        case .permissionDenied: self = .permissionDenied(socketPath: socketPath, deniedPath: deniedPath(socketPath))
         case .noSuchFileOrDirectory, .notDirectory: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: false)
         case .connectionRefused: self = .daemonNotRunning(socketPath: socketPath, connectionRefused: true)
         case .brokenPipe, .connectionReset: self = .connectionClosed(socketPath: socketPath)

@@ -50,6 +50,14 @@ public final class ReachabilityClient: Sendable {
         try await call(VarlinkService.Method.getInfo, NoParameters(), returning: ServiceInfo.self)
     }
 
+    /// Asks reachd to re-read its configuration file (`io.systemd.service.Reload`) and
+    /// returns once it is applied. Only root and reachd's own user may: others get
+    /// `.remoteError` with `VarlinkError.permissionDenied`; a configuration reachd refuses
+    /// is `.remoteError` named `io.reachd.Reachability.ReloadRefused`, with the reason.
+    public func reload() async throws(ReachClientError) {
+        _ = try await call(SystemdServiceInterface.Method.reload, NoParameters(), returning: NoParameters.self)
+    }
+
     /// The current path at once, then one element per change as seen through `filter`.
     ///
     /// A consumer that falls behind gets the newest update, whose `changes` include those

@@ -115,3 +115,11 @@ public struct ReloadPlan: Sendable, Equatable {
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 }
+
+/// How a reload ended: what `io.systemd.service.Reload` answers and systemd is told.
+public enum ReloadOutcome: Sendable, Equatable {
+    /// The configuration was read and what may change while running was applied.
+    case applied
+    /// The configuration could not be used (the reason, one line); the running one is kept.
+    case refused(String)
+}

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LinuxSystem
 import Logging
 import NIOCore
@@ -82,7 +82,7 @@ public enum Daemon {
         let server = VarlinkServer(
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
-            notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }
+            notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, onReloadRequested: { mailbox.post(.reload(token: $0)) }
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so
@@ -104,7 +104,7 @@ public enum Daemon {
         var running = options
         let events = EngineEvents(
             publish: server.publish,
-            reload: { running = reload(running, server: server, notifier: notifier, logger: logger) },
+            reload: { running = reload(running, token: $0, server: server, notifier: notifier, logger: logger) },
             watchdog: server.pingWatchdog,
             socketDirectoryChanged: { restoreSocket(server, logger: logger) }
         )
@@ -138,13 +138,13 @@ public enum Daemon {
     /// so the manager leaves the reloading state whether the new configuration was good
     /// (applied on the event loop, then `READY=1` with the current path as `STATUS=`) or bad
     /// (refused, the running configuration kept; the reason logged at error and shown as
-    /// `STATUS=config reload failed: …`).
-    static func reload(_ running: DaemonOptions, server: VarlinkServer, notifier: SystemdNotifier, logger: Logger) -> DaemonOptions {
+    /// `STATUS=config reload failed: …`). A client that asked (`token`) is answered then.
+    static func reload(_ running: DaemonOptions, token: Int?, server: VarlinkServer, notifier: SystemdNotifier, logger: Logger) -> DaemonOptions {
         notifier.reloading(monotonicMicroseconds: monotonicMicroseconds())
-        logger.info("received SIGHUP, reloading the configuration")
+        logger.info("\(token == nil ? "received SIGHUP" : "asked over Varlink"), reloading the configuration")
         guard let read = running.reload else {
             restoreSocket(server, logger: logger)
-            server.finishReload(policy: nil)
+            server.finishReload(.applied, policy: nil, token: token)
             return running
         }
         let proposed: DaemonOptions
@@ -153,7 +153,7 @@ public enum Daemon {
         } catch {
             logger.error("configuration reload refused, keeping the running configuration:")
             for line in error.description.split(separator: "\n") { logger.error("  \(line)") }
-            notifier.send(["READY=1", "STATUS=config reload failed: \(error.summary)"])
+            server.finishReload(.refused(error.summary), policy: nil, token: token)
             return running
         }
         let plan = ReloadPlan(running: running, proposed: proposed)
@@ -162,7 +162,7 @@ public enum Daemon {
         let applied = plan.appliedChanges
         logger.info("configuration reloaded: \(applied.isEmpty ? "nothing to change" : applied.joined(separator: ", "))")
         restoreSocket(server, logger: logger)
-        server.finishReload(policy: plan.policy)
+        server.finishReload(.applied, policy: plan.policy, token: token)
         return ReloadPlan.applied(running: running, proposed: proposed)
     }
 

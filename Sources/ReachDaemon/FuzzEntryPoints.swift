@@ -75,13 +75,15 @@ package enum FuzzEntryPoints {
             return false
         }
         let encoded: [UInt8]?
-        switch VarlinkDispatcher(serviceInfo: .reachd).outcome(for: call, publication: publication) {
+        switch VarlinkDispatcher(serviceInfo: .reachd).outcome(for: call, publication: publication, privileged: frame.count % 2 == 0) {
         case let .reply(parameters):
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: AnyCodableParameters(parameters)))
         case let .error(error):
             encoded = try? VarlinkCoding.encodeFrame(AnyVarlinkReply(error: error))
         case let .subscribe(filter):
             encoded = ServerCore.frame(publication.subscribe(filter: filter).reply).map { Array($0.readableBytesView) }
+        case .reload:
+            encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
         }
         precondition(encoded != nil, "a reply to \(call.method) did not encode")
         return true

@@ -31,8 +31,9 @@ public struct EngineError: Error, CustomStringConvertible {
 public struct EngineEvents {
     /// The kernel view changed (or may have: the receiver decides whether anything did).
     public var publish: (NetworkSnapshot) -> Void
-    /// SIGHUP arrived: reload the configuration.
-    public var reload: () -> Void
+    /// SIGHUP arrived (token nil) or a client asked (`EngineCommand.reload`): reload the
+    /// configuration, and hand the outcome back with the token.
+    public var reload: (_ token: Int?) -> Void
     /// Time to ping the systemd watchdog (only when it asked for pings).
     public var watchdog: () -> Void
     /// The socket's directory changed: the socket file may have been deleted.
@@ -40,7 +41,7 @@ public struct EngineEvents {
 
     /// Creates the set of callbacks.
     public init(
-        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping () -> Void, watchdog: @escaping () -> Void,
+        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping (_ token: Int?) -> Void, watchdog: @escaping () -> Void,
         socketDirectoryChanged: @escaping () -> Void = {}
     ) {
         self.publish = publish
@@ -54,6 +55,8 @@ public struct EngineEvents {
 public enum EngineCommand: Sendable, Equatable {
     /// Something the daemon cannot live without failed: stop with this reason.
     case fail(String)
+    /// A client asked for a reload (`io.systemd.service.Reload`); its answer waits on `token`.
+    case reload(token: Int)
 }
 
 /// The engine's inbox: any thread posts, the engine takes the commands when its doorbell
@@ -205,13 +208,21 @@ public final class ReachabilityEngine {
             if ready[signal] {
                 while let number = try? signals.next() {
                     guard number == SIGHUP else { return number }
-                    events.reload()
+                    events.reload(nil)
                     // A reload re-reads the resolver files too, events or not.
                     if resolver.refresh() { dirty = true }
                 }
             }
             if ready[commands] {
-                for case let .fail(reason) in mailbox.take() { throw EngineError(description: reason) }
+                for command in mailbox.take() {
+                    switch command {
+                    case let .fail(reason):
+                        throw EngineError(description: reason)
+                    case let .reload(token):
+                        events.reload(token)
+                        if resolver.refresh() { dirty = true }
+                    }
+                }
             }
 
             var removed = Set<DefaultRoute>()

@@ -1,3 +1,4 @@
+import Glibc
 import LinuxSystem
 import Logging
 import NIOCore
@@ -19,6 +20,12 @@ final class ServerCore {
     let dispatcher: VarlinkDispatcher
     /// Called once if the server fails for good (its listening socket closed under it).
     let onFatalError: @Sendable (String) -> Void
+    /// Asks the owner to reload; it answers with `completeReload` and the same token.
+    let onReloadRequested: @Sendable (Int) -> Void
+    /// Root and reachd's own user may reload; anyone may ask the rest.
+    private let ownUID = UInt32(geteuid())
+    private var pendingReloads: [Int: EventLoopPromise<ReloadOutcome>] = [:]
+    private var lastReloadToken = 0
 
     private(set) var publication: Publication
     private var budget: ServerBudget
@@ -39,7 +46,8 @@ final class ServerCore {
 
     init(
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
-        logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void
+        logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void,
+        onReloadRequested: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
@@ -48,6 +56,7 @@ final class ServerCore {
         self.logger = logger
         self.notifier = notifier
         self.onFatalError = onFatalError
+        self.onReloadRequested = onReloadRequested
     }
 
     /// The limits in force.
@@ -95,9 +104,25 @@ final class ServerCore {
 
     // MARK: Calls and subscriptions
 
-    /// The outcome of a call against the state published now.
-    func outcome(for call: AnyVarlinkCall) -> CallOutcome {
-        dispatcher.outcome(for: call, publication: publication)
+    /// The outcome of a call from `ticket`'s client against the state published now.
+    func outcome(for call: AnyVarlinkCall, from ticket: ConnectionTicket) -> CallOutcome {
+        dispatcher.outcome(for: call, publication: publication, privileged: ticket.uid == 0 || ticket.uid == ownUID)
+    }
+
+    // MARK: Reloads asked for over Varlink
+
+    /// Asks the owner for a reload; the future completes when it is applied or refused.
+    func requestReload() -> EventLoopFuture<ReloadOutcome> {
+        lastReloadToken += 1
+        let promise = eventLoop.makePromise(of: ReloadOutcome.self)
+        pendingReloads[lastReloadToken] = promise
+        onReloadRequested(lastReloadToken)
+        return promise.futureResult
+    }
+
+    /// The reload asked for with `token` is done.
+    func completeReload(_ token: Int, _ outcome: ReloadOutcome) {
+        pendingReloads.removeValue(forKey: token)?.succeed(outcome)
     }
 
     /// Adds `handler` to the subscribers of `filter` and returns its first reply.
@@ -197,6 +222,8 @@ final class ServerCore {
     func shutdown() -> EventLoopFuture<Void> {
         isShuttingDown = true
         memoryTrim?.cancel()
+        for promise in pendingReloads.values { promise.succeed(.refused("reachd is stopping")) }
+        pendingReloads = [:]
         var closing: [EventLoopFuture<Void>] = []
         if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
         serverChannel = nil

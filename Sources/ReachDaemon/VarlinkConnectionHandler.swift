@@ -53,6 +53,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var readHeld = false
     /// Set once the connection is being closed: nothing it still sends is looked at.
     private var closing = false
+    /// A reload this connection asked for is running: replies go in call order, so later
+    /// calls wait (and no more is read) until it is answered.
+    private var awaitingReload = false
+    private var waitingCalls: [ByteBuffer] = []
 
     init(core: ServerCore, ticket: ConnectionTicket, logger: Logger) {
         self.core = core
@@ -79,6 +83,14 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             }
             return
         }
+        if awaitingReload {
+            waitingCalls.append(message)
+            return
+        }
+        handle(message, context: context)
+    }
+
+    private func handle(_ message: ByteBuffer, context: ChannelHandlerContext) {
         // Shape first, in one linear pass: decoding deep JSON would cost the loop seconds.
         if let problem = JSONShape.problem(in: message.readableBytesView, maximumDepth: core.limits.nestingDepth) {
             close("malformed message: \(problem)", context: context)
@@ -92,7 +104,11 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             return
         }
         logger.debug("call", metadata: ["method": "\(call.method)"])
-        let outcome = core.outcome(for: call)
+        let outcome = core.outcome(for: call, from: ticket)
+        if case .reload = outcome {
+            reload(answering: !call.isOneway)
+            return
+        }
         guard !call.isOneway else { return }
         switch outcome {
         case let .reply(parameters):
@@ -102,6 +118,31 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             write(AnyVarlinkReply(error: error), context: context)
         case let .subscribe(filter):
             subscribe(filter, context: context)
+        case .reload:
+            break  // handled above
+        }
+    }
+
+    // MARK: Reload
+
+    private func reload(answering: Bool) {
+        let done = core.requestReload()
+        guard answering else { return }
+        awaitingReload = true
+        done.assumeIsolated().whenSuccess { [self] outcome in
+            awaitingReload = false
+            guard let context, !closing else { return }
+            switch outcome {
+            case .applied:
+                write(VarlinkReply(parameters: NoParameters()), context: context)
+            case let .refused(reason):
+                let error = VarlinkError.other(name: ReachabilityInterface.Error.reloadRefused, parameters: ["reason": .string(reason)])
+                write(AnyVarlinkReply(error: error), context: context)
+            }
+            while !awaitingReload, subscription == nil, !closing, !waitingCalls.isEmpty {
+                handle(waitingCalls.removeFirst(), context: context)
+            }
+            releaseHeldRead(context: context)
         }
     }
 
@@ -153,7 +194,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func read(context: ChannelHandlerContext) {
         // A client that sends calls but does not read replies is not read from either,
         // so its replies cannot pile up in memory. Subscribers are always read.
-        if subscription == nil && !context.channel.isWritable {
+        if subscription == nil && (!context.channel.isWritable || awaitingReload) {
             readHeld = true
             return
         }

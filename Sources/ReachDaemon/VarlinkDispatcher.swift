@@ -9,13 +9,16 @@ enum CallOutcome {
     case error(VarlinkError)
     /// Start a subscription stream with this filter.
     case subscribe(PathFilter)
+    /// Reload the configuration, and answer once that is done.
+    case reload
 }
 
 /// Maps a call to its outcome given what is published now. No IO.
 struct VarlinkDispatcher {
     var serviceInfo: ServiceInfo
 
-    func outcome(for call: AnyVarlinkCall, publication: Publication) -> CallOutcome {
+    /// - Parameter privileged: the caller is root or reachd's own user: it may reload.
+    func outcome(for call: AnyVarlinkCall, publication: Publication, privileged: Bool) -> CallOutcome {
         let parameters = call.parameters ?? [:]
         if call.wantsUpgrade { return .error(.invalidParameter(parameter: "upgrade")) }
         guard let dot = call.method.lastIndex(of: "."), dot != call.method.startIndex else {
@@ -45,6 +48,17 @@ struct VarlinkDispatcher {
                 return .error(.methodNotFound(method: call.method))
             }
 
+        case SystemdServiceInterface.name:
+            if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
+            switch call.method {
+            case SystemdServiceInterface.Method.ping:
+                return .reply(NoParameters())
+            case SystemdServiceInterface.Method.reload:
+                return privileged ? .reload : .error(.permissionDenied)
+            default:
+                return .error(.methodNotFound(method: call.method))
+            }
+
         case VarlinkService.name:
             switch call.method {
             case VarlinkService.Method.getInfo:
@@ -60,6 +74,7 @@ struct VarlinkDispatcher {
                 switch name {
                 case ReachabilityInterface.name: return .reply(InterfaceDescriptionReply(description: IDL.text))
                 case VarlinkService.name: return .reply(InterfaceDescriptionReply(description: VarlinkService.idl))
+                case SystemdServiceInterface.name: return .reply(InterfaceDescriptionReply(description: SystemdServiceInterface.idl))
                 default: return .error(.interfaceNotFound(interface: name))
                 }
             default:

@@ -39,11 +39,14 @@ public final class VarlinkServer: Sendable {
     ///   - notifier: where `STATUS=`, `READY=1` and `WATCHDOG=1` go.
     ///   - limits: what any client may take (connections, buffered bytes, deadlines).
     ///   - onFatalError: called (on the loop) if serving fails for good; the caller should exit.
+    ///   - onReloadRequested: called (on the loop) when a client asks for a reload; the
+    ///     owner reloads and calls `finishReload` with the same token.
     public init(
         socketPath: String, socketMode: UInt32 = 0o666, instance: String, snapshot: NetworkSnapshot,
         policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
         eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
-        onFatalError: @escaping @Sendable (String) -> Void = { _ in }
+        onFatalError: @escaping @Sendable (String) -> Void = { _ in },
+        onReloadRequested: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -51,7 +54,8 @@ public final class VarlinkServer: Sendable {
         self.logger = logger
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
-            limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError
+            limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError,
+            onReloadRequested: onReloadRequested
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)
@@ -127,13 +131,20 @@ public final class VarlinkServer: Sendable {
         eventLoop.execute { core.value.update(snapshot: snapshot) }
     }
 
-    /// Applies a reloaded interface policy (nil: unchanged), then tells systemd the reload is
-    /// done (`READY=1` with the status as it is now). Callable from any thread.
-    public func finishReload(policy: InterfacePolicy?) {
+    /// Applies a reloaded interface policy (nil: unchanged), tells systemd the reload is
+    /// done (`READY=1`, with the status as it is now or why the reload was refused), and
+    /// answers the client that asked for it (`token`). Callable from any thread.
+    public func finishReload(_ outcome: ReloadOutcome, policy: InterfacePolicy?, token: Int?) {
         let core = self.core
         eventLoop.execute {
             if let policy { core.value.update(policy: policy) }
-            core.value.notifier.ready(status: core.value.publication.state.path.summary)
+            switch outcome {
+            case .applied:
+                core.value.notifier.ready(status: core.value.publication.state.path.summary)
+            case let .refused(reason):
+                core.value.notifier.send(["READY=1", "STATUS=config reload failed: \(reason)"])
+            }
+            if let token { core.value.completeReload(token, outcome) }
         }
     }
 

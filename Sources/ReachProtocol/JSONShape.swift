@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A linear look at a message's JSON before anything decodes it: how deep it nests, and
 /// whether its top-level object names a key twice.

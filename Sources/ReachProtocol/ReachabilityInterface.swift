@@ -19,6 +19,8 @@ public enum ReachabilityInterface {
     public enum Error {
         /// `ConnectionLimitReached(limit, maximum)`: the connection was refused.
         public static let connectionLimitReached = "io.reachd.Reachability.ConnectionLimitReached"
+        /// `ReloadRefused(reason)`: a reload found the configuration unusable and kept the running one.
+        public static let reloadRefused = "io.reachd.Reachability.ReloadRefused"
     }
 }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import LinuxSystem
 
 /// Where the reachd socket lives, for the daemon and for clients.
@@ -33,15 +34,17 @@ public enum SocketLocation {
 
     /// The path clients connect to when not told otherwise.
     ///
-    /// `REACHD_SOCKET`; else the system path if that socket exists (or for root, whose
-    /// daemon uses it); else the per-user path.
+    /// `REACHD_SOCKET`; else the system path if that socket may exist (or for root, whose
+    /// daemon uses it); else the per-user path. "May exist" includes a system socket this
+    /// user may not reach: connecting then says "permission denied" and where, instead of
+    /// trying the per-user path and reporting that one missing.
     public static func clientDefault(
         environment: [String: String] = currentEnvironment(),
         uid: UInt32 = currentUID(),
-        fileExists: (String) -> Bool = fileExists(_:)
+        systemSocketMayExist: (String) -> Bool = FileSystem.mayExist(_:)
     ) -> String {
         if let path = nonEmpty(environment[environmentVariable]) { return path }
-        if uid == 0 || fileExists(systemPath) { return systemPath }
+        if uid == 0 || systemSocketMayExist(systemPath) { return systemPath }
         return userPath(environment: environment, uid: uid)
     }
 
@@ -60,11 +63,6 @@ public enum SocketLocation {
 
     /// This process's real user id.
     public static func currentUID() -> UInt32 { UInt32(getuid()) }
-
-    /// Whether anything exists at `path` (without following a final symlink).
-    public static func fileExists(_ path: String) -> Bool {
-        FileSystem.exists(path)
-    }
 
     private static func nonEmpty(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// JSON encoding and decoding of Varlink messages, configured once for both ends.
 public enum VarlinkCoding {

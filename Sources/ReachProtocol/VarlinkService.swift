@@ -80,7 +80,7 @@ public struct ServiceInfo: Codable, Sendable, Hashable {
         product: "reachd",
         version: ReachdVersion.string,
         url: "https://github.com/reachd/reachd",
-        interfaces: [VarlinkService.name, ReachabilityInterface.name]
+        interfaces: [VarlinkService.name, ReachabilityInterface.name, SystemdServiceInterface.name]
     )
 }
 

@@ -1,14 +1,15 @@
-import Foundation
+import FoundationEssentials
+import LinuxSystem
 import ReachProtocol
 
 /// Writes a line to stdout unbuffered, so `watch` output reaches pipes at once.
 func printLine(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    StandardStreams.printLine(text)
 }
 
 /// Writes a line to stderr.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    StandardStreams.printError(text)
 }
 
 /// Pretty or compact JSON of a wire value.
@@ -25,7 +26,14 @@ func table(_ rows: [[String]]) -> String {
     let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
     return rows.map { row in
         row.enumerated().map { index, cell in
-            index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            index == row.count - 1 ? cell : cell.padded(to: widths[index])
         }.joined(separator: "  ")
     }.joined(separator: "\n")
+}
+
+extension String {
+    /// The string followed by spaces up to `width` characters (unchanged when longer).
+    func padded(to width: Int) -> String {
+        self + String(repeating: " ", count: max(0, width - count))
+    }
 }

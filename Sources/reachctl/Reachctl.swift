@@ -16,7 +16,7 @@ struct Reachctl: AsyncParsableCommand {
             64 invalid command line.
             """,
         version: ReachdVersion.string,
-        subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self],
+        subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self, Reload.self],
         defaultSubcommand: Status.self
     )
 
@@ -68,7 +68,7 @@ extension InterfaceType: ExpressibleByArgument {}
 func fail(_ error: ReachClientError) -> ExitCode {
     printError("reachctl: \(error)")
     switch error {
-    case .daemonNotRunning, .connectionFailed, .timedOut: return ExitCode(2)
+    case .daemonNotRunning, .permissionDenied, .connectionFailed, .timedOut: return ExitCode(2)
     case .connectionClosed, .protocolError, .remoteError: return ExitCode(1)
     }
 }

@@ -64,7 +64,7 @@ enum StatusFormatter {
         lines.append(("Sequence", "\(reply.sequence) (instance \(reply.instance))"))
         let width = lines.map(\.0.count).max() ?? 0
         return lines.map { label, value in
-            (label + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value
+            (label + ":").padded(to: width + 2) + value
         }.joined(separator: "\n")
     }
 

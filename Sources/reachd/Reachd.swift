@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import LinuxSystem
 import Logging
 import ReachDaemon
 import ReachProtocol
@@ -14,7 +15,12 @@ struct Reachd: ParsableCommand {
             Runs in the foreground and logs each change of the path to stderr. Clients query it \
             with `reachctl status` or over the Varlink socket (interface io.reachd.Reachability).
             Settings come from the command line, then \(ReachdConfiguration.defaultPath) (or \
-            --config), then built-in defaults. SIGHUP re-reads the configuration file.
+            --config; see reachd.toml(5)), then built-in defaults. `reachctl reload` (what \
+            `systemctl reload reachd` runs) or SIGHUP re-reads the configuration file; a file \
+            that cannot be used is refused and the running configuration kept.
+            Under systemd, reachd serves the socket reachd.socket passes it, sends READY=1 once \
+            it knows the answer, STATUS= with the answer, and WATCHDOG=1 when asked. It exits 0 \
+            on SIGTERM or SIGINT and 1 when it cannot start or go on.
             """,
         version: ReachdVersion.string
     )
@@ -107,7 +113,7 @@ struct Reachd: ParsableCommand {
         do {
             loaded = try ConfigurationLoader.load(explicitPath: explicitPath)
         } catch {
-            FileHandle.standardError.write(Data((error.description + "\n").utf8))
+            StandardStreams.printError(error.description)
             throw ExitCode.failure
         }
         switch loaded.source {

@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSystem
 import ReachProtocol
 import ReachabilityCore
 import TestSupport
@@ -15,6 +16,28 @@ final class ReachctlIntegrationTests: DaemonTestCase {
             let lines = result.stderr.split(separator: "\n")
             XCTAssertEqual(lines.count, 1, "one line: \(result.stderr)")
             XCTAssertTrue(result.stderr.contains(missing), "names the socket: \(result.stderr)")
+        }
+    }
+
+    /// A socket this user may not reach is "permission denied", naming what refused: the
+    /// directory it may not search, or the socket it may not write to. Never "no such socket".
+    func testPermissionDeniedNamesWhatRefused() throws {
+        try topology.configureIPv4()
+        let (daemon, _) = try startDaemon()
+        let directory = FileSystem.directory(containing: daemon.socketPath)
+        defer { chmod(directory, 0o755); chmod(daemon.socketPath, 0o666) }
+        let asNobody = { try Command.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                          Paths.product("reachctl"), "status", "--socket", daemon.socketPath], unset: ["REACHD_SOCKET"]) }
+        let cases: [(directoryMode: mode_t, socketMode: mode_t, expected: String)] = [
+            (0o700, 0o666, "permission denied (may not search \(directory))"),
+            (0o755, 0o600, "permission denied (no write permission on the socket)"),
+        ]
+        for test in cases {
+            chmod(directory, test.directoryMode)
+            chmod(daemon.socketPath, test.socketMode)
+            let result = try asNobody()
+            XCTAssertEqual(result.status, 2, result.stderr)
+            XCTAssertEqual(result.stderr, "reachctl: cannot reach reachd at \(daemon.socketPath): \(test.expected)\n")
         }
     }
 

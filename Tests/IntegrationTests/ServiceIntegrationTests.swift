@@ -34,25 +34,62 @@ final class ServiceIntegrationTests: DaemonTestCase {
             return lines[reloading...].contains("READY=1") && lines.contains { $0.hasPrefix("MONOTONIC_USEC=") }
         }, "RELOADING=1 + MONOTONIC_USEC, then READY=1: \(daemon.notify.lines)")
 
-        // Bad config: refused, running configuration kept, reason in STATUS=.
-        try "[interfaces]\nignore = 5\n".write(toFile: config, atomically: true, encoding: .utf8)
-        kill(daemon.process.processIdentifier, SIGHUP)
-        XCTAssertTrue(daemon.notify.waitUntil(timeout: 3) { $0.contains { $0.hasPrefix("STATUS=config reload failed") } },
-                      "\(daemon.notify.lines)")
-        XCTAssertTrue(daemon.process.isRunning)
-        let status = try await client.status()
-        XCTAssertEqual(status.path.primaryInterface, "veth9", "the running configuration is kept")
-
-        // A file that made the TOML parser abort (F9): refused like any bad one.
-        try "[[[ broken\n".write(toFile: config, atomically: true, encoding: .utf8)
-        kill(daemon.process.processIdentifier, SIGHUP)
-        XCTAssertTrue(daemon.notify.waitUntil(timeout: 3) { $0.contains { $0.hasPrefix("STATUS=config reload failed: \(config):1:3:") } },
-                      "\(daemon.notify.lines)")
-        XCTAssertTrue(daemon.process.isRunning)
-        let after = try await client.status()
-        XCTAssertEqual(after.path.primaryInterface, "veth9", "the running configuration is kept")
+        // Bad configs: refused, running configuration kept, reason in STATUS=. The second made
+        // the TOML parser abort (F9): refused like any bad one.
+        let bad = [("[interfaces]\nignore = 5\n", "\(config):2:"), ("[[[ broken\n", "\(config):1:3:")]
+        for (text, location) in bad {
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            kill(daemon.process.processIdentifier, SIGHUP)
+            XCTAssertTrue(daemon.notify.waitUntil(timeout: 3) { $0.contains { $0.hasPrefix("STATUS=config reload failed: \(location)") } },
+                          "\(daemon.notify.lines)")
+            XCTAssertTrue(daemon.process.isRunning)
+            let status = try await client.status()
+            XCTAssertEqual(status.path.primaryInterface, "veth9", "the running configuration is kept")
+        }
         XCTAssertNil(recorder.error, "the subscriber stayed connected through every reload")
         XCTAssertTrue(daemon.log.contains("reload"), daemon.log)
+    }
+
+    /// `reachctl reload` (what `systemctl reload` runs) returns once the reload is applied —
+    /// its effect is visible on the next call, no waiting — and exits 1 with the reason when
+    /// the configuration is refused. Only root and reachd's own user may reload.
+    func testReachctlReloadReturnsWhenDoneAndFailsWhenRefused() async throws {
+        try topology.configureIPv4(defaultRoute: false)
+        try topology.host.ip("route", "add", "default", "via", "10.77.0.1", "dev", "eth0", "metric", "100")
+        try topology.addPair(hostName: "veth9", routerName: "veth9r", prefix: "10.79.0")
+        try topology.host.ip("route", "add", "default", "via", "10.79.0.1", "dev", "veth9", "metric", "50")
+        let config = try writeConfig("[interfaces]\nignore = [\"veth*\"]\n")
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", config])
+        let before = try await client.status()
+        XCTAssertEqual(before.path.primaryInterface, "eth0")
+
+        try "[interfaces]\nignore = []\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let applied = try reachctl(["reload", "--socket", daemon.socketPath])
+        XCTAssertEqual(applied.status, 0, applied.stderr)
+        let after = try await client.status()
+        XCTAssertEqual(after.path.primaryInterface, "veth9", "applied by the time reachctl returned")
+        XCTAssertTrue(daemon.log.contains("asked over Varlink, reloading the configuration"), daemon.log)
+
+        try "[interfaces]\nignore = 5\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let refused = try reachctl(["reload", "--socket", daemon.socketPath])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.hasPrefix("reachctl: reload refused, reachd keeps its running configuration: \(config):2:"), refused.stderr)
+        XCTAssertTrue(daemon.notify.waitUntil(timeout: 3) { $0.contains { $0.hasPrefix("STATUS=config reload failed") } }, "\(daemon.notify.lines)")
+        let kept = try await client.status()
+        XCTAssertEqual(kept.path.primaryInterface, "veth9")
+
+        let stranger = try Command.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                        Paths.product("reachctl"), "reload", "--socket", daemon.socketPath], unset: ["REACHD_SOCKET"])
+        XCTAssertEqual(stranger.status, 1)
+        XCTAssertEqual(stranger.stderr, "reachctl: reload: permission denied (only root and reachd's own user may reload)\n")
+
+        // Calls pipelined behind a Reload on one connection are answered after it, in order.
+        try "[interfaces]\nignore = [\"veth*\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let raw = try RawVarlinkConnection(path: daemon.socketPath)
+        try raw.send(Array(#"{"method":"io.systemd.service.Reload"}"#.utf8) + [0] + Array(#"{"method":"io.reachd.Reachability.GetStatus"}"#.utf8) + [0])
+        XCTAssertEqual(raw.next(timeout: 5), .message(#"{"parameters":{}}"#))
+        guard case let .message(second) = raw.next(timeout: 5) else { return XCTFail("no GetStatus reply") }
+        XCTAssertTrue(second.contains(#""primaryInterface":"eth0""#), "GetStatus after the reload sees it: \(second)")
     }
 
     func testWatchdogPingsWhenAsked() throws {

@@ -187,11 +187,25 @@ final class ClientErrorMappingTests: XCTestCase {
             (.connectionRefused, .daemonNotRunning(socketPath: path, connectionRefused: true)),
             (.brokenPipe, .connectionClosed(socketPath: path)),
             (.connectionReset, .connectionClosed(socketPath: path)),
-            (.permissionDenied, .connectionFailed(socketPath: path, reason: "Permission denied")),
+            (.permissionDenied, .permissionDenied(socketPath: path, deniedPath: "/run/reachd")),
+            (.tooManyOpenFiles, .connectionFailed(socketPath: path, reason: Errno.tooManyOpenFiles.description)),
         ]
         for (errno, expected) in cases {
-            XCTAssertEqual(ReachClientError(errno: errno, socketPath: path), expected, "\(errno)")
-            XCTAssertEqual(ReachClientError(IOError(errnoCode: errno.rawValue, reason: "connect"), socketPath: path), expected, "\(errno) via NIO")
+            XCTAssertEqual(ReachClientError(errno: errno, socketPath: path) { _ in "/run/reachd" }, expected, "\(errno)")
+        }
+        XCTAssertEqual(ReachClientError(IOError(errnoCode: ECONNREFUSED, reason: "connect"), socketPath: path), cases[2].1, "via NIO")
+    }
+
+    /// The one line says what refused: no path known, the socket, or a directory.
+    func testPermissionDeniedNamesWhatRefused() {
+        let path = "/run/reachd/io.reachd.Reachability"
+        let cases: [(String?, String)] = [
+            (nil, "permission denied"),
+            (path, "permission denied (no write permission on the socket)"),
+            ("/run/reachd", "permission denied (may not search /run/reachd)"),
+        ]
+        for (denied, expected) in cases {
+            XCTAssertEqual("\(ReachClientError.permissionDenied(socketPath: path, deniedPath: denied))", "cannot reach reachd at \(path): \(expected)")
         }
     }
 }

@@ -167,7 +167,7 @@ private final class EngineRun: Sendable {
                         $0.times.append(.now)
                     }
                 },
-                reload: {}, watchdog: {}
+                reload: { _ in }, watchdog: {}
             )
             _ = try? handoff.engine.run(events, watchdogInterval: nil)
             finished.signal()

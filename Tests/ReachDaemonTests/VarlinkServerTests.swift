@@ -39,7 +39,7 @@ final class VarlinkServerTests: XCTestCase {
 
         try connection.call(VarlinkService.Method.getInfo)
         let info = try XCTUnwrap(connection.reply().parameters)
-        XCTAssertEqual(info["interfaces"], .array([.string("org.varlink.service"), .string("io.reachd.Reachability")]))
+        XCTAssertEqual(info["interfaces"], .array([.string("org.varlink.service"), .string("io.reachd.Reachability"), .string("io.systemd.service")]))
 
         try connection.call(VarlinkService.Method.getInterfaceDescription, ["interface": .string("io.reachd.Reachability")])
         XCTAssertEqual(try connection.reply().parameters?["description"]?.stringValue, IDL.text)

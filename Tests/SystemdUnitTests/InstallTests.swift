@@ -47,6 +47,9 @@ final class InstallTests: XCTestCase {
             ("/opt/reachd/share/bash-completion/completions/reachctl", 0o644),
             ("/opt/reachd/share/zsh/site-functions/_reachctl", 0o644),
             ("/opt/reachd/share/fish/vendor_completions.d/reachctl.fish", 0o644),
+            ("/opt/reachd/share/man/man1/reachctl.1", 0o644),
+            ("/opt/reachd/share/man/man5/reachd.toml.5", 0o644),
+            ("/opt/reachd/share/man/man8/reachd.8", 0o644),
         ]
         for entry in expected {
             XCTAssertTrue(FileManager.default.fileExists(atPath: file(entry.path).path), "\(entry.path) not installed")
@@ -65,7 +68,17 @@ final class InstallTests: XCTestCase {
             try text("/opt/reachd/lib/systemd/system/reachd-wait-online.service")
                 .contains("\nExecStart=/opt/reachd/bin/reachctl wait --timeout 120\n")
         )
+        XCTAssertTrue(try text("/opt/reachd/lib/systemd/system/reachd.service").contains("\nExecReload=/opt/reachd/bin/reachctl reload --timeout 60\n"))
         XCTAssertFalse(try text("/opt/reachd/lib/systemd/system/reachd.service").contains("/usr/local/bin"))
+        // Man pages: the two commands' from their own help (every subcommand), the file format's by hand.
+        XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd.8").contains(".Dt REACHD 8"))
+        XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd.8").contains("--check-config"))
+        let reachctlPage = try text("/opt/reachd/share/man/man1/reachctl.1")
+        XCTAssertTrue(reachctlPage.contains(".Dt REACHCTL 1"))
+        for subcommand in ["status", "watch", "interfaces", "wait", "reload"] {
+            XCTAssertTrue(reachctlPage.contains(".It Em \(subcommand)"), "reachctl(1) documents \(subcommand)")
+        }
+        XCTAssertEqual(try text("/opt/reachd/share/man/man5/reachd.toml.5"), try String(contentsOf: Paths.repository.appendingPathComponent("man/reachd.toml.5"), encoding: .utf8))
         // The shipped configuration, byte for byte; completions as reachctl generates them.
         XCTAssertEqual(try text("/etc/reachd/reachd.toml"), try String(contentsOf: Paths.repository.appendingPathComponent("config/reachd.toml"), encoding: .utf8))
         let completions = [

@@ -77,7 +77,7 @@ final class UnitFileTests: XCTestCase {
         func values(_ key: String) -> [String] { service.filter { $0.key == key }.map(\.value) }
         let required: [(String, String)] = [
             ("Type", "notify"), ("NotifyAccess", "main"), ("WatchdogSec", "30s"), ("Restart", "on-failure"),
-            ("ExecReload", "/bin/kill -HUP $MAINPID"), ("RuntimeDirectory", "reachd"), ("DynamicUser", "yes"),
+            ("ExecReload", "/usr/local/bin/reachctl reload --timeout 60"), ("Requires", "reachd.socket"), ("DynamicUser", "yes"),
             ("CapabilityBoundingSet", ""), ("RestrictAddressFamilies", "AF_UNIX AF_NETLINK AF_INET AF_INET6"),
             ("ProtectSystem", "strict"), ("NoNewPrivileges", "yes"), ("SystemCallFilter", "@system-service"),
             ("MemoryDenyWriteExecute", "yes"), ("IPAddressDeny", "any"), ("UMask", "0022"),
@@ -88,6 +88,9 @@ final class UnitFileTests: XCTestCase {
             XCTAssertTrue(values(key).contains(value), "\(key)=\(value) missing; have \(values(key))")
         }
         XCTAssertTrue(values("SystemCallFilter").contains { $0.hasPrefix("~") && $0.contains("@privileged") })
+        // /run/reachd is the socket unit's: a RuntimeDirectory= of a DynamicUser= service
+        // would be moved under the root-only /run/private, locking every other user out.
+        XCTAssertTrue(values("RuntimeDirectory").isEmpty, "RuntimeDirectory= takes /run/reachd from reachd.socket")
         // reachd must see the host's network and read /sys/class/net and /etc/resolv.conf.
         XCTAssertTrue(values("PrivateNetwork").isEmpty)
         for key in ["InaccessiblePaths", "TemporaryFileSystem", "RootDirectory", "RootImage"] {
@@ -99,7 +102,7 @@ final class UnitFileTests: XCTestCase {
         let socket = directives(try unitText("reachd.socket"))
         for expected in [
             ("ListenStream", "/run/reachd/io.reachd.Reachability"), ("SocketMode", "0666"),
-            ("FileDescriptorName", "varlink"), ("Service", "reachd.service"),
+            ("FileDescriptorName", "varlink"), ("Service", "reachd.service"), ("DirectoryMode", "0755"),
         ] {
             XCTAssertTrue(socket.contains { $0 == expected }, "\(expected) missing")
         }

@@ -305,11 +305,16 @@ final class ConfigurationParserTests: XCTestCase {
     }
 
     private func diagnostics(_ text: String) -> [String] {
-        do {
-            _ = try ReachdConfiguration(parsing: text, file: file)
-            return []
-        } catch {
-            return error.description.split(separator: "\n").map(String.init)
-        }
+        configurationDiagnostics(text, file: file)
+    }
+}
+
+/// Every line a configuration text is refused with (empty when it is accepted).
+func configurationDiagnostics(_ text: String, file: String) -> [String] {
+    do {
+        _ = try ReachdConfiguration(parsing: text, file: file)
+        return []
+    } catch {
+        return error.description.split(separator: "\n").map(String.init)
     }
 }

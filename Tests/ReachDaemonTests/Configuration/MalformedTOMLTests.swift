@@ -103,11 +103,6 @@ final class MalformedTOMLTests: XCTestCase {
     }
 
     private func diagnostics(_ text: String) -> [String] {
-        do {
-            _ = try ReachdConfiguration(parsing: text, file: file)
-            return []
-        } catch {
-            return error.description.split(separator: "\n").map(String.init)
-        }
+        configurationDiagnostics(text, file: file)
     }
 }

@@ -1,0 +1,20 @@
+import SystemPackage
+
+/// Unbuffered lines to standard output and error: each reaches a pipe at once (`watch`
+/// output read line by line), without Foundation's `FileHandle`.
+public enum StandardStreams {
+    /// Writes `text` and a newline to standard output.
+    public static func printLine(_ text: String) {
+        write(text + "\n", to: .standardOutput)
+    }
+
+    /// Writes `text` and a newline to standard error.
+    public static func printError(_ text: String) {
+        write(text + "\n", to: .standardError)
+    }
+
+    private static func write(_ text: String, to descriptor: FileDescriptor) {
+        // Nothing sensible is left to do when the terminal or pipe is gone.
+        _ = try? descriptor.writeAll(text.utf8)
+    }
+}

@@ -1,0 +1,34 @@
+/// `io.systemd.service`, the control interface systemd's own daemons serve. reachd serves
+/// `Ping` and `Reload`, so `varlinkctl call … io.systemd.service.Reload {}` works as it does
+/// for them, and `systemctl reload reachd` (through `reachctl reload`) returns only once the
+/// reload is applied or refused.
+public enum SystemdServiceInterface {
+    /// The interface name.
+    public static let name = "io.systemd.service"
+
+    /// Fully qualified method names.
+    public enum Method {
+        /// `Ping() -> ()`: answers at once.
+        public static let ping = "io.systemd.service.Ping"
+        /// `Reload() -> ()`: answers once the configuration is re-read and applied.
+        public static let reload = "io.systemd.service.Reload"
+    }
+
+    /// The interface description reachd serves: systemd's, without `SetLogLevel` and
+    /// `GetEnvironment`, which reachd does not implement.
+    public static let idl = """
+        # An interface to control basic properties of systemd services. reachd serves
+        # Ping and Reload.
+        interface io.systemd.service
+
+        # Checks if the service is running.
+        method Ping() -> ()
+
+        # Re-reads the configuration file and applies it; returns when that is done. Only
+        # root and reachd's own user may call it (org.varlink.service.PermissionDenied
+        # otherwise); a configuration that cannot be applied is answered with
+        # io.reachd.Reachability.ReloadRefused and the running one is kept.
+        method Reload() -> ()
+
+        """
+}
