@@ -22,7 +22,13 @@ status_text_lacks() { ! cx systemctl show -P StatusText reachd.service | grep -q
 replies_at_least() { [ "$(grep -c '"sequence"' "$2")" -ge "$1" ]; }
 # journal_since CURSOR-FILE: reachd's journal lines after the cursor saved in the file.
 journal_since() { cx journalctl -u reachd.service --no-pager -o cat --after-cursor="$(cat "$1")"; }
-save_cursor() { cx journalctl -u reachd.service -n 0 --show-cursor -q | sed -n 's/^-- cursor: //p' >"$1"; }
+# complaints_since CURSOR-FILE: lines of reachd and reachctl (ExecReload=) since the cursor
+# that report a failure; their libraries' stderr lands there too.
+complaints_since() {
+  cx journalctl -t reachd -t reachctl --no-pager -o short --after-cursor="$(cat "$1")" |
+    grep -Ei 'fail|error|errno|denied' || true
+}
+save_cursor() { cx journalctl -n 0 --show-cursor -q | sed -n 's/^-- cursor: //p' >"$1"; }
 
 # The container's network: eth0 (a veth) in the container's own namespace, its peer in
 # a nested namespace "gw" holding the gateway address. Traffic never leaves namespaces
@@ -142,7 +148,10 @@ check_reload() {
   pid=$(main_pid)
   # Good: ignore eth0, the only interface with a default route.
   cx bash -c "printf '[interfaces]\nignore = [\"eth0\"]\n' >$conf"
+  save_cursor "$cursor"
   expect_ok "systemctl reload reachd (good config: ignore eth0) exits 0" cx systemctl reload reachd.service
+  OUT=$(complaints_since "$cursor")
+  if [ -z "$OUT" ]; then pass "a good reload logs no failure"; else fail "a good reload logs no failure" "$OUT"; fi
   capture eth0_ignored
   if [ "$OUT" = yes ]; then pass "right after the reload returns, eth0 is ignored" "IGNORED: $OUT"; else fail "right after the reload returns, eth0 is ignored" "IGNORED: $OUT"; fi
   capture path_status
@@ -266,7 +275,7 @@ check_stop() {
   expect_match "the journal has reachd's shutdown line" 'shut down' journal_since "$cursor"
   # A clean stop complains about nothing (reachd's own lines and whatever its libraries
   # print to stderr both land in its journal).
-  OUT=$(cx journalctl -t reachd --no-pager -o cat --after-cursor="$(cat "$cursor")" | grep -Ei 'fail|error|errno|denied' || true)
+  OUT=$(complaints_since "$cursor")
   if [ -z "$OUT" ]; then pass "reachd logs no failure while stopping"; else fail "reachd logs no failure while stopping" "$OUT"; fi
   expect_match "reachd.socket still listens" '^active$' cx systemctl is-active reachd.socket
   expect_match "the next non-root call activates reachd again" '^Status:' as_nobody reachctl status
