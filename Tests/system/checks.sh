@@ -28,6 +28,17 @@ complaints_since() {
   cx journalctl -t reachd -t reachctl --no-pager -o short --after-cursor="$(cat "$1")" |
     grep -Ei 'fail|error|errno|denied' || true
 }
+# journal_has CURSOR-FILE REGEX: the line is in the journal (journald reads a service's
+# stderr stream on its own time: poll briefly).
+journal_has() { journal_since "$1" | grep -Eq -- "$2"; }
+# expect_journal WHAT CURSOR-FILE REGEX: PASS once a matching line appears (within 5 s).
+expect_journal() {
+  if wait_until 5 journal_has "$2" "$3"; then
+    pass "$1" "$(journal_since "$2" | grep -E -- "$3")"
+  else
+    fail "$1" "wanted /$3/ in: $(journal_since "$2")"
+  fi
+}
 save_cursor() { cx journalctl -n 0 --show-cursor -q | sed -n 's/^-- cursor: //p' >"$1"; }
 
 # The container's network: eth0 (a veth) in the container's own namespace, its peer in
@@ -168,7 +179,7 @@ check_reload() {
   fi
   capture eth0_ignored
   if [ "$OUT" = yes ]; then pass "reachd still answers with the old configuration (eth0 ignored)" "IGNORED: $OUT"; else fail "reachd still answers with the old configuration (eth0 ignored)" "IGNORED: $OUT"; fi
-  expect_match "the journal says why the reload was refused" 'refused|error|invalid' journal_since "$cursor"
+  expect_journal "the journal says why the reload was refused" "$cursor" 'refused|error|invalid'
   expect_match "systemctl status shows the failed reload" 'reload failed' cx systemctl show -P StatusText reachd.service
   # Back to the packaged configuration.
   cx cp /var/tmp/reachd.toml.orig "$conf"
@@ -272,7 +283,7 @@ check_stop() {
   else
     fail "clean exit: Result=success, ExecMainStatus=0" "$OUT"
   fi
-  expect_match "the journal has reachd's shutdown line" 'shut down' journal_since "$cursor"
+  expect_journal "the journal has reachd's shutdown line" "$cursor" 'shut down'
   # A clean stop complains about nothing (reachd's own lines and whatever its libraries
   # print to stderr both land in its journal).
   OUT=$(complaints_since "$cursor")
