@@ -23,8 +23,10 @@ replies_at_least() { [ "$(grep -c '"sequence"' "$2")" -ge "$1" ]; }
 # journal_since CURSOR-FILE: reachd's journal lines after the cursor saved in the file.
 journal_since() { cx journalctl -u reachd.service --no-pager -o cat --after-cursor="$(cat "$1")"; }
 # complaints_since CURSOR-FILE: lines of reachd and reachctl (ExecReload=) since the cursor
-# that report a failure; their libraries' stderr lands there too.
+# that report a failure; their libraries' stderr and syslog() land there too. --sync first:
+# journald then has read what the (already exited) writers queued.
 complaints_since() {
+  cx journalctl --sync
   cx journalctl -t reachd -t reachctl --no-pager -o short --after-cursor="$(cat "$1")" |
     grep -Ei 'fail|error|errno|denied' || true
 }
