@@ -26,7 +26,7 @@ journal_since() { cx journalctl -u reachd.service --no-pager -o cat --after-curs
 # that report a failure; their libraries' stderr and syslog() land there too. --sync first:
 # journald then has read what the (already exited) writers queued.
 complaints_since() {
-  cx journalctl --sync
+  cx journalctl --sync || true
   cx journalctl -t reachd -t reachctl --no-pager -o short --after-cursor="$(cat "$1")" |
     grep -Ei 'fail|error|errno|denied' || true
 }
@@ -133,7 +133,7 @@ check_route_change() {
   if status_is satisfied; then pass "path satisfied with eth0's default route" "$(as_nobody reachctl status | grep -E '^(Status|Primary|Gateways):')"; else fail "path satisfied with eth0's default route" "$(as_nobody reachctl status 2>&1)"; fi
   local t0
   t0=$(now_ms)
-  cx ip route del default via "$GATEWAY" dev eth0
+  step cx ip route del default via "$GATEWAY" dev eth0
   if wait_until 5 status_is unsatisfied; then
     pass "default route deleted → unsatisfied (seen after $(($(now_ms) - t0)) ms)" "$(as_nobody reachctl status | grep -E '^(Status|Reason|Unsatisfied)')"
   else
@@ -145,7 +145,7 @@ check_route_change() {
     fail "systemd's STATUS follows the change" "$(cx systemctl show -P StatusText reachd.service)"
   fi
   t0=$(now_ms)
-  cx ip route add default via "$GATEWAY" dev eth0
+  step cx ip route add default via "$GATEWAY" dev eth0
   if wait_until 5 status_is satisfied; then
     pass "default route added back → satisfied (seen after $(($(now_ms) - t0)) ms)"
   else
@@ -157,10 +157,10 @@ check_route_change() {
 # sleep in between); a bad one makes it fail while reachd keeps running on the old one.
 check_reload() {
   local conf=/etc/reachd/reachd.toml pid cursor="$BUILD_DIR/$SUITE/cursor"
-  cx cp "$conf" /var/tmp/reachd.toml.orig
+  step cx cp "$conf" /var/tmp/reachd.toml.orig
   pid=$(main_pid)
   # Good: ignore eth0, the only interface with a default route.
-  cx bash -c "printf '[interfaces]\nignore = [\"eth0\"]\n' >$conf"
+  step cx bash -c "printf '[interfaces]\nignore = [\"eth0\"]\n' >$conf"
   save_cursor "$cursor"
   expect_ok "systemctl reload reachd (good config: ignore eth0) exits 0" cx systemctl reload reachd.service
   OUT=$(complaints_since "$cursor")
@@ -171,7 +171,7 @@ check_reload() {
   if [ "$OUT" = unsatisfied ]; then pass "right after the reload returns, the path is unsatisfied" "Status: $OUT"; else fail "right after the reload returns, the path is unsatisfied" "Status: $OUT"; fi
   # Bad: a syntax error.
   save_cursor "$cursor"
-  cx bash -c "printf '[interfaces\nignore = \n' >$conf"
+  step cx bash -c "printf '[interfaces\nignore = \n' >$conf"
   capture cx systemctl reload reachd.service
   if [ "$RC" -ne 0 ]; then pass "systemctl reload reachd (bad config) exits non-zero" "exit $RC: $OUT"; else fail "systemctl reload reachd (bad config) exits non-zero" "exit 0: $OUT"; fi
   if [ "$(service_state)" = active ] && [ "$(main_pid)" = "$pid" ]; then
@@ -184,7 +184,7 @@ check_reload() {
   expect_journal "the journal says why the reload was refused" "$cursor" 'refused|error|invalid'
   expect_match "systemctl status shows the failed reload" 'reload failed' cx systemctl show -P StatusText reachd.service
   # Back to the packaged configuration.
-  cx cp /var/tmp/reachd.toml.orig "$conf"
+  step cx cp /var/tmp/reachd.toml.orig "$conf"
   expect_ok "systemctl reload reachd (packaged config again) exits 0" cx systemctl reload reachd.service
   capture path_status
   if [ "$OUT" = satisfied ]; then pass "right after that reload, the path is satisfied again" "Status: $OUT"; else fail "right after that reload, the path is satisfied again" "Status: $OUT"; fi
@@ -194,14 +194,14 @@ check_reload() {
 # during the outage is answered by the next reachd (the socket stays with systemd).
 check_watchdog() {
   local dropin=/etc/systemd/system/reachd.service.d/test-watchdog.conf pid restarts t0 client
-  cx mkdir -p "$(dirname "$dropin")"
-  cx bash -c "printf '[Service]\nWatchdogSec=3s\n' >$dropin"
-  cx systemctl daemon-reload
-  cx systemctl restart reachd.service
+  step cx mkdir -p "$(dirname "$dropin")"
+  step cx bash -c "printf '[Service]\nWatchdogSec=3s\n' >$dropin"
+  step cx systemctl daemon-reload
+  step cx systemctl restart reachd.service
   pid=$(main_pid)
   restarts=$(cx systemctl show -P NRestarts reachd.service)
   t0=$(now_ms)
-  cx bash -c "kill -STOP $pid"
+  step cx bash -c "kill -STOP $pid"
   client="$BUILD_DIR/$SUITE/watchdog-client.out"
   as_nobody reachctl status --timeout 30 >"$client" 2>&1 &
   local client_pid=$!
@@ -220,9 +220,9 @@ check_watchdog() {
   # Back to the unit's own WatchdogSec= at reachd's next start. The failure provoked here
   # and its restarts count towards StartLimitBurst=: forget them, or the next checks'
   # starts could hit the start limit (which also fails reachd.socket).
-  cx rm -f "$dropin"
-  cx systemctl daemon-reload
-  cx systemctl reset-failed reachd.service
+  step cx rm -f "$dropin"
+  step cx systemctl daemon-reload
+  step cx systemctl reset-failed reachd.service
 }
 
 # 6. The sandbox is enforced: IPAddressDeny= (BPF, needs nspawn's --system-call-filter=bpf)
@@ -351,13 +351,13 @@ check_varlinkctl_subscribe() {
   else
     fail "varlinkctl call --more Subscribe: first reply at once" "$(cat "$out")"
   fi
-  cx ip route del default via "$GATEWAY" dev eth0
+  step cx ip route del default via "$GATEWAY" dev eth0
   if wait_until 5 replies_at_least 2 "$out"; then
     pass "varlinkctl call --more Subscribe: a second reply after the route change" "$(tail -1 "$out" | head -c 300)…"
   else
     fail "varlinkctl call --more Subscribe: a second reply after the route change" "$(cat "$out")"
   fi
-  cx ip route add default via "$GATEWAY" dev eth0
+  step cx ip route add default via "$GATEWAY" dev eth0
   cx bash -c 'kill "$(cat /run/reachd-test-subscribe.pid)"' || true
   wait "$bg" 2>/dev/null || true
 }

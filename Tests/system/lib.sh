@@ -33,6 +33,14 @@ expect_match() {
   fi
 }
 
+# step CMD…: a command a check needs done (setup, not an assertion): reported as a FAIL
+# when it fails, and its status returned.
+step() {
+  capture "$@"
+  [ "$RC" -eq 0 ] || fail "could not run: $*" "exit $RC: $OUT"
+  return "$RC"
+}
+
 # wait_until SECONDS CMD…: polls CMD every 0.1 s until it succeeds; status 1 on timeout.
 wait_until() {
   local deadline=$((SECONDS + $1)); shift
