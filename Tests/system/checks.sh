@@ -247,19 +247,31 @@ check_sandbox() {
   fi
   # Seccomp mode 2 (filter) on reachd itself.
   expect_match "reachd runs under a seccomp filter" '^Seccomp:[[:space:]]+2$' cx grep '^Seccomp:' "/proc/$pid/status"
-  # reachd's own SystemCallFilter= lines, as the unit has them: setpriority (@resources,
-  # denied) fails with EPERM; the same command without them works.
+  # reachd's own SystemCallFilter= lines, as the unit has them, on a probe run as root (so
+  # only the filter can refuse it): a call from a denied group fails with EPERM, and works
+  # without the filter.
   local props=() line
   while read -r line; do props+=(-p "$line"); done < <(cx systemctl cat reachd.service | grep -E '^SystemCall(Filter|ErrorNumber|Architectures)=')
-  # systemd expands "$$" in a command line to "$": "$$$$" reaches bash as "$$".
-  local renice='renice -n 5 -p $$$$'
-  capture cx systemd-run --wait -P -q -p DynamicUser=yes "${props[@]}" bash -c "$renice"
+  local denied probed=0
+  denied=$(printf '%s\n' "${props[@]}" | sed -n 's/^SystemCallFilter=~//p')
+  # "$$$$": systemd expands "$$" in a command line to "$", so bash gets "$$".
+  probe_syscall @privileged 'chroot(2)' "chroot / true"
+  probe_syscall @resources 'setpriority(2)' 'renice -n 5 -p $$$$'
+  [ "$probed" -gt 0 ] || fail "reachd's SystemCallFilter denies @privileged or @resources" "deny list: $denied"
+}
+
+# probe_syscall GROUP CALL COMMAND: when reachd's filter denies GROUP, COMMAND (making
+# CALL) fails with EPERM under it and succeeds without it. Uses props/denied/probed.
+probe_syscall() {
+  grep -qw -- "$1" <<<"$denied" || return 0
+  probed=$((probed + 1))
+  capture cx systemd-run --wait -P -q "${props[@]}" bash -c "$3"
   if [ "$RC" -ne 0 ] && grep -q 'Operation not permitted' <<<"$OUT"; then
-    pass "with reachd's SystemCallFilter, setpriority() fails with EPERM" "${props[*]}: $OUT"
+    pass "with reachd's SystemCallFilter, $2 ($1) fails with EPERM" "$OUT"
   else
-    fail "with reachd's SystemCallFilter, setpriority() fails with EPERM" "${props[*]}: exit $RC: $OUT"
+    fail "with reachd's SystemCallFilter, $2 ($1) fails with EPERM" "${props[*]}: exit $RC: $OUT"
   fi
-  expect_ok "control: without the filter, setpriority() works" cx systemd-run --wait -P -q -p DynamicUser=yes bash -c "$renice"
+  expect_ok "control: without the filter, $2 works" cx systemd-run --wait -P -q bash -c "$3"
 }
 
 # reachd_cgroup PID: the host path of PID's cgroup2 directory inside the container.
