@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "ReachDaemon",
             dependencies: [
-                "CSystemd", "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol",
+                "CLinux", "CSystemd", "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

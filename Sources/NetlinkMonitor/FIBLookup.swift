@@ -7,15 +7,16 @@ import SystemPackage
 enum FIBLookup {
     /// Asks the kernel how a packet to `destination` would leave, on the blocking
     /// request socket. Socket-level failures come back as `.failure(.lookupFailed(text))`.
-    static func lookup(_ destination: IPAddress, on socket: NetlinkSocket) -> RouteLookup {
+    /// With `uid`, the kernel applies the rules for that user (`ip rule … uidrange`).
+    static func lookup(_ destination: IPAddress, uid: UInt32? = nil, on socket: NetlinkSocket) -> RouteLookup {
         do {
-            return try perform(destination, on: socket)
+            return try perform(destination, uid: uid, on: socket)
         } catch {
             return .failure(.lookupFailed(error.description))
         }
     }
 
-    private static func perform(_ destination: IPAddress, on socket: NetlinkSocket) throws(NetlinkError) -> RouteLookup {
+    private static func perform(_ destination: IPAddress, uid: UInt32?, on socket: NetlinkSocket) throws(NetlinkError) -> RouteLookup {
         let bytes = destination.bytes
         var lookup: RouteLookup?
         let answer = try socket.request(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST) { (request) throws(NetlinkError) in
@@ -26,6 +27,7 @@ enum FIBLookup {
             header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE)
             try request.append(header)
             try request.put(Int32(RTA_DST.rawValue), bytes)
+            if let uid { try request.put(Int32(RTA_UID.rawValue), withUnsafeBytes(of: uid) { Array($0) }) }
         } answer: { message in
             if message.type == UInt16(RTM_NEWROUTE) { lookup = interpret(message) }
         }

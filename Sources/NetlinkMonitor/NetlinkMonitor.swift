@@ -201,8 +201,9 @@ public final class NetlinkMonitor {
     /// The kernel's answer for a resolved destination does not carry RTNH_F_LINKDOWN,
     /// so `isLinkDown` is also set when the tracked output link has no carrier, which
     /// is exactly when the kernel flags the route's next hop linkdown.
-    public func lookup(_ destination: IPAddress) -> RouteLookup {
-        let answer = FIBLookup.lookup(destination, on: requests)
+    /// With `uid`, the kernel applies that user's rules (`ip rule … uidrange`).
+    public func lookup(_ destination: IPAddress, uid: UInt32? = nil) -> RouteLookup {
+        let answer = FIBLookup.lookup(destination, uid: uid, on: requests)
         guard case .route(var result) = answer, !result.isLinkDown,
               let link = state.links[result.outputInterface], !link.carrier else { return answer }
         result.isLinkDown = true

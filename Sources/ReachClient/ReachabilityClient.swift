@@ -50,6 +50,12 @@ public final class ReachabilityClient: Sendable {
         try await call(VarlinkService.Method.getInfo, NoParameters(), returning: ServiceInfo.self)
     }
 
+    /// Whether this host can reach `target` (`CheckTarget`), as this process's user would:
+    /// the name resolved by reachd, each address looked up with this user's routing rules.
+    public func checkTarget(_ target: Target) async throws(ReachClientError) -> TargetReply {
+        try await call(ReachabilityInterface.Method.checkTarget, TargetParameters(target), returning: TargetReply.self)
+    }
+
     /// Asks reachd to re-read its configuration file (`io.systemd.service.Reload`) and
     /// returns once it is applied. Only root and reachd's own user may: others get
     /// `.remoteError` with `VarlinkError.permissionDenied`; a configuration reachd refuses
@@ -65,17 +71,31 @@ public final class ReachabilityClient: Sendable {
     /// or the daemon goes away; cancelling the consuming task (or dropping the sequence)
     /// closes the connection.
     public func subscribe(filter: PathFilter = .none) -> StatusUpdates {
-        let stream = SubscriptionStream(socketPath: socketPath)
+        stream(ReachabilityInterface.Method.subscribe, SubscribeParameters(filter: filter))
+    }
+
+    /// `target`'s answer at once, then one element per change of it (`SubscribeTarget`), as
+    /// this process's user would reach it. reachd looks its addresses up with every change
+    /// of the kernel's state and resolves a name again when the path changes. A consumer
+    /// that falls behind gets the newest answer.
+    public func subscribe(target: Target) -> TargetUpdates {
+        stream(ReachabilityInterface.Method.subscribeTarget, TargetParameters(target))
+    }
+
+    /// One `more` call and its stream of replies.
+    private func stream<Parameters: Codable & Sendable, Reply: Coalescible & Codable & Sendable>(
+        _ method: String, _ parameters: Parameters
+    ) -> Updates<Reply> {
+        let stream = SubscriptionStream<Reply>(socketPath: socketPath)
         let socketPath = self.socketPath
         // Weak: when the consumer drops the sequence, the stream goes and cancels this task.
         let task = Task { [self, weak stream] in
             do {
                 let channel = try await connect()
                 try await channel.executeThenClose { inbound, outbound in
-                    let call = VarlinkCall(method: ReachabilityInterface.Method.subscribe, parameters: SubscribeParameters(filter: filter), more: true)
-                    try await outbound.write(try Self.frame(call))
+                    try await outbound.write(try Self.frame(VarlinkCall(method: method, parameters: parameters, more: true)))
                     for try await message in inbound {
-                        let reply = try Self.decodeReply(message, as: StatusReply.self, socketPath: socketPath)
+                        let reply = try Self.decodeReply(message, as: Reply.self, socketPath: socketPath)
                         guard let stream else { return }
                         stream.offer(reply.parameters)
                         if !reply.continues { break }
@@ -88,7 +108,7 @@ public final class ReachabilityClient: Sendable {
             }
         }
         stream.onStop { task.cancel() }
-        return StatusUpdates(stream: stream)
+        return Updates(stream: stream)
     }
 
     // MARK: Internals

@@ -8,25 +8,26 @@ import Synchronization
 /// replaces one the consumer never took inherits that reply's `changes`, so a change is
 /// never lost (a field that changed and changed back may be listed). The daemon keeps the
 /// same promise per subscriber with the same state machine, `LatestValueCoalescer`.
-public struct StatusUpdates: AsyncSequence, Sendable {
-    /// One reply: sequence, instance and the path as the subscription's filter sees it.
-    public typealias Element = StatusReply
+public struct Updates<Reply: Coalescible & Decodable & Sendable>: AsyncSequence, Sendable {
+    /// One reply: for `Subscribe`, sequence, instance and the path as the subscription's
+    /// filter sees it; for `SubscribeTarget`, the target's answer.
+    public typealias Element = Reply
     /// How the stream can fail.
     public typealias Failure = ReachClientError
 
-    let stream: SubscriptionStream
+    let stream: SubscriptionStream<Reply>
 
     /// Iterates the replies.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let stream: SubscriptionStream
+        let stream: SubscriptionStream<Reply>
 
         /// The next reply; nil after cancellation.
-        public mutating func next() async throws(ReachClientError) -> StatusReply? {
+        public mutating func next() async throws(ReachClientError) -> Reply? {
             try await stream.next()
         }
 
         /// The next reply, keeping the caller's isolation; nil after cancellation.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(ReachClientError) -> StatusReply? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(ReachClientError) -> Reply? {
             try await stream.next()
         }
     }
@@ -35,6 +36,17 @@ public struct StatusUpdates: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(stream: stream)
     }
+}
+
+/// The replies of `Subscribe`.
+public typealias StatusUpdates = Updates<StatusReply>
+
+/// The replies of `SubscribeTarget`.
+public typealias TargetUpdates = Updates<TargetReply>
+
+extension TargetReply: Coalescible {
+    /// A target's newer answer replaces an older one whole.
+    public func coalesced(with newer: TargetReply) -> TargetReply { newer }
 }
 
 extension StatusReply: Coalescible {
@@ -51,11 +63,11 @@ extension StatusReply: Coalescible {
 
 /// Hands the replies a connection task receives to one consuming task: the receiving side
 /// offers, the consumer asks, and a `LatestValueCoalescer` decides who gets what.
-final class SubscriptionStream: Sendable {
+final class SubscriptionStream<Reply: Coalescible & Sendable>: Sendable {
     private struct State {
-        var coalescer = LatestValueCoalescer<StatusReply>(consumerReady: false)
+        var coalescer = LatestValueCoalescer<Reply>(consumerReady: false)
         /// The consumer suspended in `next()`, if any.
-        var waiter: CheckedContinuation<StatusReply?, any Error>?
+        var waiter: CheckedContinuation<Reply?, any Error>?
         /// How the stream ended: nil while it runs, `.success` when cancelled.
         var end: Result<Void, ReachClientError>?
         /// Stops the receiving side; run once, when the stream ends or the consumer drops it.
@@ -81,8 +93,8 @@ final class SubscriptionStream: Sendable {
     }
 
     /// A reply arrived (receiving side).
-    func offer(_ reply: StatusReply) {
-        let resume = state.withLock { state -> (CheckedContinuation<StatusReply?, any Error>, StatusReply)? in
+    func offer(_ reply: Reply) {
+        let resume = state.withLock { state -> (CheckedContinuation<Reply?, any Error>, Reply)? in
             guard state.end == nil, case let .deliver(value) = state.coalescer.offer(reply), let waiter = state.waiter else {
                 return nil
             }
@@ -95,7 +107,7 @@ final class SubscriptionStream: Sendable {
     /// The stream ended: with an error, or (nil) because the consumer cancelled. Replies
     /// already received are still handed out first.
     func finish(_ error: ReachClientError?) {
-        let (waiter, stop) = state.withLock { state -> (CheckedContinuation<StatusReply?, any Error>?, (@Sendable () -> Void)?) in
+        let (waiter, stop) = state.withLock { state -> (CheckedContinuation<Reply?, any Error>?, (@Sendable () -> Void)?) in
             guard state.end == nil else { return (nil, nil) }
             state.end = error.map { .failure($0) } ?? .success(())
             defer { (state.waiter, state.stopReceiving) = (nil, nil) }
@@ -109,11 +121,11 @@ final class SubscriptionStream: Sendable {
 
     /// The next reply (consumer side): the pending one at once, else the next to arrive;
     /// nil once cancelled; the stream's error after its last reply.
-    func next() async throws(ReachClientError) -> StatusReply? {
+    func next() async throws(ReachClientError) -> Reply? {
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    let immediate = state.withLock { state -> Result<StatusReply?, ReachClientError>? in
+                    let immediate = state.withLock { state -> Result<Reply?, ReachClientError>? in
                         if case let .deliver(value) = state.coalescer.consumerReady() { return .success(value) }
                         switch state.end {
                         case .success?: return .success(nil)

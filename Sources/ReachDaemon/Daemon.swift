@@ -82,7 +82,7 @@ public enum Daemon {
         let server = VarlinkServer(
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
-            notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, onReloadRequested: { mailbox.post(.reload(token: $0)) }
+            notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) }
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so
@@ -102,12 +102,13 @@ public enum Daemon {
         // 3. Tell systemd we are ready, with the answer as status, and watch.
         notifier.ready(status: first.path.summary)
         var running = options
-        let events = EngineEvents(
+        var events = EngineEvents(
             publish: server.publish,
             reload: { running = reload(running, token: $0, server: server, notifier: notifier, logger: logger) },
             watchdog: server.pingWatchdog,
             socketDirectoryChanged: { restoreSocket(server, logger: logger) }
         )
+        events.targetsLookedUp = server.finishTargetLookup
         // Pinged at half the interval systemd asked for, through the event loop (see pingWatchdog).
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Duration.microseconds($0 / 2) }
         // A socket file deleted under reachd is noticed and put back (not one systemd passed).

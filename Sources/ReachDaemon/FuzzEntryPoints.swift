@@ -84,6 +84,16 @@ package enum FuzzEntryPoints {
             encoded = ServerCore.frame(publication.subscribe(filter: filter).reply).map { Array($0.readableBytesView) }
         case .reload:
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
+        case let .checkTarget(target), let .subscribeTarget(target):
+            // No resolver or kernel here: a name is not found, an address has no route.
+            let path: TargetPath
+            switch target {
+            case .host: path = TargetDerivation.unresolved(.nameNotFound)
+            case let .address(address):
+                path = TargetDerivation.derive([TargetLookup(address: address, route: .failure(.noRoute))],
+                                               snapshot: publication.state.snapshot, policy: publication.state.policy)
+            }
+            encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: TargetReply(target: target.description, path: path)))
         }
         precondition(encoded != nil, "a reply to \(call.method) did not encode")
         return true

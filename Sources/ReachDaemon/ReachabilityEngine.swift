@@ -38,6 +38,8 @@ public struct EngineEvents {
     public var watchdog: () -> Void
     /// The socket's directory changed: the socket file may have been deleted.
     public var socketDirectoryChanged: () -> Void
+    /// The lookups a client asked for with `EngineCommand.lookUpTargets`, with its token.
+    public var targetsLookedUp: (_ token: Int, [TargetLookup]) -> Void = { _, _ in }
 
     /// Creates the set of callbacks.
     public init(
@@ -57,6 +59,11 @@ public enum EngineCommand: Sendable, Equatable {
     case fail(String)
     /// A client asked for a reload (`io.systemd.service.Reload`); its answer waits on `token`.
     case reload(token: Int)
+    /// A client asked about target addresses: look them up, answer with `token`.
+    case lookUpTargets(token: Int, [TargetKey])
+    /// Target addresses to look up with every snapshot from now on (counted: a key asked
+    /// for twice must be released twice), and ones no longer wanted.
+    case monitorTargets(add: [TargetKey], remove: [TargetKey])
 }
 
 /// The engine's inbox: any thread posts, the engine takes the commands when its doorbell
@@ -98,6 +105,8 @@ protocol KernelView: AnyObject {
     func resynchronize() throws(NetlinkError) -> Set<DefaultRoute>
     /// The tracked state plus fresh FIB lookups.
     func snapshot() -> NetworkSnapshot
+    /// One FIB lookup, with a user's rules when `uid` is given.
+    func lookup(_ destination: IPAddress, uid: UInt32?) -> RouteLookup
 }
 
 extension NetlinkMonitor: KernelView {}
@@ -128,6 +137,8 @@ public final class ReachabilityEngine {
     public let mailbox: EngineMailbox
     /// The latest kernel view: after `init`, the first one.
     public private(set) var snapshot: NetworkSnapshot
+    /// Target addresses looked up with every snapshot, and how many asked for each.
+    private var monitoredTargets: [TargetKey: Int] = [:]
 
     /// Opens the netlink sockets, dumps the kernel's state and takes the first snapshot,
     /// so the answer is known before anyone can ask.
@@ -221,6 +232,16 @@ public final class ReachabilityEngine {
                     case let .reload(token):
                         events.reload(token)
                         if resolver.refresh() { dirty = true }
+                    case let .lookUpTargets(token, keys):
+                        events.targetsLookedUp(token, keys.map { TargetLookup(address: $0.address, route: monitor.lookup($0.address, uid: $0.uid)) })
+                    case let .monitorTargets(add, remove):
+                        for key in add { monitoredTargets[key, default: 0] += 1 }
+                        for key in remove {
+                            monitoredTargets[key, default: 0] -= 1
+                            if monitoredTargets[key, default: 0] <= 0 { monitoredTargets[key] = nil }
+                        }
+                        // Published with the next snapshot, so subscribers see the new key's answer.
+                        if !add.isEmpty { dirty = true }
                     }
                 }
             }
@@ -305,6 +326,9 @@ public final class ReachabilityEngine {
     private func evaluate() -> NetworkSnapshot {
         var snapshot = monitor.snapshot()
         snapshot.hasNameserver = resolver.hasNameserver
+        for key in monitoredTargets.keys {
+            snapshot.targets[key] = monitor.lookup(key.address, uid: key.uid)
+        }
         return snapshot
     }
 

@@ -20,12 +20,20 @@ final class ServerCore {
     let dispatcher: VarlinkDispatcher
     /// Called once if the server fails for good (its listening socket closed under it).
     let onFatalError: @Sendable (String) -> Void
-    /// Asks the owner to reload; it answers with `completeReload` and the same token.
-    let onReloadRequested: @Sendable (Int) -> Void
+    /// Hands the engine a command (a reload, target lookups); it answers through
+    /// `completeReload` / `completeTargetLookup` with the command's token.
+    let postToEngine: @Sendable (EngineCommand) -> Void
+    /// Resolves target names off the loop.
+    let resolver: NameResolver
+    private var pendingLookups: [Int: EventLoopPromise<[TargetLookup]>] = [:]
+    /// Target streams by connection id.
+    private var targetWatches: [Int: TargetWatch] = [:]
+    private var targetBudget: TargetBudget
     /// Root and reachd's own user may reload; anyone may ask the rest.
     private let ownUID = UInt32(geteuid())
     private var pendingReloads: [Int: EventLoopPromise<ReloadOutcome>] = [:]
-    private var lastReloadToken = 0
+    /// Tokens of what waits on the engine (reloads, target lookups).
+    private var lastEngineToken = 0
 
     private(set) var publication: Publication
     private var budget: ServerBudget
@@ -47,16 +55,18 @@ final class ServerCore {
     init(
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
         logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void,
-        onReloadRequested: @escaping @Sendable (Int) -> Void = { _ in }
+        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in }
     ) {
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
         self.budget = ServerBudget(limits: limits)
+        self.targetBudget = TargetBudget(limits: limits)
         self.eventLoop = eventLoop
         self.logger = logger
         self.notifier = notifier
         self.onFatalError = onFatalError
-        self.onReloadRequested = onReloadRequested
+        self.postToEngine = postToEngine
+        self.resolver = NameResolver(eventLoop: eventLoop)
     }
 
     /// The limits in force.
@@ -67,6 +77,7 @@ final class ServerCore {
     /// A new kernel snapshot from the engine.
     func update(snapshot: NetworkSnapshot) {
         perform(publication.update(snapshot: snapshot))
+        refreshTargetWatches()
     }
 
     /// A new interface policy from a reload.
@@ -80,6 +91,9 @@ final class ServerCore {
             case let .announce(line, status):
                 logger.info("\(line)")
                 notifier.status(status)
+                // Another path may mean other DNS servers or another network's answers.
+                resolver.forgetAnswers()
+                for id in targetWatches.keys where targetWatches[id]?.isName == true { resolveAgain(id) }
             case let .notify(filter, update):
                 guard let group = members[filter] else { continue }
                 let frame = Self.frame(update.reply)
@@ -92,7 +106,7 @@ final class ServerCore {
 
     /// A `Subscribe` reply framed for the wire (`continues: true`); nil only if encoding
     /// failed, which reachd's own wire types never do.
-    static func frame(_ reply: StatusReply) -> ByteBuffer? {
+    static func frame(_ reply: some Encodable & Sendable) -> ByteBuffer? {
         var buffer = ByteBuffer()
         do {
             try buffer.writeVarlinkMessage(VarlinkReply(parameters: reply, continues: true))
@@ -113,16 +127,138 @@ final class ServerCore {
 
     /// Asks the owner for a reload; the future completes when it is applied or refused.
     func requestReload() -> EventLoopFuture<ReloadOutcome> {
-        lastReloadToken += 1
+        lastEngineToken += 1
         let promise = eventLoop.makePromise(of: ReloadOutcome.self)
-        pendingReloads[lastReloadToken] = promise
-        onReloadRequested(lastReloadToken)
+        pendingReloads[lastEngineToken] = promise
+        postToEngine(.reload(token: lastEngineToken))
         return promise.futureResult
     }
 
     /// The reload asked for with `token` is done.
     func completeReload(_ token: Int, _ outcome: ReloadOutcome) {
         pendingReloads.removeValue(forKey: token)?.succeed(outcome)
+    }
+
+    // MARK: Targets
+
+    /// The answer for `target` as `uid` would reach it: its name resolved (off the loop),
+    /// each address looked up by the engine with that uid, then judged against the state
+    /// published now.
+    func answerCheck(_ target: Target, uid: UInt32) -> EventLoopFuture<DeferredAnswer> {
+        if let limit = targetBudget.startCheck(uid: uid) { return eventLoop.makeSucceededFuture(.error(Self.error(limit))) }
+        let answer = checkTarget(target, uid: uid)
+        answer.assumeIsolated().whenComplete { [self] _ in targetBudget.finishCheck(uid: uid) }
+        return answer.map { .reply($0) }
+    }
+
+    private static func error(_ limit: TargetBudget.Limit) -> VarlinkError {
+        .other(name: ReachabilityInterface.Error.limitReached, parameters: ["limit": .string(limit.name), "maximum": .integer(limit.maximum)])
+    }
+
+    func checkTarget(_ target: Target, uid: UInt32) -> EventLoopFuture<TargetReply> {
+        resolve(target).assumeIsolated().flatMap { [self] outcome -> EventLoopFuture<TargetReply> in
+            switch outcome {
+            case let .failed(reason):
+                return eventLoop.makeSucceededFuture(TargetReply(target: target.description, path: TargetDerivation.unresolved(reason)))
+            case let .addresses(addresses):
+                return lookUp(addresses.map { TargetKey(address: $0, uid: uid) }).assumeIsolated().map { [self] lookups in
+                    let state = publication.state
+                    return TargetReply(target: target.description, path: TargetDerivation.derive(lookups, snapshot: state.snapshot, policy: state.policy))
+                }.nonisolated()
+            }
+        }.nonisolated()
+    }
+
+    private func resolve(_ target: Target) -> EventLoopFuture<NameResolver.Outcome> {
+        switch target {
+        case let .address(address): return eventLoop.makeSucceededFuture(.addresses([address]))
+        case let .host(name): return resolver.resolve(name, hasNameserver: publication.state.snapshot.hasNameserver)
+        }
+    }
+
+    private func lookUp(_ keys: [TargetKey]) -> EventLoopFuture<[TargetLookup]> {
+        lastEngineToken += 1
+        let promise = eventLoop.makePromise(of: [TargetLookup].self)
+        pendingLookups[lastEngineToken] = promise
+        postToEngine(.lookUpTargets(token: lastEngineToken, keys))
+        return promise.futureResult
+    }
+
+    /// Starts `handler`'s stream of answers for `target`: the first at once (like
+    /// `CheckTarget`), then one per change. Its addresses are looked up with every snapshot
+    /// from now on; a name is resolved again when the path changes and every
+    /// `resolver.cacheLifetime` while the stream lasts.
+    /// - Returns: the error to answer instead when a limit refuses the stream.
+    func subscribeTarget(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, target: Target) -> VarlinkError? {
+        if let limit = targetBudget.startStream(uid: ticket.uid) { return Self.error(limit) }
+        targetWatches[ticket.id] = TargetWatch(target: target, uid: ticket.uid, handler: handler)
+        resolveAgain(ticket.id)
+        return nil
+    }
+
+    /// Resolves a watched target (again) and, when its addresses changed, tells the engine;
+    /// the first time, and whenever resolution fails, answers from here.
+    private func resolveAgain(_ id: Int) {
+        guard let watch = targetWatches[id] else { return }
+        resolve(watch.target).assumeIsolated().whenSuccess { [self] outcome in
+            guard var watch = targetWatches[id] else { return }  // the client left meanwhile
+            let keys: [TargetKey]
+            switch outcome {
+            case let .addresses(addresses): keys = addresses.map { TargetKey(address: $0, uid: watch.uid) }
+            case .failed: keys = []
+            }
+            if keys != watch.keys {
+                postToEngine(.monitorTargets(add: keys, remove: watch.keys))
+                watch.keys = keys
+            }
+            if watch.isName {
+                watch.reresolve?.cancel()
+                watch.reresolve = eventLoop.assumeIsolated().scheduleTask(in: resolver.cacheLifetime) { [self] in resolveAgain(id) }
+            }
+            targetWatches[id] = watch
+            if case let .failed(reason) = outcome {
+                send(TargetDerivation.unresolved(reason), to: id)
+            } else if watch.last == nil {
+                // The first answer: looked up now rather than waiting for the next snapshot.
+                lookUp(keys).assumeIsolated().whenSuccess { [self] lookups in
+                    guard targetWatches[id]?.keys == keys else { return }
+                    send(derive(lookups), to: id)
+                }
+            }
+        }
+    }
+
+    /// Re-judges every watched target with the newest snapshot's lookups.
+    private func refreshTargetWatches() {
+        let targets = publication.state.snapshot.targets
+        for (id, watch) in targetWatches where !watch.keys.isEmpty && watch.last != nil {
+            let lookups = watch.keys.compactMap { key in targets[key].map { TargetLookup(address: key.address, route: $0) } }
+            guard lookups.count == watch.keys.count else { continue }  // the engine has not looked them up yet
+            send(derive(lookups), to: id)
+        }
+    }
+
+    private func derive(_ lookups: [TargetLookup]) -> TargetPath {
+        TargetDerivation.derive(lookups, snapshot: publication.state.snapshot, policy: publication.state.policy)
+    }
+
+    /// Sends `path` to the watch's client unless it is what the client has already.
+    private func send(_ path: TargetPath, to id: Int) {
+        guard let watch = targetWatches[id], watch.last != path else { return }
+        targetWatches[id]?.last = path
+        watch.handler.deliver(TargetReply(target: watch.target.description, path: path))
+    }
+
+    private func stopWatching(_ id: Int) {
+        guard let watch = targetWatches.removeValue(forKey: id) else { return }
+        targetBudget.finishStream(uid: watch.uid)
+        watch.reresolve?.cancel()
+        if !watch.keys.isEmpty { postToEngine(.monitorTargets(add: [], remove: watch.keys)) }
+    }
+
+    /// The engine looked up what `token` asked for.
+    func completeTargetLookup(_ token: Int, _ lookups: [TargetLookup]) {
+        pendingLookups.removeValue(forKey: token)?.succeed(lookups)
     }
 
     /// Adds `handler` to the subscribers of `filter` and returns its first reply.
@@ -160,6 +296,7 @@ final class ServerCore {
     private func release(_ ticket: ConnectionTicket) {
         guard connections.removeValue(forKey: ticket.id) != nil else { return }
         budget.release(uid: ticket.uid, bufferedBytes: bufferedByConnection.removeValue(forKey: ticket.id) ?? 0)
+        stopWatching(ticket.id)
         if let filter = subscriptions.removeValue(forKey: ticket.id) {
             members[filter]?[ticket.id] = nil
             if members[filter]?.isEmpty == true { members[filter] = nil }
@@ -224,10 +361,30 @@ final class ServerCore {
         memoryTrim?.cancel()
         for promise in pendingReloads.values { promise.succeed(.refused("reachd is stopping")) }
         pendingReloads = [:]
+        for promise in pendingLookups.values { promise.fail(ChannelError.ioOnClosedChannel) }
+        for watch in targetWatches.values { watch.reresolve?.cancel() }
+        targetWatches = [:]
+        pendingLookups = [:]
+        resolver.shutdown()
         var closing: [EventLoopFuture<Void>] = []
         if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
         serverChannel = nil
         for channel in connections.values { closing.append(channel.close().recover { _ in }) }
         return EventLoopFuture.andAllComplete(closing, on: eventLoop)
     }
+}
+
+/// One `SubscribeTarget` stream: what it watches and what its client last got.
+private struct TargetWatch {
+    let target: Target
+    let uid: UInt32
+    let handler: VarlinkConnectionHandler
+    /// The addresses looked up with every snapshot (empty while the name does not resolve).
+    var keys: [TargetKey] = []
+    /// The answer last sent; nil before the first.
+    var last: TargetPath?
+    /// The next re-resolution of a name.
+    var reresolve: Scheduled<Void>?
+
+    var isName: Bool { if case .host = target { return true } else { return false } }
 }

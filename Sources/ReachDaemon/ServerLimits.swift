@@ -18,6 +18,15 @@ public struct ServerLimits: Sendable, Equatable {
     public var nestingDepth = 32
 
     /// The built-in limits.
+    /// Target streams (`SubscribeTarget`) in all, and per uid: each costs a FIB lookup per
+    /// address with every evaluation.
+    public var targetStreams = 1024
+    /// Target streams per uid.
+    public var targetStreamsPerUser = 64
+    /// Target checks and streams waiting for a name or a lookup, per uid: a client cannot
+    /// fill the resolver's threads or the engine's mailbox for everyone.
+    public var targetsInFlightPerUser = 16
+
     public init() {}
 }
 

@@ -22,6 +22,26 @@ struct SubscriberUpdate: Coalescible {
     }
 }
 
+/// One reply of either stream a connection may carry: `Subscribe` or `SubscribeTarget`.
+enum StreamUpdate: Coalescible {
+    case path(SubscriberUpdate)
+    case target(TargetReply)
+
+    /// Path replies merge their changes; a target reply simply replaces an older one.
+    func coalesced(with newer: StreamUpdate) -> StreamUpdate {
+        if case let .path(older) = self, case let .path(newest) = newer { return .path(older.coalesced(with: newest)) }
+        return newer
+    }
+
+    /// The reply framed for the wire (`continues: true`).
+    var frame: ByteBuffer? {
+        switch self {
+        case let .path(update): return update.frame ?? ServerCore.frame(update.group.reply)
+        case let .target(reply): return ServerCore.frame(reply)
+        }
+    }
+}
+
 /// Serves one client connection: decodes calls, answers them in order, and carries a
 /// subscription stream.
 ///
@@ -39,8 +59,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias OutboundOut = ByteBuffer
 
     private struct Subscription {
-        var filter: PathFilter
-        var coalescer = LatestValueCoalescer<SubscriberUpdate>(consumerReady: true)
+        var coalescer = LatestValueCoalescer<StreamUpdate>(consumerReady: true)
         var discardedBytes = 0
     }
 
@@ -53,9 +72,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     private var readHeld = false
     /// Set once the connection is being closed: nothing it still sends is looked at.
     private var closing = false
-    /// A reload this connection asked for is running: replies go in call order, so later
-    /// calls wait (and no more is read) until it is answered.
-    private var awaitingReload = false
+    /// A call this connection made is being answered off the loop (a reload, a target
+    /// check): replies go in call order, so later calls wait (and no more is read) until
+    /// it is answered.
+    private var awaitingAnswer = false
     private var waitingCalls: [ByteBuffer] = []
 
     init(core: ServerCore, ticket: ConnectionTicket, logger: Logger) {
@@ -83,7 +103,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             }
             return
         }
-        if awaitingReload {
+        if awaitingAnswer {
             waitingCalls.append(message)
             return
         }
@@ -105,9 +125,23 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         }
         logger.debug("call", metadata: ["method": "\(call.method)"])
         let outcome = core.outcome(for: call, from: ticket)
-        if case .reload = outcome {
-            reload(answering: !call.isOneway)
+        switch outcome {
+        case .reload:
+            answerLater(core.requestReload().map(Self.reloadAnswer), oneway: call.isOneway)
             return
+        case let .checkTarget(target):
+            answerLater(core.answerCheck(target, uid: ticket.uid), oneway: call.isOneway)
+            return
+        case let .subscribeTarget(target):
+            guard !call.isOneway else { return }
+            if let refused = core.subscribeTarget(self, ticket: ticket, target: target) {
+                write(AnyVarlinkReply(error: refused), context: context)
+            } else {
+                startStream(context: context)
+            }
+            return
+        default:
+            break
         }
         guard !call.isOneway else { return }
         switch outcome {
@@ -118,28 +152,38 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             write(AnyVarlinkReply(error: error), context: context)
         case let .subscribe(filter):
             subscribe(filter, context: context)
-        case .reload:
-            break  // handled above
+        case .reload, .checkTarget, .subscribeTarget:
+            break  // answered later, above
         }
     }
 
-    // MARK: Reload
+    // MARK: Answers that take a while
 
-    private func reload(answering: Bool) {
-        let done = core.requestReload()
-        guard answering else { return }
-        awaitingReload = true
-        done.assumeIsolated().whenSuccess { [self] outcome in
-            awaitingReload = false
+    private static func reloadAnswer(_ outcome: ReloadOutcome) -> DeferredAnswer {
+        switch outcome {
+        case .applied: return .reply(NoParameters())
+        case let .refused(reason):
+            return .error(.other(name: ReachabilityInterface.Error.reloadRefused, parameters: ["reason": .string(reason)]))
+        }
+    }
+
+    /// Sends `answer`'s reply when it comes; calls behind it wait until then.
+    private func answerLater(_ answer: EventLoopFuture<DeferredAnswer>, oneway: Bool) {
+        guard !oneway else { return }
+        awaitingAnswer = true
+        answer.assumeIsolated().whenComplete { [self] result in
+            awaitingAnswer = false
             guard let context, !closing else { return }
-            switch outcome {
-            case .applied:
-                write(VarlinkReply(parameters: NoParameters()), context: context)
-            case let .refused(reason):
-                let error = VarlinkError.other(name: ReachabilityInterface.Error.reloadRefused, parameters: ["reason": .string(reason)])
+            switch result {
+            case let .success(.reply(parameters)):
+                write(VarlinkReply(parameters: AnyCodableParameters(parameters)), context: context)
+            case let .success(.error(error)):
                 write(AnyVarlinkReply(error: error), context: context)
+            case .failure:
+                context.close(promise: nil)  // reachd is stopping
+                return
             }
-            while !awaitingReload, subscription == nil, !closing, !waitingCalls.isEmpty {
+            while !awaitingAnswer, subscription == nil, !closing, !waitingCalls.isEmpty {
                 handle(waitingCalls.removeFirst(), context: context)
             }
             releaseHeldRead(context: context)
@@ -149,11 +193,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     // MARK: Subscription stream
 
     private func subscribe(_ filter: PathFilter, context: ChannelHandlerContext) {
-        var stream = Subscription(filter: filter)
-        if !context.channel.isWritable { stream.coalescer.pause() }
-        subscription = stream
+        startStream(context: context)
         // The first reply is the current state; nothing has changed yet.
         deliver(core.subscribe(self, ticket: ticket, filter: filter))
+    }
+
+    private func startStream(context: ChannelHandlerContext) {
+        var stream = Subscription()
+        if !context.channel.isWritable { stream.coalescer.pause() }
+        subscription = stream
         // Reads continue (to notice a hang-up) however slowly the subscriber reads.
         releaseHeldRead(context: context)
     }
@@ -161,12 +209,18 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// A new reply for this subscriber (called by the core for each group update).
     func deliver(_ update: SubscriberUpdate) {
         guard subscription != nil else { return }
-        carryOut(subscription!.coalescer.offer(update))
+        carryOut(subscription!.coalescer.offer(.path(update)))
     }
 
-    private func carryOut(_ action: LatestValueCoalescer<SubscriberUpdate>.Action) {
+    /// A new answer for this connection's target (called by the core when it changed).
+    func deliver(_ reply: TargetReply) {
+        guard subscription != nil else { return }
+        carryOut(subscription!.coalescer.offer(.target(reply)))
+    }
+
+    private func carryOut(_ action: LatestValueCoalescer<StreamUpdate>.Action) {
         guard case let .deliver(update) = action, let context else { return }
-        guard let frame = update.frame ?? ServerCore.frame(update.group.reply) else {
+        guard let frame = update.frame else {
             logger.error("cannot encode a Subscribe reply; closing the connection")
             context.close(promise: nil)
             return
@@ -194,7 +248,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func read(context: ChannelHandlerContext) {
         // A client that sends calls but does not read replies is not read from either,
         // so its replies cannot pile up in memory. Subscribers are always read.
-        if subscription == nil && (!context.channel.isWritable || awaitingReload) {
+        if subscription == nil && (!context.channel.isWritable || awaitingAnswer) {
             readHeld = true
             return
         }

@@ -11,6 +11,16 @@ enum CallOutcome {
     case subscribe(PathFilter)
     /// Reload the configuration, and answer once that is done.
     case reload
+    /// Answer for this target once its name is resolved and its addresses looked up.
+    case checkTarget(Target)
+    /// Start a stream of this target's answers.
+    case subscribeTarget(Target)
+}
+
+/// What a call answered off the loop (a reload, a target check) replies.
+enum DeferredAnswer {
+    case reply(any Codable & Sendable)
+    case error(VarlinkError)
 }
 
 /// Maps a call to its outcome given what is published now. No IO.
@@ -35,6 +45,21 @@ struct VarlinkDispatcher {
             case ReachabilityInterface.Method.listInterfaces:
                 if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
                 return .reply(ListInterfacesReply(interfaces: publication.state.interfaces))
+            case ReachabilityInterface.Method.checkTarget:
+                do {
+                    return .checkTarget(try TargetParameters.target(validating: parameters))
+                } catch {
+                    return .error(error)
+                }
+            case ReachabilityInterface.Method.subscribeTarget:
+                let target: Target
+                do {
+                    target = try TargetParameters.target(validating: parameters)
+                } catch {
+                    return .error(error)
+                }
+                guard call.wantsMore else { return .error(.expectedMore) }
+                return .subscribeTarget(target)
             case ReachabilityInterface.Method.subscribe:
                 let validated: SubscribeParameters
                 do {

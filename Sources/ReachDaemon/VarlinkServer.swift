@@ -39,14 +39,14 @@ public final class VarlinkServer: Sendable {
     ///   - notifier: where `STATUS=`, `READY=1` and `WATCHDOG=1` go.
     ///   - limits: what any client may take (connections, buffered bytes, deadlines).
     ///   - onFatalError: called (on the loop) if serving fails for good; the caller should exit.
-    ///   - onReloadRequested: called (on the loop) when a client asks for a reload; the
-    ///     owner reloads and calls `finishReload` with the same token.
+    ///   - postToEngine: called (on the loop) with what a client asked of the engine: a
+    ///     reload (answer with `finishReload`), target lookups (`finishTargetLookup`).
     public init(
         socketPath: String, socketMode: UInt32 = 0o666, instance: String, snapshot: NetworkSnapshot,
         policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
         eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
         onFatalError: @escaping @Sendable (String) -> Void = { _ in },
-        onReloadRequested: @escaping @Sendable (Int) -> Void = { _ in }
+        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in }
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -55,7 +55,7 @@ public final class VarlinkServer: Sendable {
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
             limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError,
-            onReloadRequested: onReloadRequested
+            postToEngine: postToEngine
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)
@@ -146,6 +146,12 @@ public final class VarlinkServer: Sendable {
             }
             if let token { core.value.completeReload(token, outcome) }
         }
+    }
+
+    /// Hands the engine's answer to `EngineCommand.lookUpTargets` to the loop. Callable from any thread.
+    public func finishTargetLookup(_ token: Int, _ lookups: [TargetLookup]) {
+        let core = self.core
+        eventLoop.execute { core.value.completeTargetLookup(token, lookups) }
     }
 
     /// Pings the systemd watchdog from the loop, so a ping proves the loop is alive too.

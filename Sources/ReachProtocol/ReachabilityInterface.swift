@@ -13,12 +13,18 @@ public enum ReachabilityInterface {
         public static let subscribe = "io.reachd.Reachability.Subscribe"
         /// `ListInterfaces() -> (interfaces)`.
         public static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
+        /// `CheckTarget(host?, address?) -> (target, path)`.
+        public static let checkTarget = "io.reachd.Reachability.CheckTarget"
+        /// `SubscribeTarget(host?, address?) -> (target, path)`, with more.
+        public static let subscribeTarget = "io.reachd.Reachability.SubscribeTarget"
     }
 
     /// Fully qualified error names.
     public enum Error {
         /// `ConnectionLimitReached(limit, maximum)`: the connection was refused.
         public static let connectionLimitReached = "io.reachd.Reachability.ConnectionLimitReached"
+        /// `LimitReached(limit, maximum)`: a target check or stream over a per-user or total cap.
+        public static let limitReached = "io.reachd.Reachability.LimitReached"
         /// `ReloadRefused(reason)`: a reload found the configuration unusable and kept the running one.
         public static let reloadRefused = "io.reachd.Reachability.ReloadRefused"
     }

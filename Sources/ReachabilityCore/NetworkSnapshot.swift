@@ -15,6 +15,9 @@ public struct NetworkSnapshot: Sendable, Hashable {
     public var lookups: [AddressFamily: RouteLookup]
     /// Whether a DNS server is configured.
     public var hasNameserver: Bool
+    /// The kernel's FIB answer for each monitored target address, looked up with the
+    /// uid of the client that asked (taken with the snapshot, so they always agree).
+    public var targets: [TargetKey: RouteLookup] = [:]
 
     /// Creates a snapshot.
     public init(

@@ -37,6 +37,14 @@ public enum UnsatisfiedReason: String, Sendable, Hashable, Codable, CaseIterable
     case interfaceTypeProhibited
     /// The route goes through an interface that configuration marks as ignored.
     case interfaceIgnored
+    /// Targets only: the name does not exist (NXDOMAIN, or no address of any family).
+    case nameNotFound
+    /// Targets only: no DNS server is configured, so the name cannot be resolved.
+    case noDNSServer
+    /// Targets only: resolving the name failed (server failure, refused, malformed answer).
+    case resolutionFailed
+    /// Targets only: no answer to the name in time.
+    case resolutionTimedOut
 }
 
 /// AFNetworkReachabilityStatus, extended with the Linux interface types.

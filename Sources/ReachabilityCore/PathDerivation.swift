@@ -100,7 +100,7 @@ public enum PathDerivation {
 
     private static func rank(_ reason: UnsatisfiedReason) -> Int {
         switch reason {
-        case .noInterface: return 0
+        case .noInterface, .nameNotFound, .noDNSServer, .resolutionFailed, .resolutionTimedOut: return 0
         case .noRoute: return 1
         case .interfaceIgnored, .interfaceTypeProhibited: return 2
         case .unreachableRoute, .blackholeRoute, .prohibitedRoute: return 3
@@ -129,8 +129,9 @@ enum FamilyOutcome {
     var failure: UnsatisfiedReason? { if case let .unusable(reason) = self { return reason } else { return nil } }
 }
 
-/// The inputs of one derivation, with the checks that need more than one of them.
-private struct Context {
+/// The inputs of one derivation, with the checks that need more than one of them (shared
+/// with `TargetDerivation`, so a target's route counts under the same rules).
+struct Context {
     let snapshot: NetworkSnapshot
     let policy: InterfacePolicy
     let filter: PathFilter
@@ -161,13 +162,7 @@ private struct Context {
             let excluded: UnsatisfiedReason = policy.isIgnored(link) ? .interfaceIgnored : .interfaceTypeProhibited
             return firstUsable(unicastDefaults, family: family, otherwise: excluded)
         case let .failure(failure)?:
-            let reason: UnsatisfiedReason
-            switch failure {
-            case .noRoute, .lookupFailed: reason = .noRoute
-            case .unreachableRoute: reason = .unreachableRoute
-            case .blackholeRoute: reason = .blackholeRoute
-            case .prohibitedRoute: reason = .prohibitedRoute
-            }
+            let reason = Self.reason(for: failure)
             guard reason == .noRoute else { return .unusable(reason) }
             // Nothing usable can come of these routes (the kernel found none), but they can
             // say why: a linkdown route, say, that the kernel was told to ignore.
@@ -197,7 +192,7 @@ private struct Context {
     }
 
     /// Checks 2–5 of the derivation on one next hop.
-    private func check(_ hop: NextHop, family: AddressFamily, preferredSource: IPAddress?) -> FamilyOutcome {
+    func check(_ hop: NextHop, family: AddressFamily, preferredSource: IPAddress?) -> FamilyOutcome {
         guard let link = snapshot.links[hop.interfaceIndex] else { return .unusable(.noRoute) }
         guard link.isUp else { return .unusable(.interfaceDown) }
         let dormant = link.operState == .dormant
@@ -214,7 +209,17 @@ private struct Context {
         state == .down || state == .lowerLayerDown || state == .notPresent
     }
 
-    private static func reason(forRouteType type: RouteType) -> UnsatisfiedReason? {
+    /// What a refused FIB lookup means.
+    static func reason(for failure: RouteLookupFailure) -> UnsatisfiedReason {
+        switch failure {
+        case .noRoute, .lookupFailed: return .noRoute
+        case .unreachableRoute: return .unreachableRoute
+        case .blackholeRoute: return .blackholeRoute
+        case .prohibitedRoute: return .prohibitedRoute
+        }
+    }
+
+    static func reason(forRouteType type: RouteType) -> UnsatisfiedReason? {
         switch type {
         case .unreachable: return .unreachableRoute
         case .blackhole: return .blackholeRoute

@@ -31,8 +31,14 @@ extension Reachctl {
         @Option(help: ArgumentHelp("Require this interface to be among the usable ones.", valueName: "name"))
         var interface: String?
 
+        @Option(help: ArgumentHelp("Wait until this host name or address is reachable instead.", valueName: "host-or-address"))
+        var target: String?
+
         func validate() throws {
             guard timeout >= 0 else { throw ValidationError("--timeout must be 0 (forever) or more seconds") }
+            if let target, Target(host: target) == nil {
+                throw ValidationError("'\(target)' is neither an address nor a valid host name")
+            }
         }
 
         /// Whether a path meets what was asked for.
@@ -50,10 +56,14 @@ extension Reachctl {
         func run() async throws {
             let client = connection.client(root)
             let filter = PathFilter(requiredInterfaceType: interfaceType)
-            let family = self.family, interface = self.interface
+            let family = self.family, interface = self.interface, target = self.target.flatMap(Target.init(host:))
             let progress = WaitProgress()
             let outcome = await withTaskGroup(of: WaitOutcome.self) { group in
-                group.addTask { await Self.watch(client, filter: filter, family: family, interface: interface, progress: progress) }
+                if let target {
+                    group.addTask { await Reachctl.waitForTarget(client, target: target, progress: progress) }
+                } else {
+                    group.addTask { await Self.watch(client, filter: filter, family: family, interface: interface, progress: progress) }
+                }
                 if timeout > 0 {
                     let seconds = timeout
                     group.addTask {
@@ -70,7 +80,7 @@ extension Reachctl {
                 return
             case .deadline:
                 if progress.daemonAnswered.withLock({ $0 }) {
-                    printError("reachctl: timed out after \(timeout) s waiting for the path to be satisfied")
+                    printError("reachctl: timed out after \(timeout) s waiting for \(target.map { "\($0) to be reachable" } ?? "the path to be satisfied")")
                     throw ExitCode(1)
                 }
                 printError("reachctl: timed out after \(timeout) s: cannot reach reachd at \(client.socketPath)")
@@ -95,6 +105,22 @@ extension Reachctl {
             }
             return .deadline
         }
+    }
+
+    /// The same for one target (`--target`).
+    fileprivate static func waitForTarget(_ client: ReachabilityClient, target: Target, progress: WaitProgress) async -> WaitOutcome {
+        while !Task.isCancelled {
+            do {
+                for try await reply in client.subscribe(target: target) {
+                    progress.daemonAnswered.withLock { $0 = true }
+                    if reply.path.status == .satisfied { return .satisfied }
+                }
+            } catch {
+                progress.daemonAnswered.withLock { $0 = false }
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        return .deadline
     }
 
     /// An IP family as `--family` takes it.

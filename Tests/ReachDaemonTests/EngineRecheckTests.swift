@@ -117,6 +117,10 @@ private final class ScriptedKernel: KernelView, Sendable {
 
     func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> { [] }
 
+    func lookup(_ destination: IPAddress, uid: UInt32?) -> RouteLookup {
+        .failure(.noRoute)
+    }
+
     func snapshot() -> NetworkSnapshot {
         script.withLock { script in
             script.snapshots += 1

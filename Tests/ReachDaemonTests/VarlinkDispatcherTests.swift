@@ -9,7 +9,7 @@ import XCTest
 /// the pure dispatcher; the integration tests carry a reload out for real.
 final class VarlinkDispatcherTests: XCTestCase {
     private enum Expected: Equatable {
-        case reply, reload, error(VarlinkError)
+        case reply, reload, target(Target), error(VarlinkError)
     }
 
     func testSystemdServiceInterface() {
@@ -31,10 +31,47 @@ final class VarlinkDispatcherTests: XCTestCase {
             switch dispatcher.outcome(for: call, publication: publication, privileged: test.privileged) {
             case .reply: got = .reply
             case .reload: got = .reload
+            case let .checkTarget(target), let .subscribeTarget(target): got = .target(target)
             case let .error(error): got = .error(error)
             case .subscribe: got = .error(.other(name: "subscribe", parameters: [:]))
             }
             XCTAssertEqual(got, test.expected, "\(test.method) \(test.parameters ?? [:]) privileged: \(test.privileged)")
+        }
+    }
+
+    /// CheckTarget: exactly one of host and address; names checked before anything is resolved.
+    func testCheckTargetParameters() {
+        let publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+        let dispatcher = VarlinkDispatcher(serviceInfo: .reachd)
+        let long = String(repeating: "a.", count: 126) + "ab"  // 254 bytes
+        let cases: [(JSONObject?, Expected)] = [
+            (["host": .string("API.Example.com.")], .target(.host("api.example.com"))),
+            (["host": .string("_sip._tcp.example")], .target(.host("_sip._tcp.example"))),
+            (["host": .string("192.0.2.7")], .target(.address(IPAddress("192.0.2.7")!))),
+            (["address": .string("2001:db8::7")], .target(.address(IPAddress("2001:db8::7")!))),
+            (["host": .string("a"), "address": .null], .target(.host("a"))),
+            (["address": .string("example.com")], .error(.invalidParameter(parameter: "address"))),
+            (["host": .string("a"), "address": .string("192.0.2.7")], .error(.invalidParameter(parameter: "host"))),
+            (nil, .error(.invalidParameter(parameter: "host"))),
+            (["host": .integer(7)], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string("")], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string(long)], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string(String(repeating: "a", count: 64) + ".com")], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string("-bad.example")], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string("bad..example")], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string("sp ace.example")], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string("ünï.example")], .error(.invalidParameter(parameter: "host"))),
+            (["host": .string("a"), "port": .integer(80)], .error(.invalidParameter(parameter: "port"))),
+        ]
+        for (parameters, expected) in cases {
+            let call = AnyVarlinkCall(method: ReachabilityInterface.Method.checkTarget, parameters: parameters)
+            let got: Expected
+            switch dispatcher.outcome(for: call, publication: publication, privileged: false) {
+            case let .checkTarget(target): got = .target(target)
+            case let .error(error): got = .error(error)
+            default: got = .reply
+            }
+            XCTAssertEqual(got, expected, "\(parameters ?? [:])")
         }
     }
 

@@ -1,0 +1,140 @@
+import CLinux
+import Glibc
+import NIOCore
+import NIOPosix
+import ReachabilityCore
+
+/// Resolves target names without blocking the event loop or the engine: `getaddrinfo(3)`
+/// (so `/etc/hosts`, nsswitch and the resolver configuration apply as for any program)
+/// runs on a small thread pool, started on first use. Owned by the event loop: every
+/// method runs there.
+///
+/// A name gets an answer within `timeout` whatever the resolver does (a server that drops
+/// queries makes glibc wait 5 s per try); the late answer is dropped. Answers are cached
+/// for a short fixed time (getaddrinfo reports no TTL), and the cache is emptied when the
+/// path changes (another interface, other DNS servers). Concurrent asks for one name
+/// share one resolution.
+final class NameResolver {
+    /// What a name resolved to.
+    enum Outcome: Sendable, Equatable {
+        /// The name's addresses, as the resolver ordered them (duplicates removed).
+        case addresses([IPAddress])
+        /// Why it did not resolve: `nameNotFound`, `noDNSServer`, `resolutionFailed` or
+        /// `resolutionTimedOut`.
+        case failed(UnsatisfiedReason)
+    }
+
+    /// How long an answer may take.
+    let timeout: TimeAmount
+    /// How long a found name's addresses are reused.
+    let cacheLifetime: TimeAmount
+    private let eventLoop: any EventLoop
+    private var pool: NIOThreadPool?
+    private var cache: [String: (expires: NIODeadline, outcome: Outcome)] = [:]
+    private var inFlight: [String: EventLoopFuture<Outcome>] = [:]
+
+    init(eventLoop: any EventLoop, timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30)) {
+        self.eventLoop = eventLoop
+        self.timeout = timeout
+        self.cacheLifetime = cacheLifetime
+    }
+
+    /// Resolutions running now (for the per-user cap's total and for tests).
+    var resolutionsInFlight: Int { inFlight.count }
+
+    /// The addresses of `name`. `hasNameserver` tells a resolver failure with no DNS server
+    /// configured (`noDNSServer`) from one with servers that failed.
+    func resolve(_ name: String, hasNameserver: Bool) -> EventLoopFuture<Outcome> {
+        if let cached = cache[name], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
+        if let running = inFlight[name] { return running }
+        let promise = eventLoop.makePromise(of: Outcome.self)
+        inFlight[name] = promise.futureResult
+        let deadline = eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            promise.succeed(.failed(.resolutionTimedOut))
+        }
+        threadPool().runIfActive(eventLoop: eventLoop) { Self.lookUp(name, hasNameserver: hasNameserver) }
+            .assumeIsolated().whenComplete { result in
+                deadline.cancel()
+                let outcome = (try? result.get()) ?? .failed(.resolutionFailed)
+                promise.succeed(outcome)  // a no-op if the deadline came first
+            }
+        promise.futureResult.assumeIsolated().whenSuccess { [self] outcome in
+            inFlight[name] = nil
+            switch outcome {
+            case .addresses: cache[name] = (.now() + cacheLifetime, outcome)
+            case .failed(.nameNotFound): cache[name] = (.now() + .seconds(5), outcome)
+            case .failed: break
+            }
+        }
+        return promise.futureResult
+    }
+
+    /// Forgets every cached answer (the path changed: another network may answer differently).
+    func forgetAnswers() {
+        cache = [:]
+    }
+
+    /// Stops the pool without waiting for a resolution stuck in the resolver.
+    func shutdown() {
+        pool?.shutdownGracefully { _ in }
+        pool = nil
+    }
+
+    private func threadPool() -> NIOThreadPool {
+        if let pool { return pool }
+        let started = NIOThreadPool(numberOfThreads: 2)
+        started.start()
+        pool = started
+        return started
+    }
+
+    /// One blocking `getaddrinfo`, both families, addresses in the resolver's order.
+    private static func lookUp(_ name: String, hasNameserver: Bool) -> Outcome {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)  // one entry per address, not per socket type
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(name, nil, &hints, &list)
+        defer { if let list { freeaddrinfo(list) } }
+        guard status == 0 else { return .failed(reason(forError: status, hasNameserver: hasNameserver)) }
+        var addresses: [IPAddress] = []
+        var entry = list
+        while let current = entry?.pointee {
+            if let address = current.ai_addr.flatMap(IPAddress.init(socketAddress:)), !addresses.contains(address) {
+                addresses.append(address)
+            }
+            entry = current.ai_next
+        }
+        return addresses.isEmpty ? .failed(.nameNotFound) : .addresses(addresses)
+    }
+
+    /// What a `getaddrinfo` error means for a target. The one place an EAI code becomes a reason.
+    static func reason(forError status: Int32, hasNameserver: Bool) -> UnsatisfiedReason {
+        switch status {
+        case EAI_NONAME, reachd_EAI_NODATA: return .nameNotFound
+        // Temporary failure: the servers did not answer, or there are none to ask.
+        case EAI_AGAIN: return hasNameserver ? .resolutionTimedOut : .noDNSServer
+        default: return hasNameserver ? .resolutionFailed : .noDNSServer
+        }
+    }
+}
+
+extension IPAddress {
+    /// The address in a `sockaddr_in` or `sockaddr_in6`; nil for other families.
+    init?(socketAddress: UnsafeMutablePointer<sockaddr>) {
+        switch Int32(socketAddress.pointee.sa_family) {
+        case AF_INET:
+            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
+            }
+            self.init(bytes: bytes)
+        case AF_INET6:
+            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
+            }
+            self.init(bytes: bytes)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import ReachabilityCore
+
+/// What a client asks about in `CheckTarget` / `SubscribeTarget`: a host name or an address.
+public enum Target: Sendable, Hashable, CustomStringConvertible {
+    /// A name to resolve (already checked: at most 253 bytes, labels of 1–63 letters, digits,
+    /// `-` or `_`, no leading or trailing `-`; stored lowercased, without a final dot).
+    case host(String)
+    /// An address literal (also when given as `host`).
+    case address(IPAddress)
+
+    /// The name or the address as text, as replies carry it.
+    public var description: String {
+        switch self {
+        case let .host(name): return name
+        case let .address(address): return address.description
+        }
+    }
+
+    /// Reads a host parameter: an address literal is an address; otherwise a valid name.
+    public init?(host text: String) {
+        if let address = IPAddress(text) {
+            self = .address(address)
+            return
+        }
+        guard let name = Self.validName(text) else { return nil }
+        self = .host(name)
+    }
+
+    /// RFC 1123 host names (plus `_`, which real service names use), at most 253 bytes.
+    static func validName(_ text: String) -> String? {
+        var name = Substring(text)
+        if name.hasSuffix(".") { name = name.dropLast() }
+        guard !name.isEmpty, name.utf8.count <= 253 else { return nil }
+        for label in name.split(separator: ".", omittingEmptySubsequences: false) {
+            guard (1...63).contains(label.utf8.count), label.first != "-", label.last != "-" else { return nil }
+            guard label.utf8.allSatisfy({ byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }) else { return nil }
+        }
+        return name.lowercased()
+    }
+}
+
+/// Parameters of `CheckTarget` and `SubscribeTarget`: exactly one of `host` and `address`.
+public struct TargetParameters: Codable, Sendable, Hashable {
+    /// A host name (or an address literal, taken as the address).
+    public var host: String?
+    /// An IPv4 or IPv6 address.
+    public var address: String?
+
+    /// Parameters naming `target`.
+    public init(_ target: Target) {
+        switch target {
+        case let .host(name): host = name
+        case let .address(address): self.address = address.description
+        }
+    }
+
+    /// Validates loosely typed parameters as the server received them.
+    ///
+    /// - Throws: `InvalidParameter` naming an unknown parameter, one of the wrong type, a
+    ///   malformed name or address, or `host` when neither or both are given.
+    public static func target(validating parameters: JSONObject) throws(VarlinkError) -> Target {
+        for key in parameters.keys.sorted() where key != "host" && key != "address" {
+            throw .invalidParameter(parameter: key)
+        }
+        func string(_ key: String) throws(VarlinkError) -> String? {
+            switch parameters[key] {
+            case nil, .null?: return nil
+            case let value?:
+                guard let text = value.stringValue else { throw .invalidParameter(parameter: key) }
+                return text
+            }
+        }
+        switch (try string("host"), try string("address")) {
+        case let (host?, nil):
+            guard let target = Target(host: host) else { throw .invalidParameter(parameter: "host") }
+            return target
+        case let (nil, address?):
+            guard let parsed = IPAddress(address) else { throw .invalidParameter(parameter: "address") }
+            return .address(parsed)
+        default:
+            throw .invalidParameter(parameter: "host")
+        }
+    }
+}
+
+/// Reply of `CheckTarget`, and of every `SubscribeTarget` reply.
+public struct TargetReply: Codable, Sendable, Hashable {
+    /// The target as asked (a name lowercased, an address in canonical form).
+    public var target: String
+    /// The answer.
+    public var path: TargetPath
+
+    /// Creates a reply.
+    public init(target: String, path: TargetPath) {
+        self.target = target
+        self.path = path
+    }
+}

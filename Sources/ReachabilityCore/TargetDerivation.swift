@@ -1,0 +1,202 @@
+/// The verdict for one target ("can I reach this host?"): the kernel's FIB answer for each
+/// of its addresses, judged by the same rules as the host's path. Pure, and the one place
+/// that decides what "this target is reachable" means.
+///
+/// Per address, the lookup (made with the caller's uid, so `ip rule uidrange` applies)
+/// names the route. It counts when:
+/// - it is a `local` route: the address is this host's own (`isLocalAddress`), reachable
+///   whatever the interfaces do;
+/// - it is a `unicast` route whose output interface is not ignored and passes checks 2–5 of
+///   `PathDerivation` (up, carrier, usable source address, not dormant). A route without a
+///   gateway is on-link (`isDirect`).
+/// A refused lookup (`unreachable`, `blackhole`, `prohibit`, no route) is its reason.
+///
+/// The target is reachable when one address is; IPv6 first when both families work, as a
+/// Happy-Eyeballs client would connect. When none is, the most specific reason explains it.
+/// A name that did not resolve is not reachable, with the resolution's reason: never an
+/// optimistic answer (SCNetworkReachability's "reachable" for a made-up name).
+public enum TargetDerivation {
+    /// Derives the answer for a target whose addresses were looked up.
+    public static func derive(_ lookups: [TargetLookup], snapshot: NetworkSnapshot, policy: InterfacePolicy) -> TargetPath {
+        let context = Context(snapshot: snapshot, policy: policy, filter: .none)
+        let judged = lookups.map { judge($0, context: context) }
+        let ordered = judged.enumerated().sorted { left, right in
+            // IPv6 before IPv4, otherwise the resolver's order.
+            if left.element.answer.family != right.element.answer.family { return left.element.answer.family == .ipv6 }
+            return left.offset < right.offset
+        }.map(\.element)
+
+        let ready = ordered.first { $0.answer.reachable && !$0.requiresConnection }
+        let primary = ready ?? ordered.first { $0.answer.reachable }
+        var flags: ReachabilityFlags = []
+        let status: PathStatus
+        let reason: UnsatisfiedReason?
+        if let primary {
+            status = ready != nil ? .satisfied : .requiresConnection
+            reason = ready != nil ? nil : .connectionRequired
+            flags.insert(.reachable)
+            if primary.requiresConnection { flags.insert(.connectionRequired) }
+            if primary.isLocal { flags.insert(.isLocalAddress) }
+            if primary.answer.gateway == nil { flags.insert(.isDirect) }
+            if primary.answer.interfaceType == .cellular { flags.insert(.isWWAN) }
+            if let link = primary.link, PathDerivation.isTransient(link) { flags.insert(.transientConnection) }
+        } else {
+            status = .unsatisfied
+            reason = lookups.isEmpty ? .nameNotFound : PathDerivation.mostSpecificReason(ordered.compactMap(\.answer.unsatisfiedReason))
+        }
+        return TargetPath(
+            status: status,
+            unsatisfiedReason: reason,
+            reachability: status == .satisfied ? PathDerivation.reachability(for: primary?.answer.interfaceType) : .notReachable,
+            flags: flags,
+            primaryInterface: primary?.answer.interface,
+            primaryInterfaceType: primary?.answer.interfaceType,
+            addresses: ordered.map(\.answer)
+        )
+    }
+
+    /// The answer for a name that did not resolve.
+    public static func unresolved(_ reason: UnsatisfiedReason) -> TargetPath {
+        TargetPath(status: .unsatisfied, unsatisfiedReason: reason, reachability: .notReachable)
+    }
+
+    private struct Judged {
+        var answer: TargetAddress
+        var link: Link?
+        var isLocal = false
+        var requiresConnection = false
+    }
+
+    private static func judge(_ lookup: TargetLookup, context: Context) -> Judged {
+        var answer = TargetAddress(address: lookup.address)
+        let result: RouteLookupResult
+        switch lookup.route {
+        case let .failure(failure):
+            answer.unsatisfiedReason = Context.reason(for: failure)
+            return Judged(answer: answer)
+        case let .route(found):
+            result = found
+        }
+        let link = context.snapshot.links[result.outputInterface]
+        answer.interface = link?.name
+        answer.interfaceType = link.map(context.policy.type(of:))
+        answer.gateway = result.gateway?.description
+        answer.source = result.preferredSource?.description
+        if result.type == .local {
+            answer.reachable = true
+            return Judged(answer: answer, link: link, isLocal: true)
+        }
+        guard result.type == .unicast else {
+            answer.unsatisfiedReason = Context.reason(forRouteType: result.type) ?? .noRoute
+            return Judged(answer: answer, link: link)
+        }
+        guard let link else {
+            answer.unsatisfiedReason = .noRoute
+            return Judged(answer: answer)
+        }
+        if context.policy.isIgnored(link) {
+            answer.unsatisfiedReason = .interfaceIgnored
+            return Judged(answer: answer, link: link)
+        }
+        let hop = NextHop(interfaceIndex: result.outputInterface, gateway: result.gateway, isLinkDown: result.isLinkDown)
+        switch context.check(hop, family: lookup.address.family, preferredSource: result.preferredSource) {
+        case let .usable(route):
+            answer.reachable = true
+            return Judged(answer: answer, link: link, requiresConnection: route.requiresConnection)
+        case let .unusable(reason):
+            answer.unsatisfiedReason = reason
+            return Judged(answer: answer, link: link)
+        }
+    }
+}
+
+/// One address of a target and the kernel's FIB answer for it.
+public struct TargetLookup: Sendable, Hashable {
+    /// The address.
+    public var address: IPAddress
+    /// What the kernel answered.
+    public var route: RouteLookup
+
+    /// Pairs an address with its lookup.
+    public init(address: IPAddress, route: RouteLookup) {
+        self.address = address
+        self.route = route
+    }
+}
+
+/// The answer for one target. Field names are the wire names of
+/// `io.reachd.Reachability.TargetPath`.
+public struct TargetPath: Sendable, Hashable, Codable {
+    /// Satisfied when one address is reachable.
+    public var status: PathStatus
+    /// Why not; nil when satisfied. Name-resolution reasons appear only here.
+    public var unsatisfiedReason: UnsatisfiedReason?
+    /// AFNetworking-style status, from the primary address's interface.
+    public var reachability: ReachabilityStatus
+    /// SCNetworkReachability flags for the target: reachable, isLocalAddress, isDirect,
+    /// isWWAN, transientConnection, connectionRequired.
+    public var flags: ReachabilityFlags
+    /// Interface traffic to the target would leave by.
+    public var primaryInterface: String?
+    /// Its type.
+    public var primaryInterfaceType: InterfaceType?
+    /// Every address, IPv6 first, each with its own verdict.
+    public var addresses: [TargetAddress]
+
+    /// Creates a target answer.
+    public init(
+        status: PathStatus, unsatisfiedReason: UnsatisfiedReason? = nil, reachability: ReachabilityStatus,
+        flags: ReachabilityFlags = [], primaryInterface: String? = nil, primaryInterfaceType: InterfaceType? = nil,
+        addresses: [TargetAddress] = []
+    ) {
+        self.status = status
+        self.unsatisfiedReason = unsatisfiedReason
+        self.reachability = reachability
+        self.flags = flags
+        self.primaryInterface = primaryInterface
+        self.primaryInterfaceType = primaryInterfaceType
+        self.addresses = addresses
+    }
+}
+
+/// One address of a target, as the kernel would route traffic to it.
+public struct TargetAddress: Sendable, Hashable, Codable {
+    /// The address, as text.
+    public var address: String
+    /// Its family.
+    public var family: AddressFamily
+    /// The route to it passes every check.
+    public var reachable: Bool
+    /// Why not (the route type, or the output interface's problem); nil when reachable.
+    public var unsatisfiedReason: UnsatisfiedReason?
+    /// Output interface of the route, when there is one.
+    public var interface: String?
+    /// Its type.
+    public var interfaceType: InterfaceType?
+    /// Gateway; nil when on-link (or no route).
+    public var gateway: String?
+    /// Source address the kernel would use.
+    public var source: String?
+
+    /// An address not yet judged (not reachable, no route).
+    public init(address: IPAddress) {
+        self.address = address.description
+        self.family = address.family
+        self.reachable = false
+    }
+}
+
+/// One address a client asked about, with the client's uid: the kernel's answer may differ
+/// per uid (`ip rule … uidrange`), so the uid is part of what is looked up.
+public struct TargetKey: Sendable, Hashable {
+    /// The address.
+    public var address: IPAddress
+    /// The uid of the client that asked (`SO_PEERCRED`), given to the kernel as `RTA_UID`.
+    public var uid: UInt32
+
+    /// Creates a key.
+    public init(address: IPAddress, uid: UInt32) {
+        self.address = address
+        self.uid = uid
+    }
+}

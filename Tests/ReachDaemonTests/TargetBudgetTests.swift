@@ -1,0 +1,50 @@
+import XCTest
+
+@testable import ReachDaemon
+
+/// The target ledger, step by step: caps in all and per uid, and what is given back.
+final class TargetBudgetTests: XCTestCase {
+    private enum Step {
+        case check(UInt32, refused: String?)
+        case checked(UInt32)
+        case stream(UInt32, refused: String?)
+        case closed(UInt32)
+    }
+
+    func testLedger() {
+        var limits = ServerLimits()
+        limits.targetStreams = 3
+        limits.targetStreamsPerUser = 2
+        limits.targetsInFlightPerUser = 2
+        var budget = TargetBudget(limits: limits)
+        let steps: [Step] = [
+            .check(1000, refused: nil), .check(1000, refused: nil),
+            .check(1000, refused: "targets in flight per user"),
+            .check(1001, refused: nil),  // another user is not held up
+            .checked(1000), .check(1000, refused: nil),
+            .stream(1000, refused: nil), .stream(1000, refused: nil),
+            .stream(1000, refused: "target streams per user"),
+            .stream(1001, refused: nil),
+            .stream(1002, refused: "target streams"),
+            .closed(1000), .stream(1002, refused: nil),
+        ]
+        for (index, step) in steps.enumerated() {
+            switch step {
+            case let .check(uid, refused):
+                XCTAssertEqual(budget.startCheck(uid: uid)?.name, refused, "step \(index)")
+            case let .checked(uid):
+                budget.finishCheck(uid: uid)
+            case let .stream(uid, refused):
+                XCTAssertEqual(budget.startStream(uid: uid)?.name, refused, "step \(index)")
+            case let .closed(uid):
+                budget.finishStream(uid: uid)
+            }
+        }
+        XCTAssertEqual(budget.streams, 3)
+        XCTAssertEqual(budget.startStream(uid: 1)?.maximum, 3)
+        // Everything given back: the ledger is empty again.
+        for uid: UInt32 in [1000, 1001, 1002] { budget.finishStream(uid: uid) }
+        for uid: UInt32 in [1000, 1000, 1001] { budget.finishCheck(uid: uid) }
+        XCTAssertEqual(budget, TargetBudget(limits: limits))
+    }
+}
