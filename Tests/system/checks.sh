@@ -1,0 +1,372 @@
+# The checks of Tests/system/run, run in order inside one booted container. Sourced, not
+# run. Each prints PASS/FAIL with what it saw; none stops the others.
+
+SOCKET=/run/reachd/io.reachd.Reachability
+SHARE=/var/tmp/reachd-test
+GATEWAY=10.77.0.1
+
+# --- Small probes -----------------------------------------------------------------------
+
+# The "Status:" word of a non-root `reachctl status` (satisfied, unsatisfied, …).
+path_status() { as_nobody reachctl status --timeout 5 | awk '$1 == "Status:" { print $2 }'; }
+status_is() { [ "$(path_status)" = "$1" ]; }
+# The IGNORED column (yes/no) of eth0 in a non-root `reachctl interfaces`.
+eth0_ignored() { as_nobody reachctl interfaces --timeout 5 | awk '$2 == "eth0" { print $7 }'; }
+main_pid() { cx systemctl show -P MainPID reachd.service; }
+service_state() { cx systemctl is-active reachd.service || true; }
+service_is_active() { [ "$(service_state)" = active ]; }
+# restarted_from PID: reachd runs again, under another MainPID.
+restarted_from() { local p; p=$(main_pid); [ "$p" != 0 ] && [ "$p" != "$1" ] && service_is_active; }
+status_text_lacks() { ! cx systemctl show -P StatusText reachd.service | grep -q "$1"; }
+# replies_at_least N FILE: FILE holds at least N Varlink replies (one JSON per line).
+replies_at_least() { [ "$(grep -c '"sequence"' "$2")" -ge "$1" ]; }
+# Journal lines by field match (FIELD=VALUE…), message only. --sync first: journald has
+# then read what the writers (stderr streams, syslog datagrams) queued before the call.
+journal() { cx journalctl --sync || true; cx journalctl --no-pager -o short "$@"; }
+# complaints FIELD=VALUE…: the matching lines that report a failure.
+complaints() { journal "$@" | grep -Ei 'fail|error|errno|denied' || true; }
+# expect_journal WHAT REGEX FIELD=VALUE…: PASS once a matching line is there (within 5 s).
+journal_has() { local regex=$1; shift; journal "$@" | grep -Eq -- "$regex"; }
+expect_journal() {
+  local what=$1 regex=$2; shift 2
+  if wait_until 5 journal_has "$regex" "$@"; then
+    pass "$what" "$(journal "$@" | grep -E -- "$regex")"
+  else
+    fail "$what" "wanted /$regex/ in: $(journal "$@")"
+  fi
+}
+
+# The container's network: eth0 (a veth) in the container's own namespace, its peer in
+# a nested namespace "gw" holding the gateway address. Traffic never leaves namespaces
+# this test made. eth0 is not "veth*", which reachd's default configuration ignores.
+setup_network() {
+  cx ip netns add gw &&
+    cx ip link add eth0 type veth peer name gw0 netns gw &&
+    cx ip -n gw addr add "$GATEWAY/24" dev gw0 &&
+    cx ip -n gw link set gw0 up &&
+    cx ip -n gw link set lo up &&
+    cx ip addr add 10.77.0.2/24 dev eth0 &&
+    cx ip link set eth0 up &&
+    cx ip route add default via "$GATEWAY" dev eth0
+}
+
+# --- The checks ---------------------------------------------------------------------------
+
+# apt-get install ./reachd_*.deb on the bare container: the Depends come along and the
+# postinst leaves reachd.socket listening, reachd itself not started.
+check_install() {
+  local deb
+  deb=$(basename "$DEB")
+  capture cx bash -c "cd $SHARE && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$deb"
+  if [ "$RC" -eq 0 ]; then pass "apt-get install ./$deb" "$(grep -v 'Reading database' <<<"$OUT" | tail -4)"; else fail "apt-get install ./$deb" "exit $RC: $OUT"; fi
+  expect_match "reachd.socket is enabled after install" '^enabled$' cx systemctl is-enabled reachd.socket
+  expect_match "reachd.socket is listening after install" '^active$' cx systemctl is-active reachd.socket
+  expect_match "reachd.socket listens on $SOCKET" "$SOCKET" cx systemctl show -P Listen reachd.socket
+  # Read from the host through the container's root: minbase has no binutils.
+  capture readelf -d "/proc/$LEADER/root/usr/bin/reachd"
+  echo "---- readelf -d /usr/bin/reachd (as installed in the $SUITE container) ----"
+  echo "$OUT"
+  echo "----"
+  if [ "$RC" -eq 0 ] && ! grep 'NEEDED' <<<"$OUT" | grep -Eqi 'swift|foundation|dispatch|icu'; then
+    pass "the installed reachd needs no shared Swift runtime (stdlib and Foundation static)" "$(grep NEEDED <<<"$OUT" | sed 's/.*Shared library: //' | tr '\n' ' ')"
+  else
+    fail "the installed reachd needs no shared Swift runtime (stdlib and Foundation static)" "exit $RC: $(grep NEEDED <<<"$OUT")"
+  fi
+}
+
+# 1. Socket activation by a non-root client, and every later non-root call (the
+# RuntimeDirectory= regression: after the first start /run/reachd became a symlink into
+# the root-only /run/private and every non-root client got "Permission denied").
+check_activation() {
+  local state
+  state=$(service_state)
+  if [ "$state" = inactive ]; then pass "reachd.service is inactive before any client"; else fail "reachd.service is inactive before any client" "is-active: $state"; fi
+  expect_match "1st non-root reachctl status socket-activates reachd and answers" '^Status:' \
+    as_nobody reachctl status --timeout 20
+  if wait_until 5 service_is_active; then
+    pass "reachd.service became active" "MainPID $(main_pid)"
+  else
+    fail "reachd.service became active" "is-active: $(service_state)"
+  fi
+  expect_match "2nd non-root reachctl status (service running) answers" '^Status:' as_nobody reachctl status
+  expect_match "3rd non-root reachctl status answers" '^Status:' as_nobody reachctl status
+  check_runtime_directory
+  expect_ok "systemctl restart reachd" cx systemctl restart reachd.service
+  expect_match "non-root reachctl status after the restart answers" '^Status:' as_nobody reachctl status
+  expect_match "non-root reachctl interfaces after the restart answers" '^INDEX' as_nobody reachctl interfaces
+  check_runtime_directory
+}
+
+check_runtime_directory() {
+  capture cx ls -ld /run/reachd "$SOCKET"
+  if cx test -d /run/reachd -a ! -L /run/reachd && cx test -S "$SOCKET"; then
+    pass "/run/reachd is a real directory holding the socket" "$OUT"
+  else
+    fail "/run/reachd is a real directory holding the socket" "$OUT"
+  fi
+}
+
+# 2. systemctl status: active (running) and reachd's STATUS= line.
+check_systemctl_status() {
+  capture cx systemctl status reachd.service --no-pager --lines=5
+  echo "---- systemctl status reachd (inside the $SUITE container) ----"
+  echo "$OUT"
+  echo "----"
+  if grep -q 'Active: active (running)' <<<"$OUT"; then pass "systemctl status shows active (running)" "$(grep 'Active:' <<<"$OUT")"; else fail "systemctl status shows active (running)" "$OUT"; fi
+  if grep -Eq '^ *Status: "reachable via eth0' <<<"$OUT"; then pass "systemctl status shows reachd's STATUS= line" "$(grep 'Status:' <<<"$OUT")"; else fail "systemctl status shows reachd's STATUS= line" "$OUT"; fi
+  capture as_nobody reachctl status
+  echo "---- reachctl status as nobody (uid $(cx id -u nobody)) inside the $SUITE container ----"
+  echo "$OUT"
+  echo "----"
+}
+
+# 3. A route change in the container's network is seen: default route deleted →
+# unsatisfied (and systemd's STATUS follows), added back → satisfied.
+check_route_change() {
+  if status_is satisfied; then pass "path satisfied with eth0's default route" "$(as_nobody reachctl status | grep -E '^(Status|Primary|Gateways):')"; else fail "path satisfied with eth0's default route" "$(as_nobody reachctl status 2>&1)"; fi
+  local t0
+  t0=$(now_ms)
+  step cx ip route del default via "$GATEWAY" dev eth0
+  if wait_until 5 status_is unsatisfied; then
+    pass "default route deleted → unsatisfied (seen after $(($(now_ms) - t0)) ms)" "$(as_nobody reachctl status | grep -E '^(Status|Reason|Unsatisfied)')"
+  else
+    fail "default route deleted → unsatisfied" "$(as_nobody reachctl status 2>&1)"
+  fi
+  if wait_until 5 status_text_lacks "reachable via eth0"; then
+    pass "systemd's STATUS follows the change" "$(cx systemctl show -P StatusText reachd.service)"
+  else
+    fail "systemd's STATUS follows the change" "$(cx systemctl show -P StatusText reachd.service)"
+  fi
+  t0=$(now_ms)
+  step cx ip route add default via "$GATEWAY" dev eth0
+  if wait_until 5 status_is satisfied; then
+    pass "default route added back → satisfied (seen after $(($(now_ms) - t0)) ms)"
+  else
+    fail "default route added back → satisfied" "$(as_nobody reachctl status 2>&1)"
+  fi
+  # The packaged wait-online unit (reachctl wait) is done at once on a satisfied path.
+  expect_ok "systemctl start reachd-wait-online.service returns (path satisfied)" \
+    cx systemctl start reachd-wait-online.service
+}
+
+# 4. systemctl reload: a good configuration is in force when the command returns (no
+# sleep in between); a bad one makes it fail while reachd keeps running on the old one.
+check_reload() {
+  local conf=/etc/reachd/reachd.toml pid invocation
+  step cx cp "$conf" /var/tmp/reachd.toml.orig
+  pid=$(main_pid)
+  invocation=$(cx systemctl show -P InvocationID reachd.service)
+  # Good: ignore eth0, the only interface with a default route.
+  step cx bash -c "printf '[interfaces]\nignore = [\"eth0\"]\n' >$conf"
+  expect_ok "systemctl reload reachd (good config: ignore eth0) exits 0" cx systemctl reload reachd.service
+  # ExecReload='s lines (this is the first reload of this run of reachd) and reachd's own.
+  OUT=$(complaints "_SYSTEMD_INVOCATION_ID=$invocation")
+  if [ -z "$OUT" ]; then pass "a good reload logs no failure"; else fail "a good reload logs no failure" "$OUT"; fi
+  capture eth0_ignored
+  if [ "$OUT" = yes ]; then pass "right after the reload returns, eth0 is ignored" "IGNORED: $OUT"; else fail "right after the reload returns, eth0 is ignored" "IGNORED: $OUT"; fi
+  capture path_status
+  if [ "$OUT" = unsatisfied ]; then pass "right after the reload returns, the path is unsatisfied" "Status: $OUT"; else fail "right after the reload returns, the path is unsatisfied" "Status: $OUT"; fi
+  # Bad: a syntax error.
+  step cx bash -c "printf '[interfaces\nignore = \n' >$conf"
+  capture cx systemctl reload reachd.service
+  if [ "$RC" -ne 0 ]; then pass "systemctl reload reachd (bad config) exits non-zero" "exit $RC: $OUT"; else fail "systemctl reload reachd (bad config) exits non-zero" "exit 0: $OUT"; fi
+  if [ "$(service_state)" = active ] && [ "$(main_pid)" = "$pid" ]; then
+    pass "reachd keeps running after the bad reload" "active, MainPID $pid"
+  else
+    fail "reachd keeps running after the bad reload" "is-active: $(service_state), MainPID $(main_pid) (was $pid)"
+  fi
+  capture eth0_ignored
+  if [ "$OUT" = yes ]; then pass "reachd still answers with the old configuration (eth0 ignored)" "IGNORED: $OUT"; else fail "reachd still answers with the old configuration (eth0 ignored)" "IGNORED: $OUT"; fi
+  expect_journal "the journal says why the reload was refused" 'refused|error|invalid' "_PID=$pid"
+  expect_match "systemctl status shows the failed reload" 'reload failed' cx systemctl show -P StatusText reachd.service
+  # Back to the packaged configuration.
+  step cx cp /var/tmp/reachd.toml.orig "$conf"
+  expect_ok "systemctl reload reachd (packaged config again) exits 0" cx systemctl reload reachd.service
+  capture path_status
+  if [ "$OUT" = satisfied ]; then pass "right after that reload, the path is satisfied again" "Status: $OUT"; else fail "right after that reload, the path is satisfied again" "Status: $OUT"; fi
+}
+
+# 5. Watchdog: a stopped reachd is killed and restarted by systemd; a client that calls
+# during the outage is answered by the next reachd (the socket stays with systemd).
+check_watchdog() {
+  local dropin=/etc/systemd/system/reachd.service.d/test-watchdog.conf pid restarts t0 client
+  step cx mkdir -p "$(dirname "$dropin")"
+  step cx bash -c "printf '[Service]\nWatchdogSec=3s\n' >$dropin"
+  step cx systemctl daemon-reload
+  step cx systemctl restart reachd.service
+  pid=$(main_pid)
+  restarts=$(cx systemctl show -P NRestarts reachd.service)
+  t0=$(now_ms)
+  step cx bash -c "kill -STOP $pid"
+  client="$BUILD_DIR/$SUITE/watchdog-client.out"
+  as_nobody reachctl status --timeout 30 >"$client" 2>&1 &
+  local client_pid=$!
+  if wait_until 20 restarted_from "$pid"; then
+    pass "SIGSTOP'd reachd (pid $pid) was killed and restarted (WatchdogSec=3s)" "new MainPID $(main_pid) after $(($(now_ms) - t0)) ms; NRestarts $restarts → $(cx systemctl show -P NRestarts reachd.service)"
+  else
+    fail "SIGSTOP'd reachd (pid $pid) was killed and restarted" "MainPID $(main_pid), $(service_state)"
+  fi
+  if wait "$client_pid" && grep -q '^Status:' "$client"; then
+    pass "a non-root call made during the outage was answered" "after $(($(now_ms) - t0)) ms: $(grep '^Status:' "$client")"
+  else
+    fail "a non-root call made during the outage was answered" "$(cat "$client")"
+  fi
+  expect_match "the journal shows the watchdog timeout" '[Ww]atchdog timeout' \
+    cx journalctl -u reachd.service --no-pager -o cat -n 30
+  # Back to the unit's own WatchdogSec= at reachd's next start. The failure provoked here
+  # and its restarts count towards StartLimitBurst=: forget them, or the next checks'
+  # starts could hit the start limit (which also fails reachd.socket).
+  step cx rm -f "$dropin"
+  step cx systemctl daemon-reload
+  step cx systemctl reset-failed reachd.service
+}
+
+# 6. The sandbox is enforced: IPAddressDeny= (BPF, needs nspawn's --system-call-filter=bpf)
+# and the system-call filter.
+check_sandbox() {
+  local pid cgroup deny
+  pid=$(main_pid)
+  deny=$(cx systemctl show -P IPAddressDeny reachd.service)
+  if [ -n "$deny" ]; then pass "reachd.service has IPAddressDeny=" "$deny"; else fail "reachd.service has IPAddressDeny=" "empty"; fi
+  # A UDP datagram to the gateway (inside our namespaces) goes out from a plain process…
+  local probe="echo probe >/dev/udp/$GATEWAY/9"
+  expect_ok "control: a plain process may send to $GATEWAY" nsenter -t "$LEADER" -n bash -c "$probe"
+  # …and is refused from inside reachd's own cgroup, where its BPF firewall sits.
+  cgroup=$(reachd_cgroup "$pid")
+  capture nsenter -t "$LEADER" -n bash -c "echo \$\$ >$cgroup/cgroup.procs && $probe"
+  if [ "$RC" -ne 0 ] && grep -q 'Operation not permitted' <<<"$OUT"; then
+    pass "a process in reachd's cgroup may not send (IPAddressDeny enforced)" "$OUT"
+  else
+    fail "a process in reachd's cgroup may not send (IPAddressDeny enforced)" "cgroup $cgroup, exit $RC: $OUT"
+  fi
+  capture cx systemd-run --wait -P -q -p IPAddressDeny=any bash -c "$probe"
+  if [ "$RC" -ne 0 ] && grep -q 'Operation not permitted' <<<"$OUT"; then
+    pass "systemd-run -p IPAddressDeny=any: sending is refused" "$OUT"
+  else
+    fail "systemd-run -p IPAddressDeny=any: sending is refused" "exit $RC: $OUT"
+  fi
+  # Seccomp mode 2 (filter) on reachd itself.
+  expect_match "reachd runs under a seccomp filter" '^Seccomp:[[:space:]]+2$' cx grep '^Seccomp:' "/proc/$pid/status"
+  # reachd's own SystemCallFilter= lines, as the unit has them, on a probe run as root (so
+  # only the filter can refuse it): a call from a denied group fails with EPERM, and works
+  # without the filter.
+  local props=() line
+  while read -r line; do props+=(-p "$line"); done < <(cx systemctl cat reachd.service | grep -E '^SystemCall(Filter|ErrorNumber|Architectures)=')
+  local denied probed=0
+  denied=$(printf '%s\n' "${props[@]}" | sed -n 's/^SystemCallFilter=~//p')
+  # "$$$$": systemd expands "$$" in a command line to "$", so bash gets "$$".
+  probe_syscall @privileged 'chroot(2)' "chroot / true"
+  probe_syscall @resources 'setpriority(2)' 'renice -n 5 -p $$$$'
+  [ "$probed" -gt 0 ] || fail "reachd's SystemCallFilter denies @privileged or @resources" "deny list: $denied"
+}
+
+# probe_syscall GROUP CALL COMMAND: when reachd's filter denies GROUP, COMMAND (making
+# CALL) fails with EPERM under it and succeeds without it. Uses props/denied/probed.
+probe_syscall() {
+  grep -qw -- "$1" <<<"$denied" || return 0
+  probed=$((probed + 1))
+  capture cx systemd-run --wait -P -q "${props[@]}" bash -c "$3"
+  if [ "$RC" -ne 0 ] && grep -q 'Operation not permitted' <<<"$OUT"; then
+    pass "with reachd's SystemCallFilter, $2 ($1) fails with EPERM" "$OUT"
+  else
+    fail "with reachd's SystemCallFilter, $2 ($1) fails with EPERM" "${props[*]}: exit $RC: $OUT"
+  fi
+  expect_ok "control: without the filter, $2 works" cx systemd-run --wait -P -q bash -c "$3"
+}
+
+# reachd_cgroup PID: the host path of PID's cgroup2 directory inside the container.
+reachd_cgroup() {
+  local path
+  path=$(cx cat "/proc/$1/cgroup" | sed -n 's/^0:://p')
+  echo "${CGROUPS[0]}/payload$path"
+}
+
+# 7. systemctl stop: a clean exit with reachd's shutdown line; the socket stays and the
+# next client activates reachd again.
+check_stop() {
+  local pid
+  pid=$(main_pid)
+  expect_ok "systemctl stop reachd" cx systemctl stop reachd.service
+  capture cx systemctl show -p Result -p ExecMainCode -p ExecMainStatus reachd.service
+  if grep -qx 'Result=success' <<<"$OUT" && grep -qx 'ExecMainStatus=0' <<<"$OUT"; then
+    pass "clean exit: Result=success, ExecMainStatus=0" "$(tr '\n' ' ' <<<"$OUT")"
+  else
+    fail "clean exit: Result=success, ExecMainStatus=0" "$OUT"
+  fi
+  expect_journal "the journal has reachd's shutdown line" 'shut down' "_PID=$pid"
+  # A clean stop complains about nothing (reachd's own lines and whatever its libraries
+  # print to stderr or syslog all land in the journal).
+  OUT=$(complaints "_PID=$pid")
+  if [ -z "$OUT" ]; then pass "reachd (pid $pid) logged no failure, stop included"; else fail "reachd (pid $pid) logged no failure, stop included" "$OUT"; fi
+  expect_match "reachd.socket still listens" '^active$' cx systemctl is-active reachd.socket
+  expect_match "the next non-root call activates reachd again" '^Status:' as_nobody reachctl status
+  local state
+  state=$(service_state)
+  if [ "$state" = active ]; then pass "reachd.service active again" "MainPID $(main_pid)"; else fail "reachd.service active again" "$state"; fi
+}
+
+# 8. apt-get purge removes binaries, units, configuration and the socket.
+check_purge() {
+  capture cx env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q reachd
+  if [ "$RC" -eq 0 ]; then pass "apt-get purge reachd" "$(grep -v 'Reading database' <<<"$OUT" | tail -3)"; else fail "apt-get purge reachd" "exit $RC: $OUT"; fi
+  local left
+  left=$(cx bash -c 'ls -d /usr/bin/reachd /usr/bin/reachctl /usr/lib/systemd/system/reachd* /lib/systemd/system/reachd* \
+    /etc/reachd /etc/systemd/system/*/reachd* '"$SOCKET"' 2>/dev/null' || true)
+  if [ -z "$left" ]; then pass "binaries, units, /etc/reachd and the socket are gone"; else fail "binaries, units, /etc/reachd and the socket are gone" "left: $left"; fi
+  local socket
+  socket=$(cx systemctl is-active reachd.socket || true)
+  if [ "$socket" != active ]; then pass "reachd.socket no longer listens" "is-active: $socket"; else fail "reachd.socket no longer listens" "is-active: $socket"; fi
+  if cx bash -c 'grep -qx reachd /proc/[0-9]*/comm'; then fail "no reachd process left" "$(cx bash -c 'grep -lx reachd /proc/[0-9]*/comm')"; else pass "no reachd process left"; fi
+}
+
+# Trixie (systemd 257): systemd's own Varlink client against reachd, as nobody. Run in
+# the container's PID namespace (cx), as the issue says systemd's tools want.
+check_varlinkctl() {
+  local version
+  version=$(cx systemctl --version | head -1)
+  capture as_nobody varlinkctl info "$SOCKET"
+  if [ "$RC" -eq 0 ] && grep -q 'io\.reachd\.Reachability' <<<"$OUT"; then pass "varlinkctl info ($version)" "$OUT"; else fail "varlinkctl info ($version)" "exit $RC: $OUT"; fi
+  capture as_nobody varlinkctl introspect "$SOCKET" io.reachd.Reachability
+  echo "---- varlinkctl introspect $SOCKET io.reachd.Reachability (as nobody, $SUITE) ----"
+  echo "$OUT"
+  echo "----"
+  if [ "$RC" -eq 0 ] && grep -q 'interface io.reachd.Reachability' <<<"$OUT" && grep -q 'method GetStatus' <<<"$OUT"; then
+    pass "varlinkctl introspect io.reachd.Reachability" "$(grep -c '^method' <<<"$OUT") methods"
+  else
+    fail "varlinkctl introspect io.reachd.Reachability" "exit $RC"
+  fi
+  expect_match "varlinkctl call GetStatus" '"sequence"' \
+    as_nobody varlinkctl call "$SOCKET" io.reachd.Reachability.GetStatus '{}'
+  check_varlinkctl_subscribe
+  capture cx varlinkctl validate-idl "$SHARE/io.reachd.Reachability.varlink"
+  if [ "$RC" -eq 0 ]; then
+    pass "varlinkctl validate-idl on the repo's IDL" "valid: $(grep -c '^method' <<<"$OUT") methods, $(grep -c '^type' <<<"$OUT") types, $(grep -c '^error' <<<"$OUT") errors"
+  else
+    fail "varlinkctl validate-idl on the repo's IDL" "exit $RC: $OUT"
+  fi
+}
+
+# varlinkctl call --more Subscribe: the first reply at once, a second one on a change.
+check_varlinkctl_subscribe() {
+  local out="$BUILD_DIR/$SUITE/subscribe.out"
+  # Emptied first: the background shell opens it only later, and a previous run's
+  # replies must not count. The subscriber's pid is kept inside the container, to end it there.
+  : >"$out"
+  cx bash -c "echo \$\$ >/run/reachd-test-subscribe.pid; exec timeout 30 runuser -u nobody -- \
+    varlinkctl call --more --json=short $SOCKET io.reachd.Reachability.Subscribe '{}'" >"$out" 2>&1 &
+  local bg=$!
+  if wait_until 5 replies_at_least 1 "$out"; then
+    pass "varlinkctl call --more Subscribe: first reply at once" "$(head -c 300 "$out")…"
+  else
+    fail "varlinkctl call --more Subscribe: first reply at once" "$(cat "$out")"
+  fi
+  step cx ip route del default via "$GATEWAY" dev eth0
+  if wait_until 5 replies_at_least 2 "$out"; then
+    pass "varlinkctl call --more Subscribe: a second reply after the route change" "$(tail -1 "$out" | head -c 300)…"
+  else
+    fail "varlinkctl call --more Subscribe: a second reply after the route change" "$(cat "$out")"
+  fi
+  step cx ip route add default via "$GATEWAY" dev eth0
+  cx bash -c 'kill "$(cat /run/reachd-test-subscribe.pid)"' || true
+  wait "$bg" 2>/dev/null || true
+}
