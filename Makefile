@@ -42,11 +42,13 @@ build:
 run: build
 	$(BINDIR)/reachd
 
-## Every test: unit tables and real-kernel integration tests (root: network namespaces).
+## Every test: unit tables and real-kernel integration tests (root: network namespaces),
+## then the real-systemd suite (the .deb in bookworm and trixie containers; Tests/system).
 test:
 	@scripts/bootstrap --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	Tests/system/run all
 
 clean:
 	rm -rf .build .build-static .build-tools .build-man .build-deb
