@@ -70,6 +70,8 @@ public enum Connectivity: String, Sendable, Hashable, Codable, CaseIterable {
     case portal
     /// Probes failed or timed out without a portal in sight.
     case limited
+    /// Plain HTTP reaches the internet, HTTPS does not (a firewall, or TLS interception).
+    case partial
     /// Probes reached the internet.
     case full
 }

@@ -1,0 +1,150 @@
+/// What one round of connectivity probes on one interface and family means: the HTTP
+/// check's and the HTTPS check's outcomes in, a `Connectivity` (and a portal's address)
+/// out. Pure, and the one place that decides "full", "portal", "partial" or "limited".
+///
+/// The rules, from the peers' sources (REFERENCE.md and issue 11):
+/// - HTTP answers what was expected (204 by default; or a configured status, body prefix or
+///   header, NetworkManager-style): the HTTP check passed.
+/// - HTTP redirects (3xx with a Location; redirects are never followed): a portal, whose
+///   login page is that Location (shill's portal-redirect).
+/// - HTTP answers 200–399 with anything else: a portal (Android). Except a 200 whose body
+///   is at most 4 bytes when a body was expected: a broken proxy, not a portal (Android:
+///   failed).
+/// - HTTP errors, other statuses, timeouts, refused connections, names that do not resolve:
+///   the HTTP check failed.
+/// - HTTPS passes when the TLS handshake satisfies the trust policy and the server answers
+///   what was expected; anything else fails it (a portal cannot fake a trusted certificate).
+/// - Portal wins: a portal seen over HTTP is a portal whatever HTTPS did.
+/// - Both passed (or the only one configured passed): full. HTTP passed and HTTPS failed:
+///   partial. HTTPS passed and HTTP failed: full (something filters port 80, the internet
+///   is there; Android validates on HTTPS). Both failed: limited.
+public enum ProbeVerdict {
+    /// The connectivity for one round; nil checks were not configured.
+    public static func judge(http: ProbeOutcome?, https: ProbeOutcome?, expect: ProbeExpectation) -> ProbeJudgement {
+        let plain = http.map { classify($0, expect: expect) }
+        let secure = https.map { classify($0, expect: expect) }
+        if case let .portal(location)? = plain { return ProbeJudgement(connectivity: .portal, portalURL: location) }
+        switch (plain, secure) {
+        case (nil, nil): return ProbeJudgement(connectivity: .unknown)
+        case (_, .passed?), (.passed?, nil): return ProbeJudgement(connectivity: .full)
+        case (.passed?, _): return ProbeJudgement(connectivity: .partial)
+        // An HTTPS redirect or odd answer is no portal: a portal cannot present a trusted
+        // certificate, so it is a failed check like any other.
+        default: return ProbeJudgement(connectivity: .limited)
+        }
+    }
+
+    /// One check's result on its own.
+    enum Check: Equatable {
+        case passed
+        case portal(String?)
+        case failed
+    }
+
+    static func classify(_ outcome: ProbeOutcome, expect: ProbeExpectation) -> Check {
+        guard case let .response(response) = outcome else { return .failed }
+        if expect.matches(response) { return .passed }
+        switch response.status {
+        case 300...399 where response.location != nil:
+            return .portal(response.location)
+        case 200 where expect.bodyPrefix != nil && response.bodyLength <= 4:
+            return .failed
+        case 200...399:
+            return .portal(response.location)
+        default:
+            return .failed
+        }
+    }
+}
+
+/// What one probe request came to.
+public enum ProbeOutcome: Sendable, Hashable {
+    /// The server answered (redirects are not followed).
+    case response(ProbeResponse)
+    /// No answer within the timeout.
+    case timedOut
+    /// The connection failed (refused, unreachable, reset) or the name did not resolve; the
+    /// text says which, for the log.
+    case failed(String)
+    /// HTTPS only: the server's certificate chain does not satisfy the trust policy.
+    case untrusted(String)
+}
+
+/// The parts of an HTTP answer the verdict looks at.
+public struct ProbeResponse: Sendable, Hashable {
+    /// The status code.
+    public var status: Int
+    /// The `Location` header, if any.
+    public var location: String?
+    /// Header names (lowercased) and values.
+    public var headers: [String: String]
+    /// The first bytes of the body (enough to compare with the expected prefix).
+    public var bodyPrefix: String
+    /// The body's length as received (up to the probe's read limit).
+    public var bodyLength: Int
+
+    /// Creates a response.
+    public init(status: Int, location: String? = nil, headers: [String: String] = [:], bodyPrefix: String = "", bodyLength: Int = 0) {
+        self.status = status
+        self.location = location
+        self.headers = headers
+        self.bodyPrefix = bodyPrefix
+        self.bodyLength = bodyLength
+    }
+}
+
+/// What a probe endpoint answers when the internet is there (NetworkManager-compatible):
+/// a status (204 by default), or a body that starts with a text, or a header with a value.
+public struct ProbeExpectation: Sendable, Hashable {
+    /// The expected status when neither a body prefix nor a header is configured.
+    public var status: Int
+    /// The body must start with this (NetworkManager's `response=`); nil: not checked.
+    public var bodyPrefix: String?
+    /// A header (name lowercased) that must carry this value (e.g.
+    /// `x-networkmanager-status: online`); nil: not checked.
+    public var header: (name: String, value: String)?
+
+    /// An expectation; by default "204 No Content".
+    public init(status: Int = 204, bodyPrefix: String? = nil, header: (name: String, value: String)? = nil) {
+        self.status = status
+        self.bodyPrefix = bodyPrefix
+        self.header = header
+    }
+
+    /// Whether `response` is what the endpoint answers when the internet is there.
+    func matches(_ response: ProbeResponse) -> Bool {
+        if let header, response.headers[header.name] == header.value { return true }
+        if let bodyPrefix {
+            return response.status == 200 && response.bodyLength > 0 && response.bodyPrefix.hasPrefix(bodyPrefix)
+        }
+        return header == nil && response.status == status
+    }
+
+    /// Same status, body prefix and header.
+    public static func == (left: ProbeExpectation, right: ProbeExpectation) -> Bool {
+        left.status == right.status && left.bodyPrefix == right.bodyPrefix
+            && left.header?.name == right.header?.name && left.header?.value == right.header?.value
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(status)
+        hasher.combine(bodyPrefix)
+        hasher.combine(header?.name)
+        hasher.combine(header?.value)
+    }
+}
+
+/// A round's verdict: the connectivity, and a portal's login page when one redirected.
+public struct ProbeJudgement: Sendable, Hashable {
+    /// What the round found.
+    public var connectivity: Connectivity
+    /// The Location a portal redirected to.
+    public var portalURL: String?
+
+    /// Creates a judgement.
+    public init(connectivity: Connectivity, portalURL: String? = nil) {
+        self.connectivity = connectivity
+        self.portalURL = portalURL
+    }
+}
