@@ -1,0 +1,140 @@
+/// When to probe one interface's connectivity (one family), as a pure state machine in
+/// swift-nio style: inputs (path changes, probe results, timers, a client's request, the
+/// time) in, actions out; the owner carries out the IO. The one place that decides the
+/// probe schedule.
+///
+/// - A relevant path change (the interface gained or lost its route, address or DNS)
+///   probes at once; a round still running is superseded (its result is dropped).
+/// - While not `full`, it retries with backoff: `initialDelay` doubling up to `maximumDelay`
+///   (NetworkManager: 1 s to 300 s; Android: 1 s to 10 min). A portal is re-checked the
+///   same way, so logging in is noticed.
+/// - Once `full` it stays silent: no timer at all, unless `recheckInterval` is configured,
+///   or an RFC 8908 session has a known end (re-checked `sessionMargin` before it).
+/// - A client's request (`reachctl probe`) probes now unless a round is already running.
+public struct ProbeSchedule: Sendable, Equatable {
+    /// The schedule's settings (`[probe]` in the configuration).
+    public struct Configuration: Sendable, Equatable {
+        /// First retry delay after a round that was not `full`.
+        public var initialDelay: Duration
+        /// The longest retry delay.
+        public var maximumDelay: Duration
+        /// Re-check a `full` interface this often; nil: never (the default).
+        public var recheckInterval: Duration?
+        /// How long before a captive session's end to look again.
+        public var sessionMargin: Duration
+
+        /// Settings; by default 1 s doubling to 300 s, no re-check once full.
+        public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(300),
+                    recheckInterval: Duration? = nil, sessionMargin: Duration = .seconds(30)) {
+            self.initialDelay = initialDelay
+            self.maximumDelay = maximumDelay
+            self.recheckInterval = recheckInterval
+            self.sessionMargin = sessionMargin
+        }
+    }
+
+    /// What the owner must do.
+    public enum Action: Sendable, Equatable {
+        /// Start a probe round; report its result with this round number.
+        case startProbe(round: Int)
+        /// Call `timerFired` at this time (replacing any armed timer).
+        case armTimer(at: ContinuousClock.Instant)
+        /// Disarm the timer.
+        case cancelTimer
+        /// The interface's connectivity is now this.
+        case publish(Connectivity)
+    }
+
+    private enum State: Sendable, Equatable {
+        /// Not eligible (no usable route through the interface): nothing runs.
+        case idle
+        /// A round runs.
+        case probing
+        /// Waiting for the timer to probe again.
+        case waiting
+        /// `full`, and nothing planned.
+        case settled
+    }
+
+    /// The settings in force.
+    public let configuration: Configuration
+    private var state = State.idle
+    private var round = 0
+    private var failures = 0
+    /// The connectivity last published.
+    public private(set) var connectivity = Connectivity.unknown
+
+    /// A schedule with nothing to do yet.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// The interface's path changed; `eligible`: it has a usable route to probe over.
+    public mutating func pathChanged(eligible: Bool) -> [Action] {
+        failures = 0
+        guard eligible else {
+            let wasActive = state == .probing || state == .waiting
+            state = .idle
+            round += 1  // a running round's result no longer applies
+            return (wasActive ? [.cancelTimer] : []) + publish(.unknown)
+        }
+        return [.cancelTimer] + start()
+    }
+
+    /// A round finished with `connectivity`; `sessionEnds` is when an RFC 8908 session ends.
+    public mutating func probeFinished(round finished: Int, connectivity result: Connectivity,
+                                       sessionEnds: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant) -> [Action] {
+        guard finished == round, state == .probing else { return [] }  // superseded
+        var actions = publish(result)
+        if result == .full {
+            failures = 0
+            let recheck = configuration.recheckInterval.map { now + $0 }
+            let sessionCheck = sessionEnds.map { $0 - configuration.sessionMargin }
+            if let next = [recheck, sessionCheck].compactMap({ $0 }).min() {
+                state = .waiting
+                actions.append(.armTimer(at: max(next, now)))
+            } else {
+                state = .settled
+            }
+            return actions
+        }
+        state = .waiting
+        actions.append(.armTimer(at: now + delay(afterFailures: failures)))
+        failures += 1
+        return actions
+    }
+
+    /// The armed timer fired.
+    public mutating func timerFired() -> [Action] {
+        guard state == .waiting else { return [] }
+        return start()
+    }
+
+    /// A client asked for a round now.
+    public mutating func probeRequested() -> [Action] {
+        switch state {
+        case .idle, .probing: return []
+        case .waiting: return [.cancelTimer] + start()
+        case .settled: return start()
+        }
+    }
+
+    /// The retry delay after `failures` earlier failed rounds: doubling, capped.
+    func delay(afterFailures failures: Int) -> Duration {
+        var delay = configuration.initialDelay
+        for _ in 0..<min(failures, 32) where delay < configuration.maximumDelay { delay *= 2 }
+        return min(delay, configuration.maximumDelay)
+    }
+
+    private mutating func start() -> [Action] {
+        state = .probing
+        round += 1
+        return [.startProbe(round: round)]
+    }
+
+    private mutating func publish(_ value: Connectivity) -> [Action] {
+        guard value != connectivity else { return [] }
+        connectivity = value
+        return [.publish(value)]
+    }
+}
