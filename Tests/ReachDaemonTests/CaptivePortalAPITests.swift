@@ -1,0 +1,49 @@
+import ReachabilityCore
+import XCTest
+
+@testable import ReachDaemon
+
+/// RFC 8908 answers and API URIs, case by case.
+final class CaptivePortalAPITests: XCTestCase {
+    private let json = "application/captive+json"
+
+    func testAnswers() {
+        let cases: [(String, String, String?, Result<CaptivePortalState, CaptivePortalAPI.Problem>)] = [
+            ("captive, with everything",
+             #"{"captive":true,"user-portal-url":"https://portal.test/login","venue-info-url":"https://venue.test/","can-extend-session":true,"seconds-remaining":326,"bytes-remaining":65536}"#,
+             json, .success(CaptivePortalState(captive: true, userPortalURL: "https://portal.test/login", venueInfoURL: "https://venue.test/",
+                                               canExtendSession: true, secondsRemaining: 326, bytesRemaining: 65536))),
+            ("released", #"{"captive":false,"seconds-remaining":1800.5}"#, "application/captive+json; charset=utf-8",
+             .success(CaptivePortalState(captive: false, secondsRemaining: 1800))),
+            ("unknown fields ignored", #"{"captive":false,"x-vendor":1}"#, json, .success(CaptivePortalState(captive: false))),
+            ("captive without a portal URL", #"{"captive":true}"#, json, .failure(.captiveWithoutPortal)),
+            ("portal URL over plain HTTP", #"{"captive":true,"user-portal-url":"http://portal.test/"}"#, json, .failure(.notHTTPS("http://portal.test/"))),
+            ("wrong media type", #"{"captive":false}"#, "application/json", .failure(.wrongMediaType("application/json"))),
+            ("no media type", #"{"captive":false}"#, nil, .failure(.wrongMediaType(nil))),
+            ("negative seconds clamp to 0", #"{"captive":false,"seconds-remaining":-5}"#, json, .success(CaptivePortalState(captive: false, secondsRemaining: 0))),
+        ]
+        for (name, body, type, expected) in cases {
+            XCTAssertEqual(CaptivePortalAPI.parse(body: Array(body.utf8), contentType: type), expected, name)
+        }
+        // Malformed and oversized answers.
+        guard case .failure(.malformed) = CaptivePortalAPI.parse(body: Array(#"{"user-portal-url":"https://p.test/"}"#.utf8), contentType: json) else {
+            return XCTFail("captive is required")
+        }
+        guard case .failure(.malformed) = CaptivePortalAPI.parse(body: Array(#"{"captive":"yes"}"#.utf8), contentType: json) else {
+            return XCTFail("captive must be a boolean")
+        }
+        let huge = Array(#"{"captive":false,"pad":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 5000) + Array(#""}"#.utf8)
+        XCTAssertEqual(CaptivePortalAPI.parse(body: huge, contentType: json), .failure(.tooLarge(huge.count)))
+    }
+
+    func testAPIURIs() {
+        let cases: [(String, Bool)] = [
+            ("https://portal.test/api", true), ("HTTPS://Portal.Test/", true), ("https://[2001:db8::1]:8443/captive", true),
+            ("http://portal.test/api", false), ("https://", false), ("https:///path", false), ("ftp://x", false), ("", false),
+        ]
+        for (uri, valid) in cases {
+            let result = CaptivePortalAPI.validate(apiURI: uri)
+            XCTAssertEqual(result == .success(uri), valid, uri)
+        }
+    }
+}
