@@ -1,0 +1,43 @@
+import XCTest
+
+@testable import NetlinkMonitor
+
+/// RA option 37 as the kernel forwards it (RTM_NEWNDUSEROPT payloads built by hand).
+final class NDUserOptionTests: XCTestCase {
+    /// An nduseroptmsg for interface `index` with these raw ND options.
+    private func payload(index: Int32 = 3, icmpType: UInt8 = 134, family: UInt8 = 10, options: [UInt8], declaredLength: Int? = nil) -> [UInt8] {
+        let length = UInt16(declaredLength ?? options.count)
+        var bytes: [UInt8] = [family, 0] + withUnsafeBytes(of: length) { Array($0) }
+        bytes += withUnsafeBytes(of: index) { Array($0) }
+        bytes += [icmpType, 0, 0, 0, 0, 0, 0, 0]
+        return bytes + options
+    }
+
+    /// An ND option: type, length in 8-octet units, value padded with NUL.
+    private func option(_ type: UInt8, _ value: [UInt8]) -> [UInt8] {
+        let padded = value + Array(repeating: 0, count: (8 - (value.count + 2) % 8) % 8)
+        return [type, UInt8((padded.count + 2) / 8)] + padded
+    }
+
+    func testCaptivePortalOption() {
+        let uri = Array("https://portal.test/api".utf8)
+        let rdnss = option(25, [0, 0, 0, 0, 0, 0] + Array(repeating: 0x20, count: 16))
+        let cases: [(String, [UInt8], NDUserOption.CaptivePortal?)] = [
+            ("the option alone", payload(options: option(37, uri)), .init(interfaceIndex: 3, apiURI: "https://portal.test/api")),
+            ("after an RDNSS option", payload(index: 7, options: rdnss + option(37, uri)), .init(interfaceIndex: 7, apiURI: "https://portal.test/api")),
+            ("the unrestricted URN: no portal", payload(options: option(37, Array(NDUserOption.unrestricted.utf8))), .init(interfaceIndex: 3, apiURI: nil)),
+            ("only RDNSS", payload(options: rdnss), nil),
+            ("not an RA", payload(icmpType: 137, options: option(37, uri)), nil),
+            ("not IPv6", payload(family: 2, options: option(37, uri)), nil),
+            ("zero-length option stops the walk", payload(options: [25, 0, 0, 0, 0, 0, 0, 0] + option(37, uri)), nil),
+            ("option longer than the options", payload(options: [37, 9] + uri), nil),
+            ("declared options past the end", payload(options: option(37, uri), declaredLength: 200), nil),
+            ("empty URI", payload(options: option(37, [])), nil),
+            ("control characters in the URI", payload(options: option(37, Array("https://a\n.test".utf8))), nil),
+            ("short header", [10, 0, 8, 0], nil),
+        ]
+        for (name, bytes, expected) in cases {
+            XCTAssertEqual(NDUserOption.captivePortal(inPayload: bytes), expected, name)
+        }
+    }
+}
