@@ -84,6 +84,7 @@ final class ServerCore {
     /// A new interface policy from a reload.
     func update(policy: InterfacePolicy) {
         perform(publication.update(policy: policy))
+        refreshTargetWatches()  // an interface ignored or not changes targets' answers too
     }
 
     private func perform(_ actions: [Publication.Action]) {

@@ -108,6 +108,23 @@ final class TargetIntegrationTests: DaemonTestCase {
         XCTAssertEqual(raw.next(timeout: 5), .message(#"{"error":"org.varlink.service.ExpectedMore","parameters":{}}"#))
     }
 
+    /// A reload that ignores the target's interface changes its answer at once, without
+    /// waiting for the kernel to change anything.
+    func testReloadChangesAWatchedTarget() async throws {
+        try topology.configureIPv4()
+        let config = try temporaryDirectory("reachd-config") + "/reachd.toml"
+        try "[interfaces]\nignore = []\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", config])
+        var answers = client.subscribe(target: .address(IPAddress("198.51.100.7")!)).makeAsyncIterator()
+        let first = try await answers.next()
+        XCTAssertEqual(first?.path.status, .satisfied)
+        try "[interfaces]\nignore = [\"eth*\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let reload = try reachctl(["reload", "--socket", daemon.socketPath])
+        XCTAssertEqual(reload.status, 0, reload.stderr)
+        let ignored = try await answers.next()
+        XCTAssertEqual(ignored?.path.unsatisfiedReason, .interfaceIgnored)
+    }
+
     /// One uid may hold 64 target streams; the 65th is refused with LimitReached and its
     /// connection stays usable; closing one stream makes room again.
     func testTargetStreamsPerUserAreCapped() throws {
