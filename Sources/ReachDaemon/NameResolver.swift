@@ -54,9 +54,6 @@ public final class NameResolver {
         self.cacheLifetime = cacheLifetime
     }
 
-    /// Resolutions running now (for the per-user cap's total and for tests).
-    var resolutionsInFlight: Int { inFlight.count }
-
     /// The addresses of `name`. `hasNameserver` tells a resolver failure with no DNS server
     /// configured (`noDNSServer`) from one with servers that failed.
     func resolve(_ name: String, hasNameserver: Bool) -> EventLoopFuture<Outcome> {

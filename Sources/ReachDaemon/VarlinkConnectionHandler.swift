@@ -124,36 +124,31 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             return
         }
         logger.debug("call", metadata: ["method": "\(call.method)"])
-        let outcome = core.outcome(for: call, from: ticket)
-        switch outcome {
+        let oneway = call.isOneway
+        switch core.outcome(for: call, from: ticket) {
         case .reload:
-            answerLater(core.requestReload().map(Self.reloadAnswer), oneway: call.isOneway)
-            return
+            // Oneway or not, the reload is carried out; only its answer is left out.
+            answerLater(core.requestReload().map(Self.reloadAnswer), oneway: oneway)
         case let .checkTarget(target):
-            answerLater(core.answerCheck(target, uid: ticket.uid), oneway: call.isOneway)
-            return
+            guard !oneway else { return }
+            answerLater(core.answerCheck(target, uid: ticket.uid), oneway: false)
         case let .subscribeTarget(target):
-            guard !call.isOneway else { return }
+            guard !oneway else { return }
             if let refused = core.subscribeTarget(self, ticket: ticket, target: target) {
                 write(AnyVarlinkReply(error: refused), context: context)
             } else {
                 startStream(context: context)
             }
-            return
-        default:
-            break
-        }
-        guard !call.isOneway else { return }
-        switch outcome {
         case let .reply(parameters):
+            guard !oneway else { return }
             write(VarlinkReply(parameters: AnyCodableParameters(parameters)), context: context)
         case let .error(error):
+            guard !oneway else { return }
             logger.debug("error reply", metadata: ["method": "\(call.method)", "error": "\(error)"])
             write(AnyVarlinkReply(error: error), context: context)
         case let .subscribe(filter):
+            guard !oneway else { return }
             subscribe(filter, context: context)
-        case .reload, .checkTarget, .subscribeTarget:
-            break  // answered later, above
         }
     }
 
