@@ -46,7 +46,7 @@ public enum CaptivePortalAPI {
     }
 
     /// What an answer says, or why it is not used.
-    public static func parse(body: [UInt8], contentType: String?) -> Result<CaptivePortalState, Problem> {
+    public static func parse(body: [UInt8], contentType: String?) -> Result<CaptivePortal, Problem> {
         let type = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard type == mediaType else { return .failure(.wrongMediaType(contentType)) }
         guard body.count <= maximumBodySize else { return .failure(.tooLarge(body.count)) }
@@ -60,9 +60,9 @@ public enum CaptivePortalAPI {
             return .failure(.notHTTPS(url))
         }
         if answer.captive && answer.userPortalURL == nil { return .failure(.captiveWithoutPortal) }
-        return .success(CaptivePortalState(
+        return .success(CaptivePortal(
             captive: answer.captive, userPortalURL: answer.userPortalURL, venueInfoURL: answer.venueInfoURL,
-            canExtendSession: answer.canExtendSession ?? false,
+            canExtendSession: answer.canExtendSession,
             secondsRemaining: answer.secondsRemaining.map { max(0, Int($0)) },
             bytesRemaining: answer.bytesRemaining.map { max(0, Int($0)) }
         ))
@@ -92,32 +92,5 @@ public enum CaptivePortalAPI {
             case secondsRemaining = "seconds-remaining"
             case bytesRemaining = "bytes-remaining"
         }
-    }
-}
-
-/// What a network's Captive Portal API said (RFC 8908).
-public struct CaptivePortalState: Sendable, Hashable, Codable {
-    /// The network holds traffic until the user acts.
-    public var captive: Bool
-    /// Where the user logs in or accepts terms.
-    public var userPortalURL: String?
-    /// Information about the venue.
-    public var venueInfoURL: String?
-    /// The session can be extended.
-    public var canExtendSession: Bool
-    /// Seconds left in the session.
-    public var secondsRemaining: Int?
-    /// Bytes left in the session.
-    public var bytesRemaining: Int?
-
-    /// Creates a state.
-    public init(captive: Bool, userPortalURL: String? = nil, venueInfoURL: String? = nil, canExtendSession: Bool = false,
-                secondsRemaining: Int? = nil, bytesRemaining: Int? = nil) {
-        self.captive = captive
-        self.userPortalURL = userPortalURL
-        self.venueInfoURL = venueInfoURL
-        self.canExtendSession = canExtendSession
-        self.secondsRemaining = secondsRemaining
-        self.bytesRemaining = bytesRemaining
     }
 }

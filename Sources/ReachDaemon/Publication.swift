@@ -5,7 +5,7 @@ import ReachProtocol
 ///
 /// A pure state machine owned by the event loop (swift-nio style: inputs in, actions out).
 /// Inputs are what the engine saw (a new kernel snapshot), what a reload decided (a new
-/// interface policy) and subscribers coming and going; the actions say what to announce
+/// interface policy), what probes found (connectivity) and subscribers coming and going; the actions say what to announce
 /// (log line, systemd `STATUS=`) and which filter groups to send which reply. The server
 /// carries the actions out; nothing here does IO.
 ///
@@ -53,13 +53,19 @@ struct Publication {
     /// The engine saw the kernel change (or only thinks it did: equal snapshots are no-ops).
     mutating func update(snapshot: NetworkSnapshot) -> [Action] {
         guard snapshot != state.snapshot else { return [] }
-        return publish(ReachabilityState(snapshot: snapshot, policy: state.policy))
+        return publish(ReachabilityState(snapshot: snapshot, policy: state.policy, connectivity: state.connectivity))
     }
 
     /// A reload changed how interfaces are treated.
     mutating func update(policy: InterfacePolicy) -> [Action] {
         guard policy != state.policy else { return [] }
-        return publish(ReachabilityState(snapshot: state.snapshot, policy: policy))
+        return publish(ReachabilityState(snapshot: state.snapshot, policy: policy, connectivity: state.connectivity))
+    }
+
+    /// Probes or a captive-portal API said something new about an interface.
+    mutating func update(connectivity: ConnectivityTable) -> [Action] {
+        guard connectivity != state.connectivity else { return [] }
+        return publish(ReachabilityState(snapshot: state.snapshot, policy: state.policy, connectivity: connectivity))
     }
 
     /// Adds a subscriber with `filter` and returns its first reply (the answer it sees now,

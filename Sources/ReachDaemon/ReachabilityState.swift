@@ -10,6 +10,8 @@ public struct ReachabilityState: Sendable, Equatable {
     public var snapshot: NetworkSnapshot
     /// How interfaces are treated (ignores, overrides).
     public var policy: InterfacePolicy
+    /// What probes and the networks' captive-portal APIs said, per interface.
+    public var connectivity: ConnectivityTable
     /// The unfiltered, system-wide path.
     public var path: Path
     /// Every interface, as `ListInterfaces` reports them.
@@ -32,18 +34,19 @@ public struct ReachabilityState: Sendable, Equatable {
         }
     }
 
-    /// Derives the path and the interface list from a snapshot.
-    public init(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
+    /// Derives the path and the interface list from a snapshot and the connectivity facts.
+    public init(snapshot: NetworkSnapshot, policy: InterfacePolicy, connectivity: ConnectivityTable = [:]) {
         self.snapshot = snapshot
         self.policy = policy
-        self.path = PathDerivation.derive(snapshot, policy: policy)
-        self.interfaces = InterfaceListing.describe(snapshot, policy: policy)
+        self.connectivity = connectivity
+        self.path = PathDerivation.derive(snapshot, policy: policy, connectivity: connectivity)
+        self.interfaces = InterfaceListing.describe(snapshot, policy: policy, connectivity: connectivity)
         self.answer = Answer(path: path, primaryAddresses: snapshot.usableAddresses(ofInterfaceNamed: path.primaryInterface))
     }
 
     /// The path as a subscriber with this filter sees it.
     public func path(for filter: PathFilter) -> Path {
-        filter.isUnconstrained ? path : PathDerivation.derive(snapshot, policy: policy, filter: filter)
+        filter.isUnconstrained ? path : PathDerivation.derive(snapshot, policy: policy, filter: filter, connectivity: connectivity)
     }
 
     /// The answer as a subscriber with this filter sees it.

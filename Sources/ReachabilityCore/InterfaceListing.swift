@@ -1,7 +1,7 @@
 /// Builds the `ListInterfaces` view of a snapshot.
 public enum InterfaceListing {
     /// Every known link, by index, with its classification and policy applied.
-    public static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy()) -> [InterfaceDescription] {
+    public static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), connectivity: ConnectivityTable = [:]) -> [InterfaceDescription] {
         snapshot.links.values.sorted { $0.index < $1.index }.map { link in
             InterfaceDescription(
                 index: Int(link.index),
@@ -24,7 +24,8 @@ public enum InterfaceListing {
                 },
                 isExpensive: policy.isExpensive(link),
                 isConstrained: policy.isConstrained(link),
-                ignored: policy.isIgnored(link)
+                ignored: policy.isIgnored(link),
+                connectivity: connectivity[link.index] ?? InterfaceConnectivity()
             )
         }
     }

@@ -169,8 +169,11 @@ public struct Path: Sendable, Hashable, Codable {
     public var isExpensive: Bool
     /// The primary interface is in a low-data mode (configured).
     public var isConstrained: Bool
-    /// Result of connectivity probes; `unknown` until probes exist and ran.
+    /// The primary interface's connectivity (probes, captive-portal API); `unknown` until
+    /// probes ran, `none` or `local` without a path.
     public var connectivity: Connectivity
+    /// The primary interface's captive portal, when one is known.
+    public var captivePortal: CaptivePortal?
 
     /// Creates a path.
     public init(
@@ -178,7 +181,7 @@ public struct Path: Sendable, Hashable, Codable {
         flags: ReachabilityFlags = [], primaryInterface: String? = nil, primaryInterfaceType: InterfaceType? = nil,
         availableInterfaces: [String] = [], gateways: [String] = [], supportsIPv4: Bool = false,
         supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false,
-        isConstrained: Bool = false, connectivity: Connectivity = .unknown
+        isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil
     ) {
         self.status = status
         self.unsatisfiedReason = unsatisfiedReason
@@ -194,6 +197,7 @@ public struct Path: Sendable, Hashable, Codable {
         self.isExpensive = isExpensive
         self.isConstrained = isConstrained
         self.connectivity = connectivity
+        self.captivePortal = captivePortal
     }
 
     /// NWPath.usesInterfaceType: whether the primary interface is of this type.
@@ -253,9 +257,18 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var isConstrained: Bool
     /// Left out of the answer by configuration (container and bridge noise).
     public var ignored: Bool
+    /// The IPv4 probes' verdict.
+    public var ipv4Connectivity: Connectivity
+    /// The IPv6 probes' verdict.
+    public var ipv6Connectivity: Connectivity
+    /// When a probe round last finished, in seconds since the epoch.
+    public var lastChecked: Int?
+    /// The interface's captive portal, when one is known.
+    public var captivePortal: CaptivePortal?
 
     /// Creates an interface description.
-    public init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool) {
+    public init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool,
+                connectivity: InterfaceConnectivity = InterfaceConnectivity()) {
         self.index = index
         self.name = name
         self.type = type
@@ -267,5 +280,9 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
         self.isExpensive = isExpensive
         self.isConstrained = isConstrained
         self.ignored = ignored
+        self.ipv4Connectivity = connectivity.ipv4
+        self.ipv6Connectivity = connectivity.ipv6
+        self.lastChecked = connectivity.lastChecked
+        self.captivePortal = connectivity.captivePortal
     }
 }

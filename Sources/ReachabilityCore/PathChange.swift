@@ -24,7 +24,7 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
     case flags
     /// The ordered list of usable interfaces changed.
     case availableInterfaces
-    /// Connectivity (probe result) changed.
+    /// Connectivity (the probes' verdict) or the captive-portal facts changed.
     case connectivity
 
     /// The changes from `old` to `new`; `oldAddresses`/`newAddresses` are the usable
@@ -47,7 +47,7 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
         if old.isExpensive != new.isExpensive || old.isConstrained != new.isConstrained { changes.append(.cost) }
         if old.flags != new.flags { changes.append(.flags) }
         if old.availableInterfaces != new.availableInterfaces { changes.append(.availableInterfaces) }
-        if old.connectivity != new.connectivity { changes.append(.connectivity) }
+        if old.connectivity != new.connectivity || old.captivePortal != new.captivePortal { changes.append(.connectivity) }
         return changes
     }
 }

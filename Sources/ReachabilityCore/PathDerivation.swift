@@ -21,8 +21,13 @@
 /// finds nothing, the tracked default routes still explain why (a `linkdown` route
 /// hidden by `ignore_routes_with_linkdown`, say).
 public enum PathDerivation {
-    /// Derives the path for `snapshot` under `policy`, restricted to interfaces `filter` allows.
-    public static func derive(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), filter: PathFilter = .none) -> Path {
+    /// Derives the path for `snapshot` under `policy`, restricted to interfaces `filter`
+    /// allows; `connectivity` (the probes' and captive-portal facts) gives a satisfied
+    /// path its connectivity and `interventionRequired`.
+    public static func derive(
+        _ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), filter: PathFilter = .none,
+        connectivity: ConnectivityTable = [:]
+    ) -> Path {
         let context = Context(snapshot: snapshot, policy: policy, filter: filter)
         let outcomes = AddressFamily.allCases.map { context.evaluate(family: $0) }
 
@@ -53,6 +58,9 @@ public enum PathDerivation {
             if primaryType == .cellular { flags.insert(.isWWAN) }
             if Self.isTransient(link) { flags.insert(.transientConnection) }
         }
+        // Probes speak for a path that is there; without one, the kernel alone answers.
+        let facts = status == .satisfied ? primaryLink.flatMap { connectivity[$0.index] } : nil
+        if facts?.requiresIntervention == true { flags.insert(.interventionRequired) }
 
         let supportsIPv4 = ready.contains { $0.family == .ipv4 }
         let supportsIPv6 = ready.contains { $0.family == .ipv6 }
@@ -72,7 +80,8 @@ public enum PathDerivation {
             supportsDNS: snapshot.hasNameserver && status == .satisfied,
             isExpensive: primaryLink.map(policy.isExpensive) ?? false,
             isConstrained: primaryLink.map(policy.isConstrained) ?? false,
-            connectivity: status == .satisfied ? .unknown : context.offlineConnectivity
+            connectivity: status == .satisfied ? facts?.combined ?? .unknown : context.offlineConnectivity,
+            captivePortal: facts?.captivePortal
         )
     }
 

@@ -34,6 +34,27 @@ public enum ProbeVerdict {
         }
     }
 
+    /// One interface's connectivity from its two families' verdicts and its captive-portal
+    /// facts. A portal wins (someone must act, whichever family met it), and a captive
+    /// answer from the network's RFC 8908 API is authoritative; otherwise the better
+    /// family's verdict stands (one family reaching the internet is the internet).
+    public static func combine(_ facts: InterfaceConnectivity) -> Connectivity {
+        if facts.captivePortal?.captive == true || facts.ipv4 == .portal || facts.ipv6 == .portal { return .portal }
+        return rank(facts.ipv4) >= rank(facts.ipv6) ? facts.ipv4 : facts.ipv6
+    }
+
+    private static func rank(_ connectivity: Connectivity) -> Int {
+        switch connectivity {
+        case .unknown: return 0
+        case .none: return 1
+        case .local: return 2
+        case .limited: return 3
+        case .portal: return 4
+        case .partial: return 5
+        case .full: return 6
+        }
+    }
+
     /// One check's result on its own.
     enum Check: Equatable {
         case passed

@@ -8,19 +8,19 @@ final class CaptivePortalAPITests: XCTestCase {
     private let json = "application/captive+json"
 
     func testAnswers() {
-        let cases: [(String, String, String?, Result<CaptivePortalState, CaptivePortalAPI.Problem>)] = [
+        let cases: [(String, String, String?, Result<CaptivePortal, CaptivePortalAPI.Problem>)] = [
             ("captive, with everything",
              #"{"captive":true,"user-portal-url":"https://portal.test/login","venue-info-url":"https://venue.test/","can-extend-session":true,"seconds-remaining":326,"bytes-remaining":65536}"#,
-             json, .success(CaptivePortalState(captive: true, userPortalURL: "https://portal.test/login", venueInfoURL: "https://venue.test/",
+             json, .success(CaptivePortal(captive: true, userPortalURL: "https://portal.test/login", venueInfoURL: "https://venue.test/",
                                                canExtendSession: true, secondsRemaining: 326, bytesRemaining: 65536))),
             ("released", #"{"captive":false,"seconds-remaining":1800.5}"#, "application/captive+json; charset=utf-8",
-             .success(CaptivePortalState(captive: false, secondsRemaining: 1800))),
-            ("unknown fields ignored", #"{"captive":false,"x-vendor":1}"#, json, .success(CaptivePortalState(captive: false))),
+             .success(CaptivePortal(captive: false, secondsRemaining: 1800))),
+            ("unknown fields ignored", #"{"captive":false,"x-vendor":1}"#, json, .success(CaptivePortal(captive: false))),
             ("captive without a portal URL", #"{"captive":true}"#, json, .failure(.captiveWithoutPortal)),
             ("portal URL over plain HTTP", #"{"captive":true,"user-portal-url":"http://portal.test/"}"#, json, .failure(.notHTTPS("http://portal.test/"))),
             ("wrong media type", #"{"captive":false}"#, "application/json", .failure(.wrongMediaType("application/json"))),
             ("no media type", #"{"captive":false}"#, nil, .failure(.wrongMediaType(nil))),
-            ("negative seconds clamp to 0", #"{"captive":false,"seconds-remaining":-5}"#, json, .success(CaptivePortalState(captive: false, secondsRemaining: 0))),
+            ("negative seconds clamp to 0", #"{"captive":false,"seconds-remaining":-5}"#, json, .success(CaptivePortal(captive: false, secondsRemaining: 0))),
         ]
         for (name, body, type, expected) in cases {
             XCTAssertEqual(CaptivePortalAPI.parse(body: Array(body.utf8), contentType: type), expected, name)

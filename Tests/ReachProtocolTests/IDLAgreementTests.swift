@@ -59,7 +59,13 @@ final class IDLAgreementTests: XCTestCase {
     private let fullPath = Path(
         status: .satisfied, unsatisfiedReason: .noRoute, reachability: .reachableViaWired, flags: [.reachable],
         primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
-        supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full
+        supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full,
+        captivePortal: IDLAgreementTests.fullPortal
+    )
+
+    private static let fullPortal = CaptivePortal(
+        apiURI: "https://portal.test/api", captive: true, userPortalURL: "https://portal.test/login",
+        venueInfoURL: "https://venue.test/", canExtendSession: true, secondsRemaining: 60, bytesRemaining: 1000
     )
 
     private let address = InterfaceDescription.Address(
@@ -73,9 +79,11 @@ final class IDLAgreementTests: XCTestCase {
     func testInterfaceFieldsMatch() throws {
         let interface = InterfaceDescription(
             index: 2, name: "eth0", type: .wiredEthernet, kind: "veth", operState: "UP", up: true, carrier: true,
-            addresses: [address], isExpensive: false, isConstrained: false, ignored: false
+            addresses: [address], isExpensive: false, isConstrained: false, ignored: false,
+            connectivity: InterfaceConnectivity(ipv4: .portal, ipv6: .full, lastChecked: 1, captivePortal: Self.fullPortal)
         )
         XCTAssertEqual(try jsonKeys(interface), Set(try fields(ofType: "Interface").keys))
+        XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
     }
 
@@ -85,6 +93,9 @@ final class IDLAgreementTests: XCTestCase {
         XCTAssertEqual(try enumValues(path["unsatisfiedReason"]), UnsatisfiedReason.allCases.map(\.rawValue))
         XCTAssertEqual(try enumValues(path["reachability"]), ReachabilityStatus.allCases.map(\.rawValue))
         XCTAssertEqual(try enumValues(path["connectivity"]), Connectivity.allCases.map(\.rawValue))
+        let interface = try fields(ofType: "Interface")
+        XCTAssertEqual(try enumValues(interface["ipv4Connectivity"]), Connectivity.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(interface["ipv6Connectivity"]), Connectivity.allCases.map(\.rawValue))
         XCTAssertEqual(path["unsatisfiedReason"]?.hasPrefix("?"), true)
         XCTAssertEqual(path["primaryInterfaceType"], "?InterfaceType")
 

@@ -18,6 +18,7 @@ final class PathDerivationTests: XCTestCase {
         case expensive(Bool)
         case constrained(Bool)
         case connectivity(Connectivity)
+        case captivePortal(CaptivePortal?)
     }
 
     struct Case {
@@ -25,6 +26,7 @@ final class PathDerivationTests: XCTestCase {
         var snapshot: NetworkSnapshot
         var policy = InterfacePolicy()
         var filter = PathFilter.none
+        var connectivity: ConnectivityTable = [:]
         var status: PathStatus
         var reason: UnsatisfiedReason?
         var checks: [Check] = []
@@ -458,16 +460,36 @@ final class PathDerivationTests: XCTestCase {
              checks: [.primary("wlan0"), .available(["wlan0"])]),
     ]
 
+    // MARK: - Connectivity: the probes' facts about the primary interface
+
+    static let portal = CaptivePortal(captive: true, userPortalURL: "http://portal.test/login")
+
+    static let connectivityCases: [Case] = [
+        Case(name: "probes found full on the primary", snapshot: wired(), connectivity: [2: InterfaceConnectivity(ipv4: .full)],
+             status: .satisfied, reason: nil, checks: [.connectivity(.full), .flags([.reachable]), .captivePortal(nil)]),
+        Case(name: "a portal on the primary sets interventionRequired and says where to log in", snapshot: wired(),
+             connectivity: [2: InterfaceConnectivity(ipv4: .portal, captivePortal: portal)], status: .satisfied, reason: nil,
+             checks: [.connectivity(.portal), .flags([.reachable, .interventionRequired]), .captivePortal(portal)]),
+        Case(name: "another interface's portal does not touch the path", snapshot: laptop,
+             connectivity: [2: InterfaceConnectivity(ipv4: .portal, captivePortal: portal), 3: InterfaceConnectivity(ipv4: .partial)],
+             status: .satisfied, reason: nil, checks: [.primary("wlan0"), .connectivity(.partial), .flags([.reachable]), .captivePortal(nil)]),
+        Case(name: "facts about an interface that lost its path are not the path's", snapshot: wired(lookup: noRoute),
+             connectivity: [2: InterfaceConnectivity(ipv4: .full)], status: .unsatisfied, reason: .noRoute,
+             checks: [.connectivity(.local), .flags([])]),
+        Case(name: "limited over a satisfied path", snapshot: wired(), connectivity: [2: InterfaceConnectivity(ipv4: .limited)],
+             status: .satisfied, reason: nil, checks: [.connectivity(.limited), .flags([.reachable])]),
+    ]
+
     // MARK: - The loop
 
     static let allCases: [Case] = emptyAndNoRoute + satisfiedByType + linkState + addressCases + refusedRoutes
-        + families + dormant + dns + several + overrides + filters
+        + families + dormant + dns + several + overrides + filters + connectivityCases
 
     func testDerivation() {
         var names = Set<String>()
         for c in Self.allCases {
             XCTAssertTrue(names.insert(c.name).inserted, "duplicate case name: \(c.name)")
-            let path = PathDerivation.derive(c.snapshot, policy: c.policy, filter: c.filter)
+            let path = PathDerivation.derive(c.snapshot, policy: c.policy, filter: c.filter, connectivity: c.connectivity)
             XCTAssertEqual(path.status, c.status, "\(c.name): status")
             XCTAssertEqual(path.unsatisfiedReason, c.reason, "\(c.name): unsatisfiedReason")
             for check in c.checks { Self.assert(check, on: path, c.name) }
@@ -489,6 +511,7 @@ final class PathDerivationTests: XCTestCase {
         case let .expensive(value): XCTAssertEqual(path.isExpensive, value, "\(name): isExpensive")
         case let .constrained(value): XCTAssertEqual(path.isConstrained, value, "\(name): isConstrained")
         case let .connectivity(value): XCTAssertEqual(path.connectivity, value, "\(name): connectivity")
+        case let .captivePortal(value): XCTAssertEqual(path.captivePortal, value, "\(name): captivePortal")
         }
     }
 
@@ -499,6 +522,7 @@ final class PathDerivationTests: XCTestCase {
             XCTAssertEqual(path.reachability, .notReachable, "\(name): not satisfied reads as notReachable")
             XCTAssertFalse(path.supportsDNS, "\(name): no DNS without a path")
             XCTAssertNotEqual(path.connectivity, .unknown, "\(name): offline connectivity is known")
+            XCTAssertNil(path.captivePortal, "\(name): no portal facts without a path")
         } else {
             XCTAssertNotEqual(path.reachability, .notReachable, "\(name): satisfied is reachable")
             XCTAssertTrue(path.supportsIPv4 || path.supportsIPv6, "\(name): satisfied over some family")

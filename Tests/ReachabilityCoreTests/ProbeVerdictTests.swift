@@ -42,4 +42,24 @@ final class ProbeVerdictTests: XCTestCase {
             XCTAssertEqual(judgement.portalURL, portal, name)
         }
     }
+
+    /// Two families and the network's API make one interface's connectivity.
+    func testCombiningFamilies() {
+        let captive = CaptivePortal(apiURI: "https://portal.test/api", captive: true, userPortalURL: "https://portal.test/")
+        let open = CaptivePortal(apiURI: "https://portal.test/api", captive: false)
+        let cases: [(String, InterfaceConnectivity, Connectivity)] = [
+            ("nothing probed", InterfaceConnectivity(), .unknown),
+            ("IPv4 full, IPv6 not probed", InterfaceConnectivity(ipv4: .full), .full),
+            ("IPv6 full, IPv4 limited: the better family", InterfaceConnectivity(ipv4: .limited, ipv6: .full), .full),
+            ("partial beats limited", InterfaceConnectivity(ipv4: .partial, ipv6: .limited), .partial),
+            ("a portal on one family wins over full on the other", InterfaceConnectivity(ipv4: .full, ipv6: .portal), .portal),
+            ("the API's captive answer is authoritative", InterfaceConnectivity(ipv4: .full, captivePortal: captive), .portal),
+            ("the API's open session leaves the probes' verdict", InterfaceConnectivity(ipv4: .limited, captivePortal: open), .limited),
+            ("an announced API alone says nothing yet", InterfaceConnectivity(captivePortal: CaptivePortal(apiURI: "https://p.test/")), .unknown),
+        ]
+        for (name, facts, expected) in cases {
+            XCTAssertEqual(facts.combined, expected, name)
+            XCTAssertEqual(facts.requiresIntervention, expected == .portal, name)
+        }
+    }
 }

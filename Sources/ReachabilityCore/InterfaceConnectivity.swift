@@ -1,0 +1,70 @@
+/// What reachd knows about one interface's connection to the internet beyond its routes:
+/// the probes' verdict per family, when they last finished, and what the network said
+/// about a captive portal (RFC 8910 / 8908). Owned by the event loop; an input of the
+/// derivation like the kernel snapshot.
+public struct InterfaceConnectivity: Sendable, Hashable {
+    /// The IPv4 probes' verdict.
+    public var ipv4: Connectivity
+    /// The IPv6 probes' verdict.
+    public var ipv6: Connectivity
+    /// When a probe round last finished, in seconds since the epoch (UTC).
+    public var lastChecked: Int?
+    /// Captive-portal facts, when the network announced a portal or a probe met one.
+    public var captivePortal: CaptivePortal?
+
+    /// Nothing known yet.
+    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil) {
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.lastChecked = lastChecked
+        self.captivePortal = captivePortal
+    }
+
+    /// One family's verdict.
+    public subscript(family: AddressFamily) -> Connectivity {
+        get { family == .ipv4 ? ipv4 : ipv6 }
+        set { if family == .ipv4 { ipv4 = newValue } else { ipv6 = newValue } }
+    }
+
+    /// The interface's connectivity as the path reports it (`ProbeVerdict.combine`).
+    public var combined: Connectivity { ProbeVerdict.combine(self) }
+
+    /// A user must act before traffic flows (SCNetworkReachability's interventionRequired).
+    public var requiresIntervention: Bool { combined == .portal }
+}
+
+/// Connectivity facts by interface index.
+public typealias ConnectivityTable = [Int32: InterfaceConnectivity]
+
+/// A captive portal as reachd knows it: the API URI the network announced (RFC 8910: RA
+/// option 37 or systemd-networkd), what the API answered (RFC 8908), or where a probe
+/// was redirected to. Field names are the wire names of `io.reachd.Reachability.CaptivePortal`.
+public struct CaptivePortal: Sendable, Hashable, Codable {
+    /// The RFC 8908 API URI the network announced; nil when only a probe saw the portal.
+    public var apiURI: String?
+    /// The network holds traffic until the user acts: the API said so, or a probe was
+    /// intercepted. False when the API said the session is open; nil when nobody asked yet.
+    public var captive: Bool?
+    /// Where the user logs in: the API's `user-portal-url`, or the probe's redirect.
+    public var userPortalURL: String?
+    /// Information about the venue.
+    public var venueInfoURL: String?
+    /// The session can be extended.
+    public var canExtendSession: Bool?
+    /// Seconds left in the session when the API last answered.
+    public var secondsRemaining: Int?
+    /// Bytes left in the session when the API last answered.
+    public var bytesRemaining: Int?
+
+    /// Creates captive-portal facts.
+    public init(apiURI: String? = nil, captive: Bool? = nil, userPortalURL: String? = nil, venueInfoURL: String? = nil,
+                canExtendSession: Bool? = nil, secondsRemaining: Int? = nil, bytesRemaining: Int? = nil) {
+        self.apiURI = apiURI
+        self.captive = captive
+        self.userPortalURL = userPortalURL
+        self.venueInfoURL = venueInfoURL
+        self.canExtendSession = canExtendSession
+        self.secondsRemaining = secondsRemaining
+        self.bytesRemaining = bytesRemaining
+    }
+}
