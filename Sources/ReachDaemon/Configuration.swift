@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Logging
 import ReachabilityCore
 
@@ -19,6 +20,10 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     public var interfaces = Interfaces()
     /// `[netlink]`.
     public var netlink = Netlink()
+    /// `[probe]`.
+    public var probe = Probe()
+    /// `[captive-portal]`.
+    public var captivePortal = CaptivePortalSettings()
 
     /// The built-in defaults.
     public init() {}
@@ -39,10 +44,15 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
         read(.log, &log)
         read(.interfaces, &interfaces)
         read(.netlink, &netlink)
+        read(.probe, &probe)
+        read(.captivePortal, &captivePortal)
         if !problems.isEmpty { throw ConfigurationProblems(errors: problems) }
     }
 
-    private enum CodingKeys: String, CodingKey, CaseIterable { case socket, log, interfaces, netlink }
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case socket, log, interfaces, netlink, probe
+        case captivePortal = "captive-portal"
+    }
 
     // Each table reads the keys present (the others keep their defaults), then rejects unknown
     // ones: within a table, decoding stops at the first bad value.
@@ -137,6 +147,159 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     }
 }
 
+extension ReachdConfiguration {
+    /// `[probe]`: active connectivity checks (NetworkManager-compatible). Off until `url` or
+    /// `https-url` names an endpoint: reachd sends nothing to a server nobody configured.
+    public struct Probe: Sendable, Equatable, ConfigurationTable {
+        /// `url`: the HTTP check (`http://…`).
+        public var url: HTTPEndpoint?
+        /// `https-url`: the HTTPS check (`https://…`), run in parallel with the HTTP one.
+        public var httpsURL: HTTPEndpoint?
+        /// `expect-status`, `expect-body`, `expect-header`: what the endpoint answers online.
+        public var expectation = ProbeExpectation()
+        /// `timeout`: seconds one check may take, connection and answer together.
+        public var timeout: Duration = .seconds(10)
+        /// `initial-delay`, `maximum-delay`, `recheck-interval` (0: never; the default).
+        public var schedule = ProbeSchedule.Configuration()
+        /// `families`: which address families are checked, each on its own.
+        public var families: [AddressFamily] = [.ipv4, .ipv6]
+        /// `[probe.trust]`: how the HTTPS endpoint proves who it is.
+        public var trust = TrustPolicy.systemDefault
+
+        /// Whether any check is configured.
+        public var isEnabled: Bool { url != nil || httpsURL != nil }
+
+        init() {}
+        /// Reads the keys present.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            url = try container.setting(HTTPEndpoint.self, .url)
+            httpsURL = try container.setting(HTTPEndpoint.self, .httpsURL)
+            if let url, url.isHTTPS { throw container.invalid(.url, "\(url) is https; name it as https-url (url is the plain HTTP check)") }
+            if let httpsURL, !httpsURL.isHTTPS { throw container.invalid(.httpsURL, "\(httpsURL) is not https") }
+            expectation.status = try container.setting(ExpectedStatus.self, .expectStatus)?.value ?? expectation.status
+            expectation.bodyPrefix = try container.setting(String.self, .expectBody)
+            expectation.header = try container.setting(ExpectedHeader.self, .expectHeader)?.value
+            timeout = try container.setting(Seconds.self, .timeout)?.value ?? timeout
+            schedule.initialDelay = try container.setting(Seconds.self, .initialDelay)?.value ?? schedule.initialDelay
+            schedule.maximumDelay = try container.setting(Seconds.self, .maximumDelay)?.value ?? schedule.maximumDelay
+            if schedule.maximumDelay < schedule.initialDelay {
+                throw container.invalid(.maximumDelay, "shorter than initial-delay")
+            }
+            if let recheck = try container.setting(SecondsOrNever.self, .recheckInterval) {
+                schedule.recheckInterval = recheck.value
+            }
+            if let families = try container.setting([Choice<AddressFamily>].self, .families) {
+                if families.isEmpty { throw container.invalid(.families, "empty (expected \"ipv4\", \"ipv6\" or both)") }
+                self.families = AddressFamily.allCases.filter { family in families.contains { $0.value == family } }
+            }
+            trust = try container.setting(Trust.self, .trust)?.value ?? trust
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case url, families, timeout, trust
+            case httpsURL = "https-url", expectStatus = "expect-status", expectBody = "expect-body"
+            case expectHeader = "expect-header", initialDelay = "initial-delay", maximumDelay = "maximum-delay"
+            case recheckInterval = "recheck-interval"
+        }
+    }
+
+    /// `[captive-portal]`: captive portals the network announces (RFC 8910) and their API
+    /// (RFC 8908).
+    public struct CaptivePortalSettings: Sendable, Equatable, ConfigurationTable {
+        /// `router-advertisements`: read RA option 37 (listening only; on by default).
+        public var routerAdvertisements = true
+        /// `fetch-api`: ask an announced API whether the session is captive. Off by default:
+        /// the API is a server the network, not the operator, named.
+        public var fetchAPI = false
+        /// `[captive-portal.trust]`: how the API proves who it is.
+        public var trust = TrustPolicy.systemDefault
+
+        init() {}
+        /// Reads the keys present.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            routerAdvertisements = try container.setting(Bool.self, .routerAdvertisements) ?? routerAdvertisements
+            fetchAPI = try container.setting(Bool.self, .fetchAPI) ?? fetchAPI
+            trust = try container.setting(Trust.self, .trust)?.value ?? trust
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case trust
+            case routerAdvertisements = "router-advertisements", fetchAPI = "fetch-api"
+        }
+    }
+
+    /// `[probe.trust]`, `[captive-portal.trust]`: an AFSecurityPolicy-style trust policy.
+    struct Trust: ConfigurationTable {
+        var value: TrustPolicy
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            do {
+                value = try TrustPolicy(
+                    pinning: try container.setting(Choice<TrustPolicy.Pinning>.self, .pinning)?.value ?? .none,
+                    pinnedCertificates: try container.setting([String].self, .pinnedCertificates) ?? [],
+                    publicKeyPins: try container.setting([String].self, .publicKeyPins) ?? [],
+                    validatesDomainName: try container.setting(Bool.self, .validatesDomainName) ?? true,
+                    allowInvalidCertificates: try container.setting(Bool.self, .allowInvalidCertificates) ?? false
+                )
+            } catch let problem as TrustPolicy.Problem {
+                throw decoder.invalid(problem.description)
+            }
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case pinning
+            case pinnedCertificates = "pinned-certificates", publicKeyPins = "public-key-pins"
+            case validatesDomainName = "validates-domain-name", allowInvalidCertificates = "allow-invalid-certificates"
+        }
+    }
+}
+
+/// An `http://` or `https://` URL with a host: a probe endpoint or an RFC 8908 API.
+public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible {
+    static let expected = "a string"
+    /// `https`.
+    public var isHTTPS: Bool
+    /// The host: a name, or an address literal (without brackets).
+    public var host: String
+    /// The port (80 or 443 unless given).
+    public var port: Int
+    /// Path and query, as sent in the request line.
+    public var target: String
+    /// The URL as written.
+    public var description: String
+
+    /// Parses `text`; nil unless it is an absolute http(s) URL with a host and no user info.
+    public init?(_ text: String) {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host(percentEncoded: false), !host.isEmpty, url.user == nil
+        else { return nil }
+        isHTTPS = scheme == "https"
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        port = url.port ?? (isHTTPS ? 443 : 80)
+        let path = url.path(percentEncoded: true)
+        target = (path.isEmpty ? "/" : path) + (url.query(percentEncoded: true).map { "?" + $0 } ?? "")
+        description = text
+    }
+
+    /// Reads a URL string; refuses anything `init?(_:)` refuses.
+    public init(from decoder: any Decoder) throws {
+        let text: String = try decoder.scalar()
+        guard let endpoint = HTTPEndpoint(text) else {
+            throw decoder.invalid("\"\(text)\" is not an http:// or https:// URL with a host")
+        }
+        self = endpoint
+    }
+
+    /// The `Host` header: the host, bracketed when it is an IPv6 literal, with a port that is not the scheme's.
+    public var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (isHTTPS ? 443 : 80) ? name : "\(name):\(port)"
+    }
+}
+
 // MARK: - Checked values: each refuses a bad value in `init(from:)`, with the message users see.
 
 /// `[socket] path`: absolute, not a directory, no NUL, short enough for `sockaddr_un`
@@ -222,4 +385,56 @@ protocol NamedChoice: RawRepresentable<String>, CaseIterable {
 }
 
 extension Logger.Level: NamedChoice { static let settingName = "log level" }
+extension AddressFamily: NamedChoice { static let settingName = "address family" }
+extension TrustPolicy.Pinning: NamedChoice { static let settingName = "pinning mode" }
+
+/// Whole seconds, 1…3600.
+struct Seconds: Setting {
+    static let expected = "an integer (seconds)"
+    var value: Duration
+
+    init(from decoder: any Decoder) throws {
+        let seconds: Int = try decoder.scalar()
+        guard (1...3600).contains(seconds) else { throw decoder.invalid("\(seconds) is out of range (1…3600 seconds)") }
+        value = .seconds(seconds)
+    }
+}
+
+/// Whole seconds, 1…86400, or 0 for "never".
+struct SecondsOrNever: Setting {
+    static let expected = "an integer (seconds, 0 for never)"
+    var value: Duration?
+
+    init(from decoder: any Decoder) throws {
+        let seconds: Int = try decoder.scalar()
+        guard (0...86400).contains(seconds) else { throw decoder.invalid("\(seconds) is out of range (0…86400 seconds, 0: never)") }
+        value = seconds == 0 ? nil : .seconds(seconds)
+    }
+}
+
+/// `expect-status`: an HTTP status code, 100…599.
+struct ExpectedStatus: Setting {
+    static let expected = "an integer"
+    var value: Int
+
+    init(from decoder: any Decoder) throws {
+        value = try decoder.scalar()
+        guard (100...599).contains(value) else { throw decoder.invalid("\(value) is not an HTTP status (100…599)") }
+    }
+}
+
+/// `expect-header`: "Name: value", as NetworkManager's `X-NetworkManager-Status: online`.
+struct ExpectedHeader: Setting {
+    static let expected = "a string"
+    var value: (name: String, value: String)
+
+    init(from decoder: any Decoder) throws {
+        let text: String = try decoder.scalar()
+        let parts = text.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !parts[0].contains(" ") else {
+            throw decoder.invalid("\"\(text)\" is not \"Header-Name: value\"")
+        }
+        value = (parts[0].lowercased(), parts[1])
+    }
+}
 extension InterfaceType: NamedChoice { static let settingName = "interface type" }

@@ -271,6 +271,11 @@ extension KeyedDecodingContainer {
     /// containers report a wrong type as `typeMismatch` with the path, where TOMLKit's keyed
     /// `decode(Bool.self, forKey:)` says `keyNotFound`. A mismatch at `key` itself is
     /// re-thrown naming `T`, as TOMLKit names the type it found for dates.
+    /// The error for a key whose value does not fit with the rest of its table.
+    func invalid(_ key: Key, _ message: String) -> DecodingError {
+        .dataCorruptedError(forKey: key, in: self, debugDescription: message)
+    }
+
     func setting<T: Setting>(_ type: T.Type, _ key: Key) throws -> T? {
         guard contains(key) else { return nil }
         do {

@@ -58,6 +58,17 @@ public struct TrustPolicy: Sendable, Equatable {
     /// Accept expired or untrusted chains (AFSecurityPolicy's allowInvalidCertificates).
     public var allowInvalidCertificates: Bool
 
+    /// The default: the system trust store, chain and name (AFSecurityPolicy's defaultPolicy).
+    public static let systemDefault = TrustPolicy(checked: .none)
+
+    private init(checked pinning: Pinning) {
+        self.pinning = pinning
+        pinnedCertificates = []
+        publicKeyPins = []
+        validatesDomainName = true
+        allowInvalidCertificates = false
+    }
+
     /// A policy from its configured parts; refused when AFSecurityPolicy's rules say so.
     public init(
         pinning: Pinning = .none, pinnedCertificates: [String] = [], publicKeyPins: [String] = [],

@@ -40,9 +40,9 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":1: unknown key \"log.\"lev el\"\" (did you mean \"log.level\"?)"]
         ),
         BadCase(
-            name: "probe settings are not read yet",
-            text: "[probe]\nurl = \"http://example.com\"\n",
-            expected: [":1: unknown key \"probe\""]
+            name: "unknown table",
+            text: "[probes]\nurl = \"http://probe.test\"\n",
+            expected: [":1: unknown key \"probes\" (did you mean \"probe\"?)"]
         ),
         BadCase(
             name: "section that is not a table",
@@ -188,6 +188,56 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":2: socket.mode: \"999\" is not a file mode (expected 3 or 4 octal digits up to 0777, such as \"0666\")"]
         ),
         BadCase(
+            name: "probe url that is not a URL",
+            text: "[probe]\nurl = \"probe.test/generate_204\"\n",
+            expected: [":2: probe.url: \"probe.test/generate_204\" is not an http:// or https:// URL with a host"]
+        ),
+        BadCase(
+            name: "probe url given as https",
+            text: "[probe]\nurl = \"https://probe.test/\"\n",
+            expected: [":2: probe.url: https://probe.test/ is https; name it as https-url (url is the plain HTTP check)"]
+        ),
+        BadCase(
+            name: "probe https-url that is plain http",
+            text: "[probe]\nhttps-url = \"http://probe.test/\"\n",
+            expected: [":2: probe.https-url: http://probe.test/ is not https"]
+        ),
+        BadCase(
+            name: "probe timeout of zero",
+            text: "[probe]\ntimeout = 0\n",
+            expected: [":2: probe.timeout: 0 is out of range (1…3600 seconds)"]
+        ),
+        BadCase(
+            name: "probe maximum delay below the initial one",
+            text: "[probe]\ninitial-delay = 10\nmaximum-delay = 5\n",
+            expected: [":3: probe.maximum-delay: shorter than initial-delay"]
+        ),
+        BadCase(
+            name: "probe expect-header without a value",
+            text: "[probe]\nexpect-header = \"X-NetworkManager-Status\"\n",
+            expected: [":2: probe.expect-header: \"X-NetworkManager-Status\" is not \"Header-Name: value\""]
+        ),
+        BadCase(
+            name: "unknown address family",
+            text: "[probe]\nfamilies = [\"ipv5\"]\n",
+            expected: [":2: probe.families[0]: unknown address family \"ipv5\" (expected ipv4, ipv6)"]
+        ),
+        BadCase(
+            name: "AFSecurityPolicy's rule: invalid certificates and domain validation need a pin",
+            text: "[probe.trust]\nallow-invalid-certificates = true\n",
+            expected: [":1: probe.trust: to validate a domain name for self-signed certificates you must pin (allow-invalid-certificates with validates-domain-name needs pinning = \"certificate\" or \"publicKey\")"]
+        ),
+        BadCase(
+            name: "a malformed public-key pin in the captive-portal API's policy",
+            text: "[captive-portal.trust]\npinning = \"publicKey\"\npublic-key-pins = [\"sha256/short\"]\n",
+            expected: [":1: captive-portal.trust: not a public-key pin (sha256/ and 44 characters of base64): sha256/short"]
+        ),
+        BadCase(
+            name: "unknown pinning mode",
+            text: "[probe.trust]\npinning = \"spki\"\n",
+            expected: [":2: probe.trust.pinning: unknown pinning mode \"spki\" (expected none, certificate, publicKey)"]
+        ),
+        BadCase(
             name: "every problem is reported, in file order",
             text: "[netlink]\nreceive-buffer-size = 1\n[log]\nlevel = \"loud\"\n[socket]\nmode = \"9\"\n",
             expected: [
@@ -253,8 +303,42 @@ final class ConfigurationParserTests: XCTestCase {
         var largestBuffer = ReachdConfiguration()
         largestBuffer.netlink.receiveBufferSize = 1 << 30
 
+        var probing = ReachdConfiguration()
+        probing.probe.url = HTTPEndpoint("http://probe.test/generate_204")
+        probing.probe.httpsURL = HTTPEndpoint("https://probe.test:8443/generate_204?v=1")
+        probing.probe.expectation = ProbeExpectation(status: 204, bodyPrefix: "NetworkManager is online",
+                                                     header: (name: "x-networkmanager-status", value: "online"))
+        probing.probe.timeout = .seconds(3)
+        probing.probe.schedule = ProbeSchedule.Configuration(initialDelay: .seconds(2), maximumDelay: .seconds(60), recheckInterval: .seconds(600))
+        probing.probe.families = [.ipv4]
+        probing.probe.trust = try TrustPolicy(pinning: .publicKey, publicKeyPins: ["sha256/" + String(repeating: "A", count: 43) + "="])
+        probing.captivePortal.routerAdvertisements = false
+        probing.captivePortal.fetchAPI = true
+
         let cases: [(name: String, text: String, expected: ReachdConfiguration)] = [
             ("empty file", "", ReachdConfiguration()),
+            (
+                "probe and captive-portal settings",
+                """
+                [probe]
+                url = "http://probe.test/generate_204"
+                https-url = "https://probe.test:8443/generate_204?v=1"
+                expect-body = "NetworkManager is online"
+                expect-header = "X-NetworkManager-Status: online"
+                timeout = 3
+                initial-delay = 2
+                maximum-delay = 60
+                recheck-interval = 600
+                families = ["ipv4"]
+                [probe.trust]
+                pinning = "publicKey"
+                public-key-pins = ["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
+                [captive-portal]
+                router-advertisements = false
+                fetch-api = true
+                """,
+                probing
+            ),
             ("comments and empty sections", "# nothing\n[socket]\n[log]\n[interfaces]\n[netlink]\n", ReachdConfiguration()),
             (
                 "every setting",
