@@ -49,6 +49,8 @@ extension DaemonOptions {
         socketMode = configuration.socket.mode
         logLevel = overrides.logLevel ?? configuration.log.level
         policy = configuration.interfaces.policy
+        connectivity.probe = configuration.probe
+        connectivity.captivePortal = configuration.captivePortal
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
         if let resolvConfPath = overrides.resolvConfPath { engine.resolvConfPath = resolvConfPath }
@@ -84,6 +86,9 @@ public struct ReloadPlan: Sendable, Equatable {
                 "socket mode change from \(Self.octal(running.socketMode)) to \(Self.octal(proposed.socketMode)) refused: "
                     + "the socket is not re-created while clients are connected; restart reachd to apply it"
             )
+        }
+        if proposed.connectivity != running.connectivity {
+            refused.append("[probe] and [captive-portal] changes take effect at the next restart")
         }
         if proposed.engine.receiveBufferSize != running.engine.receiveBufferSize {
             refused.append(

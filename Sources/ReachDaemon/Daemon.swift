@@ -22,6 +22,8 @@ public struct DaemonOptions: Sendable {
     public var resolvedSocket = NameResolver.systemdResolvedSocket
     /// What the engine watches and how.
     public var engine = EngineConfiguration()
+    /// Connectivity probes and captive-portal APIs (`[probe]`, `[captive-portal]`).
+    public var connectivity = ConnectivitySettings()
     /// Where a changed log level is applied on reload; nil: the level is not managed.
     public var logLevelSwitch: LogLevelSwitch?
     /// Reads the options afresh on SIGHUP (configuration file + the same command line);
@@ -88,7 +90,7 @@ public enum Daemon {
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
             notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) },
-            resolvedSocket: options.resolvedSocket
+            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so

@@ -55,18 +55,22 @@ public final class NameResolver {
     }
 
     /// The addresses of `name`. `hasNameserver` tells a resolver failure with no DNS server
-    /// configured (`noDNSServer`) from one with servers that failed.
-    func resolve(_ name: String, hasNameserver: Bool) -> EventLoopFuture<Outcome> {
-        if let cached = cache[name], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
-        if let running = inFlight[name] { return running }
+    /// configured (`noDNSServer`) from one with servers that failed. With `interfaceIndex`,
+    /// systemd-resolved asks that interface's DNS servers (a probe's name is resolved as
+    /// the network it checks would resolve it); `getaddrinfo` cannot, and ignores it.
+    func resolve(_ name: String, hasNameserver: Bool, interfaceIndex: Int32? = nil) -> EventLoopFuture<Outcome> {
+        let key = interfaceIndex.map { "\(name)%\($0)" } ?? name
+        if let cached = cache[key], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
+        if let running = inFlight[key] { return running }
         let promise = eventLoop.makePromise(of: Outcome.self)
-        inFlight[name] = promise.futureResult
+        inFlight[key] = promise.futureResult
         let deadline = eventLoop.assumeIsolated().scheduleTask(in: timeout) {
             promise.succeed(.failed(.resolutionTimedOut))
         }
         let resolvedSocket = self.resolvedSocket
         threadPool().runIfActive(eventLoop: eventLoop) {
-            if let resolvedSocket, FileSystem.exists(resolvedSocket), let answer = Self.askResolved(name, socket: resolvedSocket) {
+            if let resolvedSocket, FileSystem.exists(resolvedSocket),
+               let answer = Self.askResolved(name, interfaceIndex: interfaceIndex, socket: resolvedSocket) {
                 return answer
             }
             return Self.lookUp(name, hasNameserver: hasNameserver)
@@ -77,10 +81,10 @@ public final class NameResolver {
                 promise.succeed(outcome)  // a no-op if the deadline came first
             }
         promise.futureResult.assumeIsolated().whenSuccess { [self] outcome in
-            inFlight[name] = nil
+            inFlight[key] = nil
             switch outcome {
-            case .addresses: cache[name] = (.now() + cacheLifetime, outcome)
-            case .failed(.nameNotFound): cache[name] = (.now() + .seconds(5), outcome)
+            case .addresses: cache[key] = (.now() + cacheLifetime, outcome)
+            case .failed(.nameNotFound): cache[key] = (.now() + .seconds(5), outcome)
             case .failed: break
             }
         }
@@ -128,10 +132,12 @@ public final class NameResolver {
 
     /// One `io.systemd.Resolve.ResolveHostname` call; nil when resolved cannot be asked
     /// (not running, refusing, not speaking Varlink), so the caller falls back.
-    private static func askResolved(_ name: String, socket: String) -> Outcome? {
+    private static func askResolved(_ name: String, interfaceIndex: Int32?, socket: String) -> Outcome? {
         guard let descriptor = try? UnixSocket.connect(to: socket, timeout: .seconds(6)) else { return nil }
         defer { try? descriptor.close() }
-        let call = VarlinkCall(method: "io.systemd.Resolve.ResolveHostname", parameters: ["name": JSONValue.string(name)] as JSONObject)
+        var parameters: JSONObject = ["name": .string(name)]
+        if let interfaceIndex { parameters["ifindex"] = .integer(Int(interfaceIndex)) }
+        let call = VarlinkCall(method: "io.systemd.Resolve.ResolveHostname", parameters: parameters)
         guard let frame = try? VarlinkCoding.encodeFrame(call), (try? descriptor.writeAll(frame)) != nil else { return nil }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16384)

@@ -25,6 +25,8 @@ final class ServerCore {
     let postToEngine: @Sendable (EngineCommand) -> Void
     /// Resolves target names off the loop.
     let resolver: NameResolver
+    /// Connectivity probes and captive-portal APIs; what they find is published.
+    let connectivity: ConnectivityMonitor
     private var pendingLookups: [Int: EventLoopPromise<[TargetLookup]>] = [:]
     /// Target streams by connection id.
     private var targetWatches: [Int: TargetWatch] = [:]
@@ -56,7 +58,9 @@ final class ServerCore {
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
         logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void,
         postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
-        resolvedSocket: String? = NameResolver.systemdResolvedSocket
+        resolvedSocket: String? = NameResolver.systemdResolvedSocket,
+        connectivity settings: ConnectivitySettings = ConnectivitySettings(),
+        probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil
     ) {
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
@@ -68,6 +72,10 @@ final class ServerCore {
         self.onFatalError = onFatalError
         self.postToEngine = postToEngine
         self.resolver = NameResolver(eventLoop: eventLoop, resolvedSocket: resolvedSocket)
+        self.connectivity = ConnectivityMonitor(
+            settings: settings, eventLoop: eventLoop, logger: logger, resolver: resolver, probeTLS: probeTLS, apiTLS: apiTLS
+        )
+        connectivity.onChange = { [unowned self] table in perform(self.publication.update(connectivity: table)) }
     }
 
     /// The limits in force.
@@ -79,12 +87,14 @@ final class ServerCore {
     func update(snapshot: NetworkSnapshot) {
         perform(publication.update(snapshot: snapshot))
         refreshTargetWatches()
+        connectivity.update(snapshot: snapshot, policy: publication.state.policy)
     }
 
     /// A new interface policy from a reload.
     func update(policy: InterfacePolicy) {
         perform(publication.update(policy: policy))
         refreshTargetWatches()  // an interface ignored or not changes targets' answers too
+        connectivity.update(snapshot: publication.state.snapshot, policy: policy)
     }
 
     private func perform(_ actions: [Publication.Action]) {
@@ -350,6 +360,9 @@ final class ServerCore {
     /// Serves on `channel` (listening on `socketFile`, if this server created it), instead of
     /// any listener before it. Its closing is fatal unless `shutdown()` or a replacement closed it.
     func adopt(_ channel: any Channel, socketFile: FileIdentity?) {
+        if serverChannel == nil {  // first start: probe what the first snapshot shows
+            connectivity.update(snapshot: publication.state.snapshot, policy: publication.state.policy)
+        }
         let replaced = serverChannel
         serverChannel = channel
         self.socketFile = socketFile
@@ -365,6 +378,7 @@ final class ServerCore {
     func shutdown() -> EventLoopFuture<Void> {
         isShuttingDown = true
         memoryTrim?.cancel()
+        connectivity.stop()
         for promise in pendingReloads.values { promise.succeed(.refused("reachd is stopping")) }
         pendingReloads = [:]
         for promise in pendingLookups.values { promise.fail(ChannelError.ioOnClosedChannel) }

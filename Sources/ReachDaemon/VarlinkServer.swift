@@ -43,13 +43,15 @@ public final class VarlinkServer: Sendable {
     ///     exists (else `getaddrinfo`).
     ///   - postToEngine: called (on the loop) with what a client asked of the engine: a
     ///     reload (answer with `finishReload`), target lookups (`finishTargetLookup`).
+    ///   - connectivity: `[probe]` and `[captive-portal]`: what connectivity checks run.
     public init(
         socketPath: String, socketMode: UInt32 = 0o666, instance: String, snapshot: NetworkSnapshot,
         policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
         eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
         onFatalError: @escaping @Sendable (String) -> Void = { _ in },
         postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
-        resolvedSocket: String? = NameResolver.systemdResolvedSocket
+        resolvedSocket: String? = NameResolver.systemdResolvedSocket,
+        connectivity: ConnectivitySettings = ConnectivitySettings()
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -58,7 +60,7 @@ public final class VarlinkServer: Sendable {
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
             limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError,
-            postToEngine: postToEngine, resolvedSocket: resolvedSocket
+            postToEngine: postToEngine, resolvedSocket: resolvedSocket, connectivity: connectivity
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)

@@ -84,7 +84,7 @@ public struct ProbeSchedule: Sendable, Equatable {
     /// A round finished with `connectivity`; `sessionEnds` is when an RFC 8908 session ends.
     public mutating func probeFinished(round finished: Int, connectivity result: Connectivity,
                                        sessionEnds: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant) -> [Action] {
-        guard finished == round, state == .probing else { return [] }  // superseded
+        guard isCurrent(round: finished) else { return [] }  // superseded
         var actions = publish(result)
         if result == .full {
             failures = 0
@@ -119,6 +119,12 @@ public struct ProbeSchedule: Sendable, Equatable {
         }
     }
 
+    /// Whether a round runs now (a client asking for one waits for its end).
+    public var isProbing: Bool { state == .probing }
+
+    /// Whether `finished` is the round running now (not superseded by a later one).
+    public func isCurrent(round finished: Int) -> Bool { state == .probing && finished == round }
+
     /// The retry delay after `failures` earlier failed rounds: doubling, capped.
     func delay(afterFailures failures: Int) -> Duration {
         var delay = configuration.initialDelay
@@ -136,5 +142,71 @@ public struct ProbeSchedule: Sendable, Equatable {
         guard value != connectivity else { return [] }
         connectivity = value
         return [.publish(value)]
+    }
+}
+
+/// One interface and family that may be probed.
+public struct ProbeKey: Sendable, Hashable, Comparable {
+    /// The interface's kernel index.
+    public var interfaceIndex: Int32
+    /// The family probed (the socket is bound to the interface and to this family).
+    public var family: AddressFamily
+
+    /// Creates a key.
+    public init(interfaceIndex: Int32, family: AddressFamily) {
+        self.interfaceIndex = interfaceIndex
+        self.family = family
+    }
+
+    /// Index order, IPv4 before IPv6.
+    public static func < (left: ProbeKey, right: ProbeKey) -> Bool {
+        (left.interfaceIndex, left.family == .ipv4 ? 0 : 1) < (right.interfaceIndex, right.family == .ipv4 ? 0 : 1)
+    }
+}
+
+/// What a probe's answer over one interface and family depends on: when any of it changes,
+/// the interface is on another network, or differently, and is probed again at once.
+public struct ProbeContext: Sendable, Hashable {
+    /// The interface's name (the socket is bound by index; the name is for logs).
+    public var interfaceName: String
+    /// Its usable addresses of the family.
+    public var addresses: Set<IPAddress>
+    /// The gateways of its default routes of the family.
+    public var gateways: Set<IPAddress>
+    /// Whether a DNS server is configured.
+    public var hasNameserver: Bool
+    /// The captive-portal API the network announced on the interface (RFC 8910).
+    public var announcedAPI: String?
+}
+
+extension ProbeSchedule {
+    /// The interfaces and families probes may run over now, each with what its answer
+    /// depends on: not ignored by policy, not loopback, up with carrier and not dormant, a
+    /// usable address of the family, and a unicast default route of the family through
+    /// it that is not `linkdown`. Probing follows routes, not the primary alone, so a
+    /// second uplink's connectivity is known before it is needed.
+    public static func eligibleTargets(
+        _ snapshot: NetworkSnapshot, policy: InterfacePolicy, families: [AddressFamily], announcedAPIs: [Int32: String] = [:]
+    ) -> [ProbeKey: ProbeContext] {
+        var targets: [ProbeKey: ProbeContext] = [:]
+        for route in snapshot.defaultRoutes where route.type == .unicast && families.contains(route.family) {
+            for hop in route.nextHops where !hop.isLinkDown {
+                guard let link = snapshot.links[hop.interfaceIndex], !policy.isIgnored(link),
+                      !link.flags.contains(.loopback), link.isUp, link.carrier, link.operState != .dormant
+                else { continue }
+                let addresses = snapshot.addresses.filter {
+                    $0.interfaceIndex == link.index && $0.family == route.family && $0.isUsableForInternet
+                }
+                guard !addresses.isEmpty else { continue }
+                let key = ProbeKey(interfaceIndex: link.index, family: route.family)
+                var context = targets[key] ?? ProbeContext(
+                    interfaceName: link.name, addresses: Set(addresses.map(\.address)), gateways: [],
+                    hasNameserver: snapshot.hasNameserver, announcedAPI: announcedAPIs[link.index]
+                )
+                if let gateway = hop.gateway { context.gateways.insert(gateway) }
+                targets[key] = context
+            }
+        }
+        return targets
     }
 }

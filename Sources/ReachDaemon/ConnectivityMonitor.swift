@@ -1,0 +1,260 @@
+import FoundationEssentials
+import Glibc
+import Logging
+import NIOCore
+import ReachabilityCore
+
+/// Connectivity checks on the event loop that owns the published state: one
+/// `ProbeSchedule` per interface and family it may probe (`ProbeSchedule.eligibleTargets`),
+/// carrying out each schedule's actions (start a round, arm or cancel its timer) and
+/// keeping the facts every round finds (`ConnectivityTable`), which the server publishes.
+///
+/// A round is the HTTP check and the HTTPS check (those configured), in parallel, plus the
+/// network's RFC 8908 API when one was announced and fetching it is on; `ProbeVerdict`
+/// judges the checks, `CaptivePortalAPI` the API's answer. Nothing runs unless `[probe]`
+/// names an endpoint or `[captive-portal] fetch-api` is on and a network announced an API:
+/// no timer, no socket, no wakeup.
+final class ConnectivityMonitor {
+    private struct Entry {
+        var schedule: ProbeSchedule
+        var context: ProbeContext
+        var timer: Scheduled<Void>?
+        /// Clients waiting for the running round (`CheckConnectivity`).
+        var waiters: [EventLoopPromise<Void>] = []
+    }
+
+    private let eventLoop: any EventLoop
+    private let logger: Logger
+    private let fetcher: HTTPFetcher
+    private let probeTLS: (any TLSHandshaking)?
+    private let apiTLS: (any TLSHandshaking)?
+    private let settings: ConnectivitySettings
+    private var entries: [ProbeKey: Entry] = [:]
+    private var hasNameserver = false
+    /// What is known, published through `onChange`.
+    private(set) var table: ConnectivityTable = [:]
+    /// Called on the loop whenever `table` changed.
+    var onChange: (ConnectivityTable) -> Void = { _ in }
+
+    init(settings: ConnectivitySettings, eventLoop: any EventLoop, logger: Logger, resolver: NameResolver,
+         probeTLS: (any TLSHandshaking)?, apiTLS: (any TLSHandshaking)?) {
+        self.settings = settings
+        self.eventLoop = eventLoop
+        self.logger = logger
+        self.fetcher = HTTPFetcher(eventLoop: eventLoop, resolver: resolver)
+        self.probeTLS = probeTLS
+        self.apiTLS = apiTLS
+    }
+
+    /// Whether anything may ever be probed or fetched.
+    private var isActive: Bool { settings.probe.isEnabled || settings.captivePortal.fetchAPI }
+
+    // MARK: Inputs
+
+    /// The kernel's view changed (or the interface policy did): start, re-start or stop
+    /// schedules, and record the captive-portal APIs the networks announced.
+    func update(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
+        hasNameserver = snapshot.hasNameserver
+        var next = table
+        let announced = settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
+        for index in Set(next.keys).union(announced.keys) {
+            var facts = next[index] ?? InterfaceConnectivity()
+            if facts.captivePortal?.apiURI != announced[index] {
+                // Another API (or none) means another network: what the old one said is void.
+                facts.captivePortal = announced[index].map { CaptivePortal(apiURI: $0) }
+            }
+            next[index] = facts
+        }
+        for index in next.keys where snapshot.links[index] == nil { next[index] = nil }
+
+        var eligible = isActive
+            ? ProbeSchedule.eligibleTargets(snapshot, policy: policy, families: settings.probe.families, announcedAPIs: announced)
+            : [:]
+        if !settings.probe.isEnabled { eligible = eligible.filter { $0.value.announcedAPI != nil } }
+        for key in entries.keys.sorted() where eligible[key] == nil {
+            perform(entries[key]?.schedule.pathChanged(eligible: false) ?? [], for: key)
+            finishWaiters(of: key)
+            entries[key] = nil
+            if next[key.interfaceIndex] != nil { next[key.interfaceIndex]?[key.family] = .unknown }
+        }
+        commit(next)
+        for (key, context) in eligible.sorted(by: { $0.key < $1.key }) {
+            if entries[key]?.context == context { continue }
+            if entries[key] == nil {
+                entries[key] = Entry(schedule: ProbeSchedule(configuration: settings.probe.schedule), context: context)
+            }
+            entries[key]?.context = context
+            logger.debug("probing", metadata: ["interface": "\(context.interfaceName)", "family": "\(key.family.rawValue)"])
+            perform(entries[key]?.schedule.pathChanged(eligible: true) ?? [], for: key)
+        }
+    }
+
+    /// A client asked for a check now (`CheckConnectivity`, `reachctl probe`); the future
+    /// completes when the rounds it started or joined are done.
+    func checkNow(interfaceIndex: Int32?) -> EventLoopFuture<Void> {
+        var waits: [EventLoopFuture<Void>] = []
+        for key in entries.keys.sorted() where interfaceIndex == nil || key.interfaceIndex == interfaceIndex {
+            perform(entries[key]?.schedule.probeRequested() ?? [], for: key)
+            guard entries[key]?.schedule.isProbing == true else { continue }
+            let promise = eventLoop.makePromise(of: Void.self)
+            entries[key]?.waiters.append(promise)
+            waits.append(promise.futureResult)
+        }
+        return EventLoopFuture.andAllSucceed(waits, on: eventLoop)
+    }
+
+    /// Stops every timer (reachd is stopping, or the settings are replaced).
+    func stop() {
+        for key in entries.keys {
+            entries[key]?.timer?.cancel()
+            finishWaiters(of: key)
+        }
+        entries = [:]
+    }
+
+    // MARK: Carrying out the schedule's actions
+
+    private func perform(_ actions: [ProbeSchedule.Action], for key: ProbeKey) {
+        for action in actions {
+            switch action {
+            case let .startProbe(round):
+                startRound(round, for: key)
+            case let .armTimer(at):
+                entries[key]?.timer?.cancel()
+                let delay = max(.zero, at - .now)
+                let (seconds, attoseconds) = delay.components
+                let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+                entries[key]?.timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+                    entries[key]?.timer = nil
+                    perform(entries[key]?.schedule.timerFired() ?? [], for: key)
+                }
+            case .cancelTimer:
+                entries[key]?.timer?.cancel()
+                entries[key]?.timer = nil
+            case .publish:
+                break  // the table is written when a round ends, with the facts behind the verdict
+            }
+        }
+    }
+
+    private func finishWaiters(of key: ProbeKey) {
+        for waiter in entries[key]?.waiters ?? [] { waiter.succeed(()) }
+        entries[key]?.waiters = []
+    }
+
+    // MARK: One round
+
+    private func startRound(_ round: Int, for key: ProbeKey) {
+        guard let context = entries[key]?.context else { return }
+        let probe = settings.probe
+        let timeout = TimeAmount.nanoseconds(Int64(probe.timeout.components.seconds) * 1_000_000_000)
+        func check(_ endpoint: HTTPEndpoint?, tls: (any TLSHandshaking)?) -> EventLoopFuture<HTTPFetcher.Result?> {
+            guard let endpoint else { return eventLoop.makeSucceededFuture(nil) }
+            let request = HTTPFetcher.Request(endpoint: endpoint, interfaceIndex: key.interfaceIndex, family: key.family,
+                                              timeout: timeout, tls: endpoint.isHTTPS ? tls : nil)
+            return fetcher.fetch(request, hasNameserver: hasNameserver).map { $0 }
+        }
+        let api: HTTPEndpoint? = settings.captivePortal.fetchAPI
+            ? context.announcedAPI.flatMap { try? CaptivePortalAPI.validate(apiURI: $0).get() }.flatMap(HTTPEndpoint.init)
+            : nil
+        let http = check(probe.url, tls: nil)
+        let https = check(probe.httpsURL, tls: probeTLS)
+        let apiAnswer: EventLoopFuture<HTTPFetcher.Result?> = api.map { endpoint in
+            let request = HTTPFetcher.Request(endpoint: endpoint, interfaceIndex: key.interfaceIndex, family: nil,
+                                              timeout: .seconds(5), accept: CaptivePortalAPI.mediaType, tls: apiTLS)
+            return fetcher.fetch(request, hasNameserver: hasNameserver).map { $0 }
+        } ?? eventLoop.makeSucceededFuture(nil)
+        http.and(https).and(apiAnswer).assumeIsolated().whenSuccess { [self] checks, apiResult in
+            finishRound(round, for: key, http: checks.0, https: checks.1, api: apiResult, apiURI: context.announcedAPI)
+        }
+    }
+
+    private func finishRound(_ round: Int, for key: ProbeKey, http: HTTPFetcher.Result?, https: HTTPFetcher.Result?,
+                             api: HTTPFetcher.Result?, apiURI: String?) {
+        guard let entry = entries[key], entry.schedule.isCurrent(round: round) else { return }  // superseded
+        let judgement = ProbeVerdict.judge(http: http?.outcome, https: https?.outcome, expect: settings.probe.expectation)
+        var facts = table[key.interfaceIndex] ?? InterfaceConnectivity()
+        var portal = facts.captivePortal ?? CaptivePortal(apiURI: apiURI)
+        var apiSaysCaptive: Bool?
+        if let api {
+            switch Self.apiAnswer(api) {
+            case let .success(answer):
+                portal = answer
+                portal.apiURI = apiURI
+                apiSaysCaptive = answer.captive
+            case let .failure(problem):
+                logger.info("captive-portal API not used", metadata: ["interface": "\(entry.context.interfaceName)", "reason": "\(problem)"])
+            }
+        }
+        if judgement.connectivity == .portal, apiSaysCaptive == nil {
+            portal.captive = true
+            portal.userPortalURL = judgement.portalURL ?? portal.userPortalURL
+        } else if settings.probe.isEnabled, apiSaysCaptive == nil, portal.apiURI == nil {
+            portal.captive = nil
+            portal.userPortalURL = nil
+        }
+        facts.captivePortal = portal == CaptivePortal() ? nil : portal
+        if settings.probe.isEnabled { facts[key.family] = judgement.connectivity }
+        facts.lastChecked = Int(time(nil))
+
+        // What the schedule hears: the API's word when it spoke, else the probes'.
+        let verdict: Connectivity
+        switch apiSaysCaptive {
+        case true?: verdict = .portal
+        case false? where !settings.probe.isEnabled: verdict = .full
+        case nil where !settings.probe.isEnabled: verdict = .limited
+        default: verdict = judgement.connectivity
+        }
+        let sessionEnds = (apiSaysCaptive == false ? portal.secondsRemaining : nil).map { ContinuousClock.now + .seconds($0) }
+        log(key: key, context: entry.context, verdict: verdict, http: http, https: https)
+
+        let actions = entries[key]?.schedule.probeFinished(round: round, connectivity: verdict, sessionEnds: sessionEnds, now: .now) ?? []
+        var next = table
+        next[key.interfaceIndex] = facts
+        commit(next)
+        finishWaiters(of: key)  // after the commit: their answers show this round
+        perform(actions, for: key)
+    }
+
+    /// What an API fetch came to: the RFC 8908 state, or why it is not used.
+    static func apiAnswer(_ result: HTTPFetcher.Result) -> Swift.Result<CaptivePortal, CaptivePortalAPI.Problem> {
+        guard case let .response(response) = result.outcome else {
+            return .failure(.malformed("no answer: \(result.outcome)"))
+        }
+        guard response.status == 200 else { return .failure(.malformed("status \(response.status)")) }
+        return CaptivePortalAPI.parse(body: result.body, contentType: response.headers["content-type"])
+    }
+
+    private func log(key: ProbeKey, context: ProbeContext, verdict: Connectivity, http: HTTPFetcher.Result?, https: HTTPFetcher.Result?) {
+        var metadata: Logger.Metadata = ["interface": "\(context.interfaceName)", "family": "\(key.family.rawValue)"]
+        if let http { metadata["http"] = "\(Self.summary(http.outcome))" }
+        if let https { metadata["https"] = "\(Self.summary(https.outcome))" }
+        logger.debug("probe round: \(verdict.rawValue)", metadata: metadata)
+    }
+
+    private static func summary(_ outcome: ProbeOutcome) -> String {
+        switch outcome {
+        case let .response(response): return "\(response.status)" + (response.location.map { " → \($0)" } ?? "")
+        case .timedOut: return "timed out"
+        case let .failed(reason): return reason
+        case let .untrusted(reason): return "untrusted: \(reason)"
+        }
+    }
+
+    private func commit(_ next: ConnectivityTable) {
+        guard next != table else { return }
+        table = next
+        onChange(next)
+    }
+}
+
+/// What connectivity checks run with: `[probe]` and `[captive-portal]`.
+public struct ConnectivitySettings: Sendable, Equatable {
+    /// `[probe]`.
+    public var probe = ReachdConfiguration.Probe()
+    /// `[captive-portal]`.
+    public var captivePortal = ReachdConfiguration.CaptivePortalSettings()
+
+    /// Off: no probes, no API fetches (router advertisements are still read).
+    public init() {}
+}

@@ -1,0 +1,236 @@
+import Glibc
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ReachabilityCore
+import ReachProtocol
+
+/// Makes the TLS handler of one HTTPS request and says afterwards why a handshake was
+/// refused (the handshake's own error does not carry the trust verdict's reason).
+protocol TLSHandshaking: Sendable {
+    /// A client handler for `host` (SNI and name checks), and a way to read the refusal.
+    func makeHandler(serverHostname: String) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?)
+}
+
+/// One HTTP(S) GET as a connectivity probe or an RFC 8908 API fetch makes it: the socket
+/// bound to one interface (`SO_BINDTOIFINDEX`, so policy routing cannot send it elsewhere)
+/// and to one family, no redirects followed, the body read up to a cap, and a deadline on
+/// the whole exchange. Runs on the event loop that owns the published state; names are
+/// resolved off it by `NameResolver`.
+final class HTTPFetcher {
+    /// One request.
+    struct Request {
+        /// What to fetch.
+        var endpoint: HTTPEndpoint
+        /// The interface the socket is bound to.
+        var interfaceIndex: Int32
+        /// The family to connect over; nil: the first address the name has.
+        var family: AddressFamily?
+        /// The deadline for name, connection and answer together.
+        var timeout: TimeAmount
+        /// The `Accept` header.
+        var accept = "*/*"
+        /// For `https`: how the server must prove who it is.
+        var tls: (any TLSHandshaking)?
+    }
+
+    /// What came back: the verdict's view of it, and the body as read (up to `bodyLimit`).
+    struct Result {
+        var outcome: ProbeOutcome
+        var body: [UInt8] = []
+    }
+
+    /// The most body bytes read (RFC 8908's cap; a probe needs less).
+    static let bodyLimit = 4096
+    /// `SO_BINDTOIFINDEX` (Linux 5.0): bind by index, so a rename cannot misdirect.
+    private static let bindToInterfaceIndex = NIOBSDSocket.Option(rawValue: 62)
+
+    private let eventLoop: any EventLoop
+    private let resolver: NameResolver
+
+    init(eventLoop: any EventLoop, resolver: NameResolver) {
+        self.eventLoop = eventLoop
+        self.resolver = resolver
+    }
+
+    /// Fetches `request.endpoint`; never fails: every error is an outcome.
+    func fetch(_ request: Request, hasNameserver: Bool) -> EventLoopFuture<Result> {
+        if request.endpoint.isHTTPS && request.tls == nil {
+            return eventLoop.makeSucceededFuture(Result(outcome: .untrusted("no trust policy for \(request.endpoint)")))
+        }
+        let promise = eventLoop.makePromise(of: Result.self)
+        let deadline = eventLoop.assumeIsolated().scheduleTask(in: request.timeout) {
+            promise.succeed(Result(outcome: .timedOut))
+        }
+        promise.futureResult.whenComplete { _ in deadline.cancel() }
+        address(of: request, hasNameserver: hasNameserver).assumeIsolated().whenComplete { [self] resolved in
+            switch resolved {
+            case let .success(.unusable(reason)):
+                promise.succeed(Result(outcome: .failed(reason)))
+            case let .success(.address(address)):
+                connect(request, to: address, promise: promise)
+            case let .failure(error):
+                promise.succeed(Result(outcome: .failed("\(error)")))
+            }
+        }
+        return promise.futureResult
+    }
+
+    /// The address to connect to: the host itself when it is a literal, else the first of
+    /// its addresses in the family, resolved through the interface's DNS where resolved can.
+    private func address(of request: Request, hasNameserver: Bool) -> EventLoopFuture<Destination> {
+        let endpoint = request.endpoint
+        if let literal = IPAddress(endpoint.host) {
+            guard request.family == nil || literal.family == request.family else {
+                return eventLoop.makeSucceededFuture(.unusable("\(literal) is not an \(request.family?.rawValue ?? "") address"))
+            }
+            return eventLoop.makeSucceededFuture(Self.socketAddress(literal, port: endpoint.port))
+        }
+        return resolver.resolve(endpoint.host, hasNameserver: hasNameserver, interfaceIndex: request.interfaceIndex).map { outcome in
+            switch outcome {
+            case let .failed(reason):
+                return .unusable("\(endpoint.host): \(reason.rawValue)")
+            case let .addresses(addresses):
+                guard let address = addresses.first(where: { request.family == nil || $0.family == request.family }) else {
+                    return .unusable("\(endpoint.host) has no \(request.family?.rawValue ?? "") address")
+                }
+                return Self.socketAddress(address, port: endpoint.port)
+            }
+        }
+    }
+
+    /// Where a request goes, or why it cannot go anywhere.
+    private enum Destination {
+        case address(SocketAddress)
+        case unusable(String)
+    }
+
+    private static func socketAddress(_ address: IPAddress, port: Int) -> Destination {
+        do {
+            return .address(try SocketAddress(ipAddress: address.description, port: port))
+        } catch {
+            return .unusable("\(address): \(error)")
+        }
+    }
+
+    private func connect(_ request: Request, to address: SocketAddress, promise: EventLoopPromise<Result>) {
+        let endpoint = request.endpoint
+        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: endpoint.target)
+        head.headers.add(name: "Host", value: endpoint.hostHeader)
+        head.headers.add(name: "User-Agent", value: "reachd/\(ReachdVersion.string)")
+        head.headers.add(name: "Accept", value: request.accept)
+        head.headers.add(name: "Connection", value: "close")
+        let tls: (handler: any ChannelHandler, refusal: @Sendable () -> String?)?
+        do {
+            tls = try request.tls.map { try $0.makeHandler(serverHostname: endpoint.host) }
+        } catch {
+            promise.succeed(Result(outcome: .untrusted("\(error)")))
+            return
+        }
+        let refusal = tls?.refusal
+        let tlsHandler = tls.map { NIOLoopBound($0.handler, eventLoop: eventLoop) }
+        let requestHead = head
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(request.timeout)
+            .channelOption(ChannelOptions.socketOption(Self.bindToInterfaceIndex), value: SocketOptionValue(request.interfaceIndex))
+            .channelInitializer { channel in
+                do {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tlsHandler { try pipeline.addHandler(tlsHandler.value) }
+                    try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
+                    try pipeline.addHandler(ResponseReader(head: requestHead, promise: promise, refusal: refusal))
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+            .connect(to: address)
+            .whenComplete { result in
+                switch result {
+                case let .success(channel):
+                    // The deadline, or an answer, ends the exchange: close whatever is left.
+                    promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                case let .failure(error):
+                    promise.succeed(Result(outcome: .failed(Self.describe(error))))
+                }
+            }
+    }
+
+    /// "connection refused", "network is unreachable": errno text, not NIO's type names.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError {
+            return String(cString: strerror(error.errnoCode)).lowercased()
+        }
+        if error is ChannelError, case .connectTimeout = error as? ChannelError { return "connection timed out" }
+        return "\(error)"
+    }
+}
+
+/// Sends the request once connected and reads the answer: status, headers and up to
+/// `HTTPFetcher.bodyLimit` bytes of body; redirects are reported, never followed.
+private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let head: HTTPRequestHead
+    private let promise: EventLoopPromise<HTTPFetcher.Result>
+    private let refusal: (@Sendable () -> String?)?
+    private var response: ProbeResponse?
+    private var body: [UInt8] = []
+
+    init(head: HTTPRequestHead, promise: EventLoopPromise<HTTPFetcher.Result>, refusal: (@Sendable () -> String?)?) {
+        self.head = head
+        self.promise = promise
+        self.refusal = refusal
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // With TLS in front, these wait in its buffer until the handshake is done.
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case let .head(head):
+            var headers: [String: String] = [:]
+            for (name, value) in head.headers { headers[name.lowercased()] = value }
+            response = ProbeResponse(status: Int(head.status.code), location: headers["location"], headers: headers)
+        case var .body(buffer):
+            let room = HTTPFetcher.bodyLimit - body.count
+            body += buffer.readBytes(length: min(room, buffer.readableBytes)) ?? []
+            if body.count >= HTTPFetcher.bodyLimit { finish(context: context) }
+        case .end:
+            finish(context: context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let reason = refusal?() {
+            promise.succeed(HTTPFetcher.Result(outcome: .untrusted(reason)))
+        } else {
+            promise.succeed(HTTPFetcher.Result(outcome: .failed(HTTPFetcher.describe(error))))
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let reason = refusal?() {
+            promise.succeed(HTTPFetcher.Result(outcome: .untrusted(reason)))
+        } else if response != nil {
+            finish(context: context)
+        } else {
+            promise.succeed(HTTPFetcher.Result(outcome: .failed("connection closed without an answer")))
+        }
+        context.fireChannelInactive()
+    }
+
+    private func finish(context: ChannelHandlerContext) {
+        guard var response else { return }
+        response.bodyLength = body.count
+        response.bodyPrefix = String(decoding: body.prefix(256), as: UTF8.self)
+        promise.succeed(HTTPFetcher.Result(outcome: .response(response), body: body))
+        context.close(promise: nil)
+    }
+}
