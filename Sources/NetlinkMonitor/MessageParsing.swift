@@ -30,6 +30,8 @@ enum ParsedMessage {
     case otherRoute
     /// RTM_NEWRULE / RTM_DELRULE: policy routing changed, re-evaluate.
     case rule
+    /// RTM_NEWNDUSEROPT carrying RFC 8910's captive-portal option (RA option 37).
+    case captivePortal(NDUserOption.CaptivePortal)
     /// Nothing reachd cares about (bridge-port messages, cloned routes, other types).
     case ignored
 
@@ -43,7 +45,7 @@ enum ParsedMessage {
     /// as opposed to only asking for a re-evaluation.
     var touchesTrackedState: Bool {
         switch self {
-        case .link, .linkRemoved, .address, .addressRemoved, .defaultRoute, .defaultRouteRemoved: return true
+        case .link, .linkRemoved, .address, .addressRemoved, .defaultRoute, .defaultRouteRemoved, .captivePortal: return true
         case .otherRoute, .rule, .ignored: return false
         }
     }
@@ -68,6 +70,13 @@ enum MessageParser {
             return message.type == UInt16(RTM_NEWADDR) ? .address(address) : .addressRemoved(address)
         case UInt16(RTM_NEWRULE), UInt16(RTM_DELRULE):
             return .rule
+        case UInt16(RTM_NEWNDUSEROPT):
+            // The payload is bytes the router sent: parsed by our own bounds-checked walk
+            // (libnl has no parser for ND options).
+            let length = Int(nlmsg_datalen(message.header))
+            guard length > 0 else { return .ignored }
+            let payload = Array(UnsafeRawBufferPointer(start: nlmsg_data(message.header), count: length))
+            return NDUserOption.captivePortal(inPayload: payload).map { .captivePortal($0) } ?? .ignored
         default:
             return .ignored
         }

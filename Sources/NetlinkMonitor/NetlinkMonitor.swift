@@ -99,6 +99,8 @@ public final class NetlinkMonitor {
     static let groups: [rtnetlink_groups] = [
         RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
         RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
+        // RA options the kernel hands to userspace: RFC 8910's captive-portal URI.
+        RTNLGRP_ND_USEROPT,
     ]
 
     private let events: NetlinkSocket
@@ -226,7 +228,8 @@ public final class NetlinkMonitor {
         let before = state
         var removed = Set<DefaultRoute>()
         for _ in 0..<Self.maxSyncRounds {
-            var fresh = TrackedState()
+            // Router advertisements cannot be dumped: what they announced is carried over.
+            var fresh = TrackedState(announcedCaptivePortals: before.announcedCaptivePortals)
             let sysfs = self.sysfs
             for request in [Dump.links, .addresses, .routes] {
                 for parsed in try dump(request) {

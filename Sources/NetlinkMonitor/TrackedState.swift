@@ -19,6 +19,14 @@ struct TrackedState {
     /// per next hop (the kernel adds, notifies and deletes IPv6 multipath siblings
     /// one by one) and merged back in `snapshot`.
     private(set) var defaultRoutes: [DefaultRouteRecord] = []
+    /// Captive-portal API URIs announced in router advertisements, by interface. Forgotten
+    /// when the link goes, goes down or loses carrier: reconnected, it may be another network.
+    private(set) var announcedCaptivePortals: [Int32: String] = [:]
+
+    /// Empty, but for what router advertisements announced (a resync cannot dump those).
+    init(announcedCaptivePortals: [Int32: String] = [:]) {
+        self.announcedCaptivePortals = announcedCaptivePortals
+    }
 
     /// Applies one message. `facts` reads sysfs for a link name; it is called only
     /// when a link appears or is renamed.
@@ -37,10 +45,12 @@ struct TrackedState {
                 link.device = facts(link.name)
             }
             links[link.index] = link
+            if !link.isUp || !link.carrier { announcedCaptivePortals[link.index] = nil }
             // DESIGN rule 3: admin-down flushes the link's IPv4 routes without RTM_DELROUTE.
             if !link.isUp { return dropRoutes(through: link.index, family: .ipv4) }
         case .linkRemoved(let index):
             links[index] = nil
+            announcedCaptivePortals[index] = nil
             addresses = addresses.filter { $0.key.interfaceIndex != index }
             return dropRoutes(through: index, family: nil)
         case .address(let address):
@@ -76,6 +86,9 @@ struct TrackedState {
                 }
             }
             return parts.map(\.route)
+        case .captivePortal(let announcement):
+            // The unrestricted URN (apiURI nil) says the network has no portal.
+            announcedCaptivePortals[announcement.interfaceIndex] = announcement.apiURI
         case .otherRoute, .rule, .ignored:
             break
         }
@@ -116,7 +129,9 @@ struct TrackedState {
             if a.address != b.address { return a.address.bytes.lexicographicallyPrecedes(b.address.bytes) }
             return a.prefixLength < b.prefixLength
         }
-        return NetworkSnapshot(links: links, addresses: sortedAddresses, defaultRoutes: routes)
+        var snapshot = NetworkSnapshot(links: links, addresses: sortedAddresses, defaultRoutes: routes)
+        snapshot.announcedCaptivePortals = announcedCaptivePortals.filter { links[$0.key] != nil }
+        return snapshot
     }
 
     // MARK: Rules

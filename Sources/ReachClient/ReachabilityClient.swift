@@ -56,6 +56,15 @@ public final class ReachabilityClient: Sendable {
         try await call(ReachabilityInterface.Method.checkTarget, TargetParameters(target), returning: TargetReply.self)
     }
 
+    /// Runs a connectivity check now (`CheckConnectivity`) on every interface probes run
+    /// over, or only `interface`, and returns the interfaces once it is done. Errors:
+    /// `.remoteError` named `io.reachd.Reachability.ProbingDisabled` when reachd has nothing
+    /// configured to check, `NoSuchInterface`, or `LimitReached` (6 per minute per user).
+    public func checkConnectivity(interface: String? = nil) async throws(ReachClientError) -> [InterfaceDescription] {
+        try await call(ReachabilityInterface.Method.checkConnectivity, ConnectivityCheckParameters(interface: interface),
+                       returning: ListInterfacesReply.self).interfaces
+    }
+
     /// Asks reachd to re-read its configuration file (`io.systemd.service.Reload`) and
     /// returns once it is applied. Only root and reachd's own user may: others get
     /// `.remoteError` with `VarlinkError.permissionDenied`; a configuration reachd refuses

@@ -47,7 +47,7 @@ final class ConnectivityMonitor {
     }
 
     /// Whether anything may ever be probed or fetched.
-    private var isActive: Bool { settings.probe.isEnabled || settings.captivePortal.fetchAPI }
+    var isActive: Bool { settings.probe.isEnabled || settings.captivePortal.fetchAPI }
 
     // MARK: Inputs
 

@@ -84,6 +84,9 @@ package enum FuzzEntryPoints {
             encoded = ServerCore.frame(publication.subscribe(filter: filter).reply).map { Array($0.readableBytesView) }
         case .reload:
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
+        case .checkConnectivity:
+            // No prober here: the answer is the interfaces as they are.
+            encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: ListInterfacesReply(interfaces: publication.state.interfaces)))
         case let .checkTarget(target), let .subscribeTarget(target):
             // No resolver or kernel here: a name is not found, an address has no route.
             let path: TargetPath

@@ -165,6 +165,31 @@ final class ServerCore {
         return answer.map { .reply($0) }
     }
 
+    // MARK: Connectivity checks asked for over Varlink
+
+    /// `CheckConnectivity`: probe now (joining rounds already running) and answer with the
+    /// interfaces once done.
+    func answerConnectivityCheck(interface name: String?, uid: UInt32) -> EventLoopFuture<DeferredAnswer> {
+        if let limit = targetBudget.spendConnectivityCheck(uid: uid, now: .now) {
+            return eventLoop.makeSucceededFuture(.error(Self.error(limit)))
+        }
+        guard connectivity.isActive else {
+            return eventLoop.makeSucceededFuture(.error(.other(name: ReachabilityInterface.Error.probingDisabled, parameters: [:])))
+        }
+        var index: Int32?
+        if let name {
+            guard let link = publication.state.snapshot.links.values.first(where: { $0.name == name }) else {
+                return eventLoop.makeSucceededFuture(.error(.other(
+                    name: ReachabilityInterface.Error.noSuchInterface, parameters: ["interface": .string(name)]
+                )))
+            }
+            index = link.index
+        }
+        return connectivity.checkNow(interfaceIndex: index).assumeIsolated().map { [self] in
+            DeferredAnswer.reply(ListInterfacesReply(interfaces: publication.state.interfaces))
+        }.nonisolated()
+    }
+
     private static func error(_ limit: TargetBudget.Limit) -> VarlinkError {
         .other(name: ReachabilityInterface.Error.limitReached, parameters: ["limit": .string(limit.name), "maximum": .integer(limit.maximum)])
     }

@@ -30,6 +30,8 @@ public struct ServerLimits: Sendable, Equatable {
     /// large): each costs resolution and FIB lookups, so one user cannot make reachd busy
     /// for everyone.
     public var targetChecksPerSecondPerUser = 1000
+    /// `CheckConnectivity` calls per minute per uid (each probes the operator's server).
+    public var connectivityChecksPerMinutePerUser = 6
 
     public init() {}
 }

@@ -19,22 +19,42 @@ struct TargetBudget: Equatable {
         self.limits = limits
     }
 
+    /// Connectivity checks (`CheckConnectivity`) per uid, a minute's worth.
+    private var probeRateByUID: [UInt32: (tokens: Double, at: ContinuousClock.Instant)] = [:]
+
     /// Spends one of `uid`'s target checks per second, or says the rate refuses it.
     mutating func spendCheck(uid: UInt32, now: ContinuousClock.Instant) -> Limit? {
-        let rate = Double(limits.targetChecksPerSecondPerUser)
-        var bucket = rateByUID[uid] ?? (tokens: rate, at: now)
+        let allowed = Self.spend(&rateByUID, uid: uid, perSecond: Double(limits.targetChecksPerSecondPerUser),
+                                 burst: Double(limits.targetChecksPerSecondPerUser), now: now)
+        return allowed ? nil : Limit(name: "target checks per second per user", maximum: limits.targetChecksPerSecondPerUser)
+    }
+
+    /// Spends one of `uid`'s connectivity checks per minute, or says the rate refuses it:
+    /// each sends packets to the operator's probe server, so a user cannot make reachd flood it.
+    mutating func spendConnectivityCheck(uid: UInt32, now: ContinuousClock.Instant) -> Limit? {
+        let perMinute = limits.connectivityChecksPerMinutePerUser
+        let allowed = Self.spend(&probeRateByUID, uid: uid, perSecond: Double(perMinute) / 60, burst: Double(perMinute), now: now)
+        return allowed ? nil : Limit(name: "connectivity checks per minute per user", maximum: perMinute)
+    }
+
+    /// One token from `uid`'s bucket (refilled at `perSecond` up to `burst`), if it has one.
+    private static func spend(
+        _ buckets: inout [UInt32: (tokens: Double, at: ContinuousClock.Instant)], uid: UInt32,
+        perSecond: Double, burst: Double, now: ContinuousClock.Instant
+    ) -> Bool {
+        var bucket = buckets[uid] ?? (tokens: burst, at: now)
         let elapsed = now - bucket.at
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        bucket = (tokens: min(rate, bucket.tokens + seconds * rate), at: now)
+        bucket = (tokens: min(burst, bucket.tokens + seconds * perSecond), at: now)
         guard bucket.tokens >= 1 else {
-            rateByUID[uid] = bucket
-            return Limit(name: "target checks per second per user", maximum: limits.targetChecksPerSecondPerUser)
+            buckets[uid] = bucket
+            return false
         }
         bucket.tokens -= 1
-        rateByUID[uid] = bucket
+        buckets[uid] = bucket
         // Forget buckets that have had time to refill (users gone quiet).
-        if rateByUID.count > 64 { rateByUID = rateByUID.filter { now - $0.value.at < .seconds(1) } }
-        return nil
+        if buckets.count > 64 { buckets = buckets.filter { now - $0.value.at < .seconds(burst / perSecond) } }
+        return true
     }
 
     static func == (left: TargetBudget, right: TargetBudget) -> Bool {

@@ -132,6 +132,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         case let .checkTarget(target):
             guard !oneway else { return }
             answerLater(core.answerCheck(target, uid: ticket.uid), oneway: false)
+        case let .checkConnectivity(interface):
+            answerLater(core.answerConnectivityCheck(interface: interface, uid: ticket.uid), oneway: oneway)
         case let .subscribeTarget(target):
             guard !oneway else { return }
             if let refused = core.subscribeTarget(self, ticket: ticket, target: target) {

@@ -15,6 +15,8 @@ enum CallOutcome {
     case checkTarget(Target)
     /// Start a stream of this target's answers.
     case subscribeTarget(Target)
+    /// Probe now (one interface, or all) and answer when done.
+    case checkConnectivity(interface: String?)
 }
 
 /// What a call answered off the loop (a reload, a target check) replies.
@@ -60,6 +62,15 @@ struct VarlinkDispatcher {
                 }
                 guard call.wantsMore else { return .error(.expectedMore) }
                 return .subscribeTarget(target)
+            case ReachabilityInterface.Method.checkConnectivity:
+                if let unknown = parameters.keys.sorted().first(where: { $0 != "interface" }) {
+                    return .error(.invalidParameter(parameter: unknown))
+                }
+                switch parameters["interface"] {
+                case nil, .null?: return .checkConnectivity(interface: nil)
+                case let .string(name)?: return .checkConnectivity(interface: name)
+                default: return .error(.invalidParameter(parameter: "interface"))
+                }
             case ReachabilityInterface.Method.subscribe:
                 let validated: SubscribeParameters
                 do {

@@ -17,6 +17,8 @@ public enum ReachabilityInterface {
         public static let checkTarget = "io.reachd.Reachability.CheckTarget"
         /// `SubscribeTarget(host?, address?) -> (target, path)`, with more.
         public static let subscribeTarget = "io.reachd.Reachability.SubscribeTarget"
+        /// `CheckConnectivity(interface?) -> (interfaces)`: probe now, answer when done.
+        public static let checkConnectivity = "io.reachd.Reachability.CheckConnectivity"
     }
 
     /// Fully qualified error names.
@@ -27,6 +29,10 @@ public enum ReachabilityInterface {
         public static let limitReached = "io.reachd.Reachability.LimitReached"
         /// `ReloadRefused(reason)`: a reload found the configuration unusable and kept the running one.
         public static let reloadRefused = "io.reachd.Reachability.ReloadRefused"
+        /// `ProbingDisabled()`: `CheckConnectivity` with nothing configured to check.
+        public static let probingDisabled = "io.reachd.Reachability.ProbingDisabled"
+        /// `NoSuchInterface(interface)`: a call named an interface the kernel does not know.
+        public static let noSuchInterface = "io.reachd.Reachability.NoSuchInterface"
     }
 }
 
@@ -65,6 +71,17 @@ public struct ListInterfacesReply: Codable, Sendable, Hashable {
     /// Creates the reply.
     public init(interfaces: [InterfaceDescription]) {
         self.interfaces = interfaces
+    }
+}
+
+/// Parameters of `CheckConnectivity`.
+public struct ConnectivityCheckParameters: Codable, Sendable, Hashable {
+    /// Only this interface; nil: every interface probes run over.
+    public var interface: String?
+
+    /// Creates the parameters.
+    public init(interface: String?) {
+        self.interface = interface
     }
 }
 

@@ -24,7 +24,7 @@ extension Reachctl {
                 printLine(ReachProtocolTools.json(ListInterfacesReply(interfaces: interfaces), pretty: true))
                 return
             }
-            var rows = [["INDEX", "NAME", "TYPE", "KIND", "STATE", "CARRIER", "IGNORED", "ADDRESSES"]]
+            var rows = [["INDEX", "NAME", "TYPE", "KIND", "STATE", "CARRIER", "IGNORED", "CONNECTIVITY", "ADDRESSES"]]
             for interface in interfaces {
                 let addresses = interface.addresses.map { address in
                     "\(address.address)/\(address.prefixLength)" + (address.usable ? "" : "*")
@@ -32,7 +32,7 @@ extension Reachctl {
                 rows.append([
                     "\(interface.index)", interface.name, interface.type.rawValue, interface.kind ?? "-",
                     interface.operState + (interface.up ? "" : ",admin-down"),
-                    interface.carrier ? "yes" : "no", interface.ignored ? "yes" : "no",
+                    interface.carrier ? "yes" : "no", interface.ignored ? "yes" : "no", Self.connectivity(of: interface),
                     addresses.isEmpty ? "-" : addresses.joined(separator: " "),
                 ])
             }
@@ -40,6 +40,17 @@ extension Reachctl {
             if interfaces.contains(where: { $0.addresses.contains { !$0.usable } }) {
                 printLine("(* not usable for internet traffic: link-local, tentative or DAD-failed)")
             }
+            if interfaces.contains(where: { $0.ipv4Connectivity != .unknown || $0.ipv6Connectivity != .unknown }) {
+                printLine("(CONNECTIVITY: IPv4/IPv6 probe verdicts, - not probed)")
+            }
+            for interface in interfaces {
+                if let portal = interface.captivePortal { printLine("\(interface.name): portal: \(PortalFormatter.describe(portal))") }
+            }
+        }
+
+        /// "full/-": the IPv4 and IPv6 verdicts, "-" where none was reached.
+        static func connectivity(of interface: InterfaceDescription) -> String {
+            [interface.ipv4Connectivity, interface.ipv6Connectivity].map { $0 == .unknown ? "-" : $0.rawValue }.joined(separator: "/")
         }
     }
 }

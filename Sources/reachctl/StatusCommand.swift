@@ -59,6 +59,7 @@ enum StatusFormatter {
         lines.append(("Expensive", yesNo(path.isExpensive)))
         lines.append(("Constrained", yesNo(path.isConstrained)))
         lines.append(("Connectivity", path.connectivity.rawValue))
+        if let portal = path.captivePortal { lines.append(("Portal", PortalFormatter.describe(portal))) }
         lines.append(("Flags", list(path.flags.names)))
         lines.append(("Available", list(path.availableInterfaces)))
         lines.append(("Sequence", "\(reply.sequence) (instance \(reply.instance))"))
@@ -92,4 +93,23 @@ enum StatusFormatter {
 
     private static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
     private static func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.joined(separator: ", ") }
+}
+
+/// Human-readable captive-portal facts.
+enum PortalFormatter {
+    /// "log in at URL (captive, API URI)", "session open, 1800 s left (API URI)".
+    static func describe(_ portal: CaptivePortal) -> String {
+        var parts: [String] = []
+        switch portal.captive {
+        case true?: parts.append("captive" + (portal.userPortalURL.map { ", log in at \($0)" } ?? ""))
+        case false?: parts.append("session open")
+        case nil: parts.append("announced, not asked")
+        }
+        if let seconds = portal.secondsRemaining { parts.append("\(seconds) s left") }
+        if let bytes = portal.bytesRemaining { parts.append("\(bytes) bytes left") }
+        if portal.canExtendSession == true { parts.append("can be extended") }
+        if let api = portal.apiURI { parts.append("API \(api)") }
+        if let venue = portal.venueInfoURL { parts.append("venue \(venue)") }
+        return parts.joined(separator: "; ")
+    }
 }
