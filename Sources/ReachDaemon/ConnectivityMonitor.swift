@@ -174,26 +174,33 @@ final class ConnectivityMonitor {
         guard let entry = entries[key], entry.schedule.isCurrent(round: round) else { return }  // superseded
         let judgement = ProbeVerdict.judge(http: http?.outcome, https: https?.outcome, expect: settings.probe.expectation)
         var facts = table[key.interfaceIndex] ?? InterfaceConnectivity()
-        var portal = facts.captivePortal ?? CaptivePortal(apiURI: apiURI)
         var apiSaysCaptive: Bool?
+        var apiAnswer: CaptivePortal?
         if let api {
             switch Self.apiAnswer(api) {
             case let .success(answer):
-                portal = answer
-                portal.apiURI = apiURI
+                apiAnswer = answer
+                apiAnswer?.apiURI = apiURI
                 apiSaysCaptive = answer.captive
             case let .failure(problem):
                 logger.info("captive-portal API not used", metadata: ["interface": "\(entry.context.interfaceName)", "reason": "\(problem)"])
             }
         }
-        if judgement.connectivity == .portal, apiSaysCaptive == nil {
-            portal.captive = true
-            portal.userPortalURL = judgement.portalURL ?? portal.userPortalURL
-        } else if settings.probe.isEnabled, apiSaysCaptive == nil, portal.apiURI == nil {
-            portal.captive = nil
-            portal.userPortalURL = nil
+        // The portal facts: the API's answer; else what this family's probe met; else only
+        // the announced URI. What was known stays while the other family still meets the
+        // portal, or without probes when the API did not answer.
+        let otherFamilyInPortal = facts[key.family == .ipv4 ? .ipv6 : .ipv4] == .portal
+        let portal: CaptivePortal?
+        if let apiAnswer {
+            portal = apiAnswer
+        } else if judgement.connectivity == .portal {
+            portal = CaptivePortal(apiURI: apiURI, captive: true, userPortalURL: judgement.portalURL)
+        } else if settings.probe.isEnabled && !otherFamilyInPortal {
+            portal = apiURI.map { CaptivePortal(apiURI: $0) }
+        } else {
+            portal = facts.captivePortal
         }
-        facts.captivePortal = portal == CaptivePortal() ? nil : portal
+        facts.captivePortal = portal
         if settings.probe.isEnabled { facts[key.family] = judgement.connectivity }
         facts.lastChecked = Int(time(nil))
 
@@ -205,7 +212,7 @@ final class ConnectivityMonitor {
         case nil where !settings.probe.isEnabled: verdict = .limited
         default: verdict = judgement.connectivity
         }
-        let sessionEnds = (apiSaysCaptive == false ? portal.secondsRemaining : nil).map { ContinuousClock.now + .seconds($0) }
+        let sessionEnds = (apiSaysCaptive == false ? portal?.secondsRemaining : nil).map { ContinuousClock.now + .seconds($0) }
         log(key: key, context: entry.context, verdict: verdict, http: http, https: https)
 
         let actions = entries[key]?.schedule.probeFinished(round: round, connectivity: verdict, sessionEnds: sessionEnds, now: .now) ?? []

@@ -9,7 +9,7 @@ import XCTest
 /// the pure dispatcher; the integration tests carry a reload out for real.
 final class VarlinkDispatcherTests: XCTestCase {
     private enum Expected: Equatable {
-        case reply, reload, target(Target), error(VarlinkError)
+        case reply, reload, target(Target), connectivity(String?), error(VarlinkError)
     }
 
     func testSystemdServiceInterface() {
@@ -24,6 +24,11 @@ final class VarlinkDispatcherTests: XCTestCase {
             (SystemdServiceInterface.Method.reload, ["force": .bool(true)], true, .error(.invalidParameter(parameter: "force"))),
             ("io.systemd.service.SetLogLevel", ["level": .integer(7)], true, .error(.invalidParameter(parameter: "level"))),
             ("io.systemd.service.SetLogLevel", nil, true, .error(.methodNotFound(method: "io.systemd.service.SetLogLevel"))),
+            (ReachabilityInterface.Method.checkConnectivity, nil, false, .connectivity(nil)),
+            (ReachabilityInterface.Method.checkConnectivity, ["interface": .null], false, .connectivity(nil)),
+            (ReachabilityInterface.Method.checkConnectivity, ["interface": .string("wlan0")], false, .connectivity("wlan0")),
+            (ReachabilityInterface.Method.checkConnectivity, ["interface": .integer(3)], false, .error(.invalidParameter(parameter: "interface"))),
+            (ReachabilityInterface.Method.checkConnectivity, ["family": .string("ipv4")], false, .error(.invalidParameter(parameter: "family"))),
         ]
         for test in cases {
             let call = AnyVarlinkCall(method: test.method, parameters: test.parameters)
@@ -32,6 +37,7 @@ final class VarlinkDispatcherTests: XCTestCase {
             case .reply: got = .reply
             case .reload: got = .reload
             case let .checkTarget(target), let .subscribeTarget(target): got = .target(target)
+            case let .checkConnectivity(interface): got = .connectivity(interface)
             case let .error(error): got = .error(error)
             case .subscribe: got = .error(.other(name: "subscribe", parameters: [:]))
             }
