@@ -37,10 +37,13 @@ final class ShippedConfigurationTests: XCTestCase {
 
     func testEverySettingIsDocumented() throws {
         let uncommented = uncommentSettings(try shippedText())
-        for key in ["path = ", "mode = ", "level = ", "ignore = ", "receive-buffer-size = ", "[probe]"] {
+        let probeKeys = ["expect-status = ", "timeout = ", "initial-delay = ", "maximum-delay = ", "recheck-interval = ", "families = ",
+                         "[probe.trust]", "pinning = ", "pinned-certificates = ", "public-key-pins = ", "validates-domain-name = ",
+                         "allow-invalid-certificates = ", "router-advertisements = ", "fetch-api = ", "[captive-portal.trust]"]
+        for key in ["path = ", "mode = ", "level = ", "ignore = ", "receive-buffer-size = ", "[probe]"] + probeKeys {
             XCTAssertTrue(uncommented.contains(key), key)
         }
-        for key in ["match = ", "type = ", "expensive = ", "constrained = "] {
+        for key in ["match = ", "type = ", "expensive = ", "constrained = ", "url = ", "https-url = "] {
             XCTAssertTrue(try shippedText().contains("#   \(key)"), key)
         }
     }
@@ -54,5 +57,7 @@ final class ShippedConfigurationTests: XCTestCase {
             parsed.interfaces.policy.overrides,
             [InterfacePolicy.Override(pattern: "wwan*", type: .cellular, isExpensive: true, isConstrained: false)]
         )
+        XCTAssertEqual(parsed.probe.url, HTTPEndpoint("http://probe.example.net/generate_204"))
+        XCTAssertEqual(parsed.probe.httpsURL, HTTPEndpoint("https://probe.example.net/generate_204"))
     }
 }
