@@ -209,6 +209,8 @@ extension ReachdConfiguration {
     public struct CaptivePortalSettings: Sendable, Equatable, ConfigurationTable {
         /// `router-advertisements`: read RA option 37 (listening only; on by default).
         public var routerAdvertisements = true
+        /// `networkd`: ask systemd-networkd (when it runs) which portal DHCP or RAs announced.
+        public var networkd = true
         /// `fetch-api`: ask an announced API whether the session is captive. Off by default:
         /// the API is a server the network, not the operator, named.
         public var fetchAPI = false
@@ -220,12 +222,13 @@ extension ReachdConfiguration {
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             routerAdvertisements = try container.setting(Bool.self, .routerAdvertisements) ?? routerAdvertisements
+            networkd = try container.setting(Bool.self, .networkd) ?? networkd
             fetchAPI = try container.setting(Bool.self, .fetchAPI) ?? fetchAPI
             trust = try container.setting(Trust.self, .trust)?.value ?? trust
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case trust
+            case trust, networkd
             case routerAdvertisements = "router-advertisements", fetchAPI = "fetch-api"
         }
     }

@@ -16,11 +16,14 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var resolvConfPath: String?
     /// `--resolved-upstream` (tests).
     public var resolvedUpstreamPath: String?
+    /// `--networkd-socket` (tests).
+    public var networkdSocket: String?
 
     /// No overrides.
     public init(
         socketPath: String? = nil, logLevel: Logger.Level? = nil, receiveBufferSize: Int? = nil,
-        sysfsRoot: String? = nil, resolvConfPath: String? = nil, resolvedUpstreamPath: String? = nil
+        sysfsRoot: String? = nil, resolvConfPath: String? = nil, resolvedUpstreamPath: String? = nil,
+        networkdSocket: String? = nil
     ) {
         self.socketPath = socketPath
         self.logLevel = logLevel
@@ -28,6 +31,7 @@ public struct CommandLineOverrides: Sendable, Equatable {
         self.sysfsRoot = sysfsRoot
         self.resolvConfPath = resolvConfPath
         self.resolvedUpstreamPath = resolvedUpstreamPath
+        self.networkdSocket = networkdSocket
     }
 }
 
@@ -51,6 +55,7 @@ extension DaemonOptions {
         policy = configuration.interfaces.policy
         connectivity.probe = configuration.probe
         connectivity.captivePortal = configuration.captivePortal
+        if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
         if let resolvConfPath = overrides.resolvConfPath { engine.resolvConfPath = resolvConfPath }

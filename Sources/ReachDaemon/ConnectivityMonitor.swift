@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import LinuxSystem
 import Logging
 import NIOCore
 import ReachabilityCore
@@ -29,8 +30,14 @@ final class ConnectivityMonitor {
     private let probeTLS: (any TLSHandshaking)?
     private let apiTLS: (any TLSHandshaking)?
     private let settings: ConnectivitySettings
+    private let resolver: NameResolver
     private var entries: [ProbeKey: Entry] = [:]
     private var hasNameserver = false
+    /// What systemd-networkd says each link's network announced (DHCP or RA).
+    private var networkdPortals: [Int32: String] = [:]
+    /// The links and addresses networkd was last asked about: asked again when they change.
+    private var askedNetworkdAbout: (links: [Int32: Link], addresses: [InterfaceAddress])?
+    private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
     /// What is known, published through `onChange`.
     private(set) var table: ConnectivityTable = [:]
     /// Called on the loop whenever `table` changed.
@@ -41,6 +48,7 @@ final class ConnectivityMonitor {
         self.settings = settings
         self.eventLoop = eventLoop
         self.logger = logger
+        self.resolver = resolver
         self.fetcher = HTTPFetcher(eventLoop: eventLoop, resolver: resolver)
         self.probeTLS = probeTLS
         self.apiTLS = apiTLS
@@ -55,8 +63,11 @@ final class ConnectivityMonitor {
     /// schedules, and record the captive-portal APIs the networks announced.
     func update(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
         hasNameserver = snapshot.hasNameserver
+        lastInputs = (snapshot, policy)
+        askNetworkdIfNeeded(snapshot)
         var next = table
-        let announced = settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
+        var announced = settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
+        announced.merge(networkdPortals.filter { snapshot.links[$0.key] != nil }) { fromRA, _ in fromRA }
         for index in Set(next.keys).union(announced.keys) {
             var facts = next[index] ?? InterfaceConnectivity()
             if facts.captivePortal?.apiURI != announced[index] {
@@ -86,6 +97,20 @@ final class ConnectivityMonitor {
             entries[key]?.context = context
             logger.debug("probing", metadata: ["interface": "\(context.interfaceName)", "family": "\(key.family.rawValue)"])
             perform(entries[key]?.schedule.pathChanged(eligible: true) ?? [], for: key)
+        }
+    }
+
+    /// Asks systemd-networkd, off the loop, what captive portals its links learned, when its
+    /// socket exists and links or addresses changed since it was last asked (a DHCP lease
+    /// comes with an address). A different answer is applied like a kernel change.
+    private func askNetworkdIfNeeded(_ snapshot: NetworkSnapshot) {
+        guard settings.captivePortal.networkd, let socket = settings.networkdSocket, FileSystem.exists(socket) else { return }
+        if let asked = askedNetworkdAbout, asked.links == snapshot.links, asked.addresses == snapshot.addresses { return }
+        askedNetworkdAbout = (snapshot.links, snapshot.addresses)
+        resolver.runOffLoop { NetworkdPortals.ask(socket: socket) }.assumeIsolated().whenSuccess { [self] portals in
+            guard let portals, portals != networkdPortals else { return }
+            networkdPortals = portals
+            if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
         }
     }
 
@@ -261,6 +286,8 @@ public struct ConnectivitySettings: Sendable, Equatable {
     public var probe = ReachdConfiguration.Probe()
     /// `[captive-portal]`.
     public var captivePortal = ReachdConfiguration.CaptivePortalSettings()
+    /// systemd-networkd's Varlink socket, asked for the portals its links learned.
+    public var networkdSocket: String? = NetworkdPortals.defaultSocket
 
     /// Off: no probes, no API fetches (router advertisements are still read).
     public init() {}

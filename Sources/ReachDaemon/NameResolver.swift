@@ -133,28 +133,18 @@ public final class NameResolver {
     /// One `io.systemd.Resolve.ResolveHostname` call; nil when resolved cannot be asked
     /// (not running, refusing, not speaking Varlink), so the caller falls back.
     private static func askResolved(_ name: String, interfaceIndex: Int32?, socket: String) -> Outcome? {
-        guard let descriptor = try? UnixSocket.connect(to: socket, timeout: .seconds(6)) else { return nil }
-        defer { try? descriptor.close() }
         var parameters: JSONObject = ["name": .string(name)]
         if let interfaceIndex { parameters["ifindex"] = .integer(Int(interfaceIndex)) }
-        let call = VarlinkCall(method: "io.systemd.Resolve.ResolveHostname", parameters: parameters)
-        guard let frame = try? VarlinkCoding.encodeFrame(call), (try? descriptor.writeAll(frame)) != nil else { return nil }
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        while !received.contains(0) {
-            let count: Int
-            do {
-                count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
-            } catch let error as Errno where error == .resourceTemporarilyUnavailable {
-                return .failed(.resolutionTimedOut)  // SO_RCVTIMEO: resolved did not answer
-            } catch {
-                return nil
-            }
-            guard count > 0, received.count + count <= VarlinkFraming.maximumReplySize else { return nil }
-            received += chunk[..<count]
+        switch BlockingVarlinkCall.call("io.systemd.Resolve.ResolveHostname", parameters: parameters, socket: socket, timeout: .seconds(6)) {
+        case let .reply(reply): return outcome(ofResolvedReply: reply)
+        case .timedOut: return .failed(.resolutionTimedOut)
+        case .unavailable: return nil
         }
-        guard let reply = try? VarlinkCoding.decode(VarlinkReply<JSONObject>.self, from: received.prefix { $0 != 0 }) else { return nil }
-        return outcome(ofResolvedReply: reply)
+    }
+
+    /// Runs `body` on the pool (blocking work: another service's Varlink socket).
+    func runOffLoop<Value: Sendable>(_ body: @escaping @Sendable () -> Value) -> EventLoopFuture<Value> {
+        threadPool().runIfActive(eventLoop: eventLoop, body)
     }
 
     /// What systemd-resolved's answer means for a target. Pure.

@@ -58,6 +58,9 @@ struct Reachd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("systemd-resolved's Varlink socket (tests).", visibility: .hidden))
     var resolvedSocket: String?
 
+    @Option(name: .long, help: ArgumentHelp("systemd-networkd's Varlink socket (tests).", visibility: .hidden))
+    var networkdSocket: String?
+
     func validate() throws {
         if checkPath != nil && !checkConfig {
             throw ValidationError("A path argument is only accepted with --check-config.")
@@ -78,7 +81,8 @@ struct Reachd: ParsableCommand {
 
         let overrides = CommandLineOverrides(
             socketPath: socket, logLevel: logLevel, receiveBufferSize: receiveBufferSize,
-            sysfsRoot: sysfsRoot, resolvConfPath: resolvConf, resolvedUpstreamPath: resolvedUpstream
+            sysfsRoot: sysfsRoot, resolvConfPath: resolvConf, resolvedUpstreamPath: resolvedUpstream,
+            networkdSocket: networkdSocket
         )
         let configPath = config
         let read: @Sendable () throws(ConfigurationError) -> DaemonOptions = { () throws(ConfigurationError) in

@@ -269,6 +269,32 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         _ = daemon
     }
 
+    /// systemd-networkd (a stub speaking its Varlink API) says which portal eth0's network
+    /// announced (as it learns from DHCP option 114): reported per interface without any
+    /// probe; with no fetch-api, nothing is sent anywhere.
+    func testPortalAnnouncedThroughNetworkd() async throws {
+        try topology.configureIPv4()
+        let index = try topology.host.exec(["cat", "/sys/class/net/eth0/ifindex"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let socket = work + "/io.systemd.Network"
+        let ready = Pipe()
+        let stub = try Command.launch(["python3", Paths.repository.appendingPathComponent("Tests/Fixtures/networkd_stub.py").path,
+                                       socket, index, "https://portal.test/api"], stdout: ready)
+        defer { kill(stub.processIdentifier, SIGKILL); stub.waitUntilExit() }
+        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+        let (_, client) = try startDaemon(extraArguments: ["--networkd-socket", socket])
+        var portal: CaptivePortal?
+        for _ in 0..<50 {
+            portal = try await interface("eth0", from: client)?.captivePortal
+            if portal != nil { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTAssertEqual(portal, CaptivePortal(apiURI: "https://portal.test/api"))
+        let path = try await client.status().path
+        XCTAssertEqual(path.captivePortal?.apiURI, "https://portal.test/api", "the primary's portal is the path's")
+        XCTAssertEqual(path.connectivity, .unknown, "announced, not asked: no verdict")
+        XCTAssertTrue(requests().isEmpty, "nothing was fetched")
+    }
+
     // MARK: Silence once validated
 
     /// Validated and idle, reachd makes no system call at all for 10 s: no timer, no poll.

@@ -1,4 +1,5 @@
 import ReachabilityCore
+import ReachProtocol
 import XCTest
 
 @testable import ReachDaemon
@@ -45,5 +46,22 @@ final class CaptivePortalAPITests: XCTestCase {
             let result = CaptivePortalAPI.validate(apiURI: uri)
             XCTAssertEqual(result == .success(uri), valid, uri)
         }
+    }
+
+    /// networkd's Describe: one URI per link that has one; malformed links are skipped.
+    func testNetworkdDescribe() throws {
+        let reply = try VarlinkCoding.decode(JSONObject.self, from: Array(#"""
+            {"Interfaces": [
+              {"Index": 1, "Name": "lo"},
+              {"Index": 2, "Name": "wlan0", "CaptivePortal": "https://portal.test/api"},
+              {"Index": 3, "CaptivePortal": ""},
+              {"Index": "4", "CaptivePortal": "https://x.test/"},
+              {"Name": "noindex", "CaptivePortal": "https://y.test/"},
+              {"Index": 5, "CaptivePortal": 7}
+            ]}
+            """#.utf8))
+        XCTAssertEqual(NetworkdPortals.captivePortals(inDescribe: reply), [2: "https://portal.test/api"])
+        XCTAssertEqual(NetworkdPortals.captivePortals(inDescribe: [:]), [:])
+        XCTAssertEqual(NetworkdPortals.captivePortals(inDescribe: ["Interfaces": .string("no")]), [:])
     }
 }
