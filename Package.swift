@@ -18,6 +18,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.12.0"),
         // EventLoopFuture.assumeIsolated() public in 2.78.0; NIOLoopBoundBox.makeBoxSendingValue 2.68.0.
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        // NIOSSLContext Sendable (one context shared by every probe): 2.22.0.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.22.0"),
+        // Certificate parsing, its extensions, isValidSignature(_:for:): 1.0.0.
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
+        // PEMDocument.parseMultiple (a PEM file of several certificates), DER.parse: 1.0.0.
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.0.0"),
+        // SHA256 and P256 are older; 3.12.3 is the floor swift-certificates 1.21 sets, stated so both agree.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // Stat and FileDescriptor.stat(): 1.7.0.
         .package(url: "https://github.com/apple/swift-system", from: "1.7.0"),
         // TOMLDecoder decoding from a TOMLTable: 0.6.0.
@@ -78,6 +86,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
@@ -131,6 +143,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

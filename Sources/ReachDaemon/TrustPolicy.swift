@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// How an HTTPS endpoint (a probe, an RFC 8908 API) must prove who it is, modelled on
 /// AFNetworking's AFSecurityPolicy. This file holds the policy as configured and the rules
-/// it must satisfy at load; the chain evaluation itself comes with the HTTPS prober.
+/// it must satisfy at load; `TrustEvaluation` (TrustEvaluation.swift) judges a server by it.
 ///
 /// - `none`: the system trust store (`/etc/ssl/certs`), chain and name.
 /// - `certificate`: the server's chain must contain one of the pinned certificates,
