@@ -69,6 +69,12 @@ public enum Daemon {
         } catch {
             throw fail("\(error)", logger: logger)
         }
+        let tls: (probe: TLSTrust?, api: TLSTrust?)
+        do {
+            tls = try options.connectivity.makeTLS()
+        } catch {
+            throw fail(error.description, logger: logger)
+        }
         let first = ReachabilityState(snapshot: engine.snapshot, policy: options.policy)
         logger.info("initial state: \(first.path.summary)")
         // Enough descriptors for every connection the caps allow, plus reachd's own.
@@ -90,7 +96,7 @@ public enum Daemon {
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
             notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) },
-            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity
+            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: tls.probe, apiTLS: tls.api
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so

@@ -64,3 +64,33 @@ public final class TrustVerdictRecorder: Sendable {
     /// Keeps `verdict` (the handler's callback calls this).
     func record(_ verdict: TrustVerdict) { recorded.withLock { $0 = verdict } }
 }
+
+extension TLSTrust: TLSHandshaking {
+    /// The prober's view: the handler, and the refusal's reason once the handshake failed.
+    func makeHandler(serverHostname: String) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?) {
+        let (handler, recorder) = try makeHandler(host: serverHostname)
+        return (handler, {
+            if case let .refused(reason)? = recorder.verdict { return reason }
+            return nil
+        })
+    }
+}
+
+extension ConnectivitySettings {
+    /// The TLS contexts the configured HTTPS endpoints need (the probe's, the portal API's),
+    /// with their pinned certificates loaded; a file that cannot be used is an error naming
+    /// the table and the file.
+    func makeTLS() throws(DaemonFailure) -> (probe: TLSTrust?, api: TLSTrust?) {
+        func make(_ policy: TrustPolicy, _ table: String) throws(DaemonFailure) -> TLSTrust {
+            do {
+                return try TLSTrust(evaluator: TrustEvaluator(policy: policy))
+            } catch {
+                throw DaemonFailure(description: "[\(table)] pinned-certificates: \(error)")
+            }
+        }
+        return (
+            probe: probe.httpsURL == nil ? nil : try make(probe.trust, "probe.trust"),
+            api: captivePortal.fetchAPI ? try make(captivePortal.trust, "captive-portal.trust") : nil
+        )
+    }
+}

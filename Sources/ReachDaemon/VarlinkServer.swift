@@ -44,6 +44,7 @@ public final class VarlinkServer: Sendable {
     ///   - postToEngine: called (on the loop) with what a client asked of the engine: a
     ///     reload (answer with `finishReload`), target lookups (`finishTargetLookup`).
     ///   - connectivity: `[probe]` and `[captive-portal]`: what connectivity checks run.
+    ///   - probeTLS, apiTLS: the trust of the HTTPS probe and of captive-portal APIs.
     public init(
         socketPath: String, socketMode: UInt32 = 0o666, instance: String, snapshot: NetworkSnapshot,
         policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
@@ -51,7 +52,7 @@ public final class VarlinkServer: Sendable {
         onFatalError: @escaping @Sendable (String) -> Void = { _ in },
         postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
         resolvedSocket: String? = NameResolver.systemdResolvedSocket,
-        connectivity: ConnectivitySettings = ConnectivitySettings()
+        connectivity: ConnectivitySettings = ConnectivitySettings(), probeTLS: TLSTrust? = nil, apiTLS: TLSTrust? = nil
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -60,7 +61,8 @@ public final class VarlinkServer: Sendable {
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
             limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError,
-            postToEngine: postToEngine, resolvedSocket: resolvedSocket, connectivity: connectivity
+            postToEngine: postToEngine, resolvedSocket: resolvedSocket, connectivity: connectivity,
+            probeTLS: probeTLS, apiTLS: apiTLS
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)

@@ -83,6 +83,17 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         try reachctl(["probe", "--socket", daemon.socketPath] + extra)
     }
 
+    /// Waits until DAD is done on both ends' link-local addresses.
+    private func waitForLinkLocal() async throws {
+        for _ in 0..<100 {
+            let tentative = try topology.host.ip("-6", "addr", "show", "tentative") + topology.router.ip("-6", "addr", "show", "tentative")
+            let linkLocal = try topology.router.ip("-6", "addr", "show", "dev", "eth0", "scope", "link")
+            if tentative.isEmpty && linkLocal.contains("fe80") { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("link-local addresses still tentative after 10 s")
+    }
+
     private static let httpOnly = """
         [probe]
         url = "http://probe.test/generate_204"
@@ -245,6 +256,7 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
             pinning = "certificate"
             pinned-certificates = ["\(certificate)"]
             """)
+        try await waitForLinkLocal()  // an RA needs a link-local source, and a host to take it
         let ra = try runCommand(["ip", "netns", "exec", topology.router.name, "python3",
                                  Paths.repository.appendingPathComponent("Tests/Fixtures/send_ra.py").path, "eth0", "https://portal.test/captive"])
         XCTAssertTrue(ra.hasPrefix("sent"))
@@ -305,9 +317,7 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         _ = await expectPath(recorder, "validated") { $0.connectivity == .full }
         // Let the kernel settle first: IPv6 link-local DAD ends with netlink events (a
         // new address, its multicast route) that rightly wake reachd.
-        for _ in 0..<50 where !(try topology.host.ip("-6", "addr", "show", "tentative")).isEmpty {
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await waitForLinkLocal()
         try await Task.sleep(for: .milliseconds(500))
         // Not in a directory reachd watches (its socket's, its configuration's): writing
         // the trace would wake it.
