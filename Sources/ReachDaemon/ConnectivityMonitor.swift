@@ -65,9 +65,13 @@ final class ConnectivityMonitor {
         hasNameserver = snapshot.hasNameserver
         lastInputs = (snapshot, policy)
         askNetworkdIfNeeded(snapshot)
-        var next = table
         var announced = settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
-        announced.merge(networkdPortals.filter { snapshot.links[$0.key] != nil }) { fromRA, _ in fromRA }
+        if !networkdPortals.isEmpty {
+            announced.merge(networkdPortals.filter { snapshot.links[$0.key] != nil }) { fromRA, _ in fromRA }
+        }
+        // Nothing configured, announced or known: the common case costs nothing more.
+        guard isActive || !announced.isEmpty || !table.isEmpty else { return }
+        var next = table
         for index in Set(next.keys).union(announced.keys) {
             var facts = next[index] ?? InterfaceConnectivity()
             if facts.captivePortal?.apiURI != announced[index] {
@@ -104,9 +108,11 @@ final class ConnectivityMonitor {
     /// socket exists and links or addresses changed since it was last asked (a DHCP lease
     /// comes with an address). A different answer is applied like a kernel change.
     private func askNetworkdIfNeeded(_ snapshot: NetworkSnapshot) {
-        guard settings.captivePortal.networkd, let socket = settings.networkdSocket, FileSystem.exists(socket) else { return }
+        guard settings.captivePortal.networkd, let socket = settings.networkdSocket else { return }
+        // Compared before the socket is looked for: a stat per kernel change is not free.
         if let asked = askedNetworkdAbout, asked.links == snapshot.links, asked.addresses == snapshot.addresses { return }
         askedNetworkdAbout = (snapshot.links, snapshot.addresses)
+        guard FileSystem.exists(socket) else { return }
         resolver.runOffLoop { NetworkdPortals.ask(socket: socket) }.assumeIsolated().whenSuccess { [self] portals in
             guard let portals, portals != networkdPortals else { return }
             networkdPortals = portals

@@ -1,6 +1,7 @@
 extension Path {
     /// A one-line human summary, as used for systemd's `STATUS=` and the daemon log:
-    /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS` or
+    /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS`, then the probes'
+    /// verdict once there is one (`, internet full`, `, behind a captive portal (URL)`), or
     /// `not reachable: noCarrier`.
     public var summary: String {
         switch status {
@@ -16,6 +17,11 @@ extension Path {
             if supportsDNS { text += ", DNS" }
             if isExpensive { text += ", expensive" }
             if isConstrained { text += ", constrained" }
+            switch connectivity {
+            case .unknown: break
+            case .portal: text += ", behind a captive portal" + (captivePortal?.userPortalURL.map { " (\($0))" } ?? "")
+            default: text += ", internet \(connectivity.rawValue)"
+            }
             return text
         case .requiresConnection:
             return "connection required" + (primaryInterface.map { " on \($0)" } ?? "")

@@ -310,6 +310,7 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
     // MARK: Silence once validated
 
     /// Validated and idle, reachd makes no system call at all for 10 s: no timer, no poll.
+    /// (The first seconds after a round may carry a stale wakeup of a cancelled deadline.)
     func testValidatedIdleDaemonMakesNoSystemCalls() async throws {
         guard Command.exists("strace") else { return XCTFail("strace is needed (scripts/bootstrap --test installs it)") }
         try topology.configureIPv4()
@@ -318,7 +319,9 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         // Let the kernel settle first: IPv6 link-local DAD ends with netlink events (a
         // new address, its multicast route) that rightly wake reachd.
         try await waitForLinkLocal()
-        try await Task.sleep(for: .milliseconds(500))
+        // And the last round's deadlines (name 5 s, check 2 s): NIO cancels a timer without
+        // disarming its timerfd, so each may still wake the loop once, then never again.
+        try await Task.sleep(for: .milliseconds(5500))
         // Not in a directory reachd watches (its socket's, its configuration's): writing
         // the trace would wake it.
         let trace = try temporaryDirectory("reachd-strace") + "/strace.out"
