@@ -7,22 +7,12 @@ Answers io.systemd.Resolve.ResolveHostname: "fake.test" with 198.51.100.44, "gon
 with DNSError rcode 3 (NXDOMAIN), "noservers.test" with NoNameServers, anything else with
 QueryTimedOut. Prints "ready" once listening.
 """
-import json
-import os
-import socket
 import sys
-import threading
 
-path = sys.argv[1]
-if os.path.exists(path):
-    os.unlink(path)
-server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-server.bind(path)
-server.listen(16)
-print("ready", flush=True)
+from varlink_stub import method_not_found, serve_forever
 
 
-def answer(name):
+def resolve(name):
     if name == "fake.test":
         return {"parameters": {"addresses": [{"ifindex": 2, "family": 2, "address": [198, 51, 100, 44]}], "name": name, "flags": 1}}
     if name == "gone.test":
@@ -32,21 +22,10 @@ def answer(name):
     return {"error": "io.systemd.Resolve.QueryTimedOut", "parameters": {}}
 
 
-def serve(connection):
-    buffer = b""
-    while True:
-        data = connection.recv(65536)
-        if not data:
-            return
-        buffer += data
-        while b"\0" in buffer:
-            message, _, buffer = buffer.partition(b"\0")
-            call = json.loads(message)
-            reply = answer(call["parameters"]["name"]) if call["method"] == "io.systemd.Resolve.ResolveHostname" \
-                else {"error": "org.varlink.service.MethodNotFound", "parameters": {"method": call["method"]}}
-            connection.sendall(json.dumps(reply).encode() + b"\0")
+def answer(call):
+    if call["method"] == "io.systemd.Resolve.ResolveHostname":
+        return resolve(call["parameters"]["name"])
+    return method_not_found(call)
 
 
-while True:
-    connection, _ = server.accept()
-    threading.Thread(target=serve, args=(connection,), daemon=True).start()
+serve_forever(sys.argv[1], answer)

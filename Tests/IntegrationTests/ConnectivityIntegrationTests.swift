@@ -11,7 +11,6 @@ import XCTest
 /// namespace's `/etc/netns/NAME/hosts`. Nothing leaves the two namespaces.
 final class ConnectivityIntegrationTests: DaemonTestCase {
     private var server: Process?
-    private var netnsFiles: String?
     private var work: String!
     private var state: String { work + "/state.json" }
     private var certificate: String { work + "/cert.pem" }
@@ -22,12 +21,7 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         try super.setUpWithError()
         guard Command.exists("openssl") else { return XCTFail("openssl is needed (scripts/bootstrap --test installs it)") }
         work = try temporaryDirectory("reachd-probe")
-        let files = "/etc/netns/\(topology.host.name)"
-        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
-        netnsFiles = files
-        try "127.0.0.1 localhost\n10.77.0.1 probe.test portal.test\n"
-            .write(toFile: files + "/hosts", atomically: true, encoding: .utf8)
-        try "hosts: files\n".write(toFile: files + "/nsswitch.conf", atomically: true, encoding: .utf8)
+        try topology.hostFiles(hosts: "127.0.0.1 localhost\n10.77.0.1 probe.test portal.test\n", nsswitch: "hosts: files\n")
         _ = try sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                    "-keyout", work + "/key.pem", "-out", certificate, "-days", "2", "-subj", "/CN=probe.test",
                    "-addext", "subjectAltName=DNS:probe.test,DNS:portal.test")
@@ -48,7 +42,6 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
             kill(server.processIdentifier, SIGKILL)  // children of the test runner have SIGTERM blocked
             server.waitUntilExit()
         }
-        if let netnsFiles { try? FileManager.default.removeItem(atPath: netnsFiles) }
         super.tearDown()
     }
 

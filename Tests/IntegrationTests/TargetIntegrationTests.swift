@@ -10,11 +10,9 @@ import XCTest
 /// nothing, and the only DNS server is a stub in the test's router namespace.
 final class TargetIntegrationTests: DaemonTestCase {
     private var stub: Process?
-    private var netnsFiles: String?
 
     override func tearDown() {
         stopStub()
-        if let netnsFiles { try? FileManager.default.removeItem(atPath: netnsFiles) }
         super.tearDown()
     }
 
@@ -188,13 +186,10 @@ final class TargetIntegrationTests: DaemonTestCase {
     /// answering everything else).
     func testNames() async throws {
         try topology.configureIPv4()
-        let files = "/etc/netns/\(topology.host.name)"
-        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
-        netnsFiles = files
-        try "127.0.0.1 localhost\n10.77.0.1 gateway.test\n2001:db8::5 dual.test\n198.51.100.5 dual.test\n"
-            .write(toFile: files + "/hosts", atomically: true, encoding: .utf8)
-        try "nameserver 10.77.0.1\n".write(toFile: files + "/resolv.conf", atomically: true, encoding: .utf8)
-        try "hosts: files dns\n".write(toFile: files + "/nsswitch.conf", atomically: true, encoding: .utf8)
+        try topology.hostFiles(
+            hosts: "127.0.0.1 localhost\n10.77.0.1 gateway.test\n2001:db8::5 dual.test\n198.51.100.5 dual.test\n",
+            nsswitch: "hosts: files dns\n", resolvConf: "nameserver 10.77.0.1\n"
+        )
         try startStub(mode: "nxdomain")
         let (daemon, client) = try startDaemon()
 

@@ -7,6 +7,8 @@ import TestSupport
 final class VethTopology {
     let host: NetworkNamespace
     let router: NetworkNamespace
+    /// `/etc/netns/HOST`, once `hostFiles` wrote it; removed with the topology.
+    private var netnsFiles: String?
 
     init() throws {
         host = try NetworkNamespace(prefix: "reachd-host")
@@ -16,6 +18,21 @@ final class VethTopology {
         try router.ip("link", "set", "eth0", "up")
         try router.ip("addr", "add", "10.77.0.1/24", "dev", "eth0")
         try router.ip("addr", "add", "fd77::1/64", "dev", "eth0", "nodad")
+    }
+
+    /// Files `ip netns exec` binds over `/etc` for programs run in the host namespace (reachd
+    /// among them): `hosts`, `nsswitch.conf` and, if given, `resolv.conf`.
+    func hostFiles(hosts: String, nsswitch: String, resolvConf: String? = nil) throws {
+        let directory = "/etc/netns/\(host.name)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        netnsFiles = directory
+        try hosts.write(toFile: directory + "/hosts", atomically: true, encoding: .utf8)
+        try nsswitch.write(toFile: directory + "/nsswitch.conf", atomically: true, encoding: .utf8)
+        if let resolvConf { try resolvConf.write(toFile: directory + "/resolv.conf", atomically: true, encoding: .utf8) }
+    }
+
+    deinit {
+        if let netnsFiles { try? FileManager.default.removeItem(atPath: netnsFiles) }
     }
 
     /// Adds another veth pair, `hostName` in the host and `routerName` in the router, with
