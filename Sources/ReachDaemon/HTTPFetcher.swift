@@ -1,9 +1,9 @@
-import Glibc
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ReachabilityCore
 import ReachProtocol
+import SystemPackage
 
 /// Makes the TLS handler of one HTTPS request and says afterwards why a handshake was
 /// refused (the handshake's own error does not carry the trust verdict's reason).
@@ -159,7 +159,7 @@ final class HTTPFetcher {
     /// "connection refused", "network is unreachable": errno text, not NIO's type names.
     static func describe(_ error: any Error) -> String {
         if let error = error as? IOError {
-            return String(cString: strerror(error.errnoCode)).lowercased()
+            return Errno(rawValue: error.errnoCode).description.lowercased()
         }
         if error is ChannelError, case .connectTimeout = error as? ChannelError { return "connection timed out" }
         return "\(error)"
