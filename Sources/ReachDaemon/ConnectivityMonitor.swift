@@ -152,18 +152,13 @@ final class ConnectivityMonitor {
                 startRound(round, for: key)
             case let .armTimer(at):
                 entries[key]?.timer?.cancel()
-                let delay = max(.zero, at - .now)
-                let (seconds, attoseconds) = delay.components
-                let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-                entries[key]?.timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+                entries[key]?.timer = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(max(.zero, at - .now))) { [self] in
                     entries[key]?.timer = nil
                     perform(entries[key]?.schedule.timerFired() ?? [], for: key)
                 }
             case .cancelTimer:
                 entries[key]?.timer?.cancel()
                 entries[key]?.timer = nil
-            case .publish:
-                break  // the table is written when a round ends, with the facts behind the verdict
             }
         }
     }
@@ -178,7 +173,7 @@ final class ConnectivityMonitor {
     private func startRound(_ round: Int, for key: ProbeKey) {
         guard let context = entries[key]?.context else { return }
         let probe = settings.probe
-        let timeout = TimeAmount.nanoseconds(Int64(probe.timeout.components.seconds) * 1_000_000_000)
+        let timeout = TimeAmount(probe.timeout)
         func check(_ endpoint: HTTPEndpoint?, tls: (any TLSHandshaking)?) -> EventLoopFuture<HTTPFetcher.Result?> {
             guard let endpoint else { return eventLoop.makeSucceededFuture(nil) }
             let request = HTTPFetcher.Request(endpoint: endpoint, interfaceIndex: key.interfaceIndex, family: key.family,
@@ -204,51 +199,24 @@ final class ConnectivityMonitor {
                              api: HTTPFetcher.Result?, apiURI: String?) {
         guard let entry = entries[key], entry.schedule.isCurrent(round: round) else { return }  // superseded
         let judgement = ProbeVerdict.judge(http: http?.outcome, https: https?.outcome, expect: settings.probe.expectation)
-        var facts = table[key.interfaceIndex] ?? InterfaceConnectivity()
-        var apiSaysCaptive: Bool?
         var apiAnswer: CaptivePortal?
         if let api {
             switch Self.apiAnswer(api) {
-            case let .success(answer):
-                apiAnswer = answer
-                apiAnswer?.apiURI = apiURI
-                apiSaysCaptive = answer.captive
+            case let .success(answer): apiAnswer = answer
             case let .failure(problem):
                 logger.info("captive-portal API not used", metadata: ["interface": "\(entry.context.interfaceName)", "reason": "\(problem)"])
             }
         }
-        // The portal facts: the API's answer; else what this family's probe met; else only
-        // the announced URI. What was known stays while the other family still meets the
-        // portal, or without probes when the API did not answer.
-        let otherFamilyInPortal = facts[key.family == .ipv4 ? .ipv6 : .ipv4] == .portal
-        let portal: CaptivePortal?
-        if let apiAnswer {
-            portal = apiAnswer
-        } else if judgement.connectivity == .portal {
-            portal = CaptivePortal(apiURI: apiURI, captive: true, userPortalURL: judgement.portalURL)
-        } else if settings.probe.isEnabled && !otherFamilyInPortal {
-            portal = apiURI.map { CaptivePortal(apiURI: $0) }
-        } else {
-            portal = facts.captivePortal
-        }
-        facts.captivePortal = portal
-        if settings.probe.isEnabled { facts[key.family] = judgement.connectivity }
-        facts.lastChecked = Int(time(nil))
+        let outcome = ProbeVerdict.settle(
+            judgement, apiAnswer: apiAnswer, apiURI: apiURI, family: key.family, probesEnabled: settings.probe.isEnabled,
+            facts: table[key.interfaceIndex] ?? InterfaceConnectivity(), checkedAt: Int(time(nil))
+        )
+        let sessionEnds = outcome.sessionSecondsLeft.map { ContinuousClock.now + .seconds($0) }
+        log(key: key, context: entry.context, verdict: outcome.scheduleVerdict, http: http, https: https)
 
-        // What the schedule hears: the API's word when it spoke, else the probes'.
-        let verdict: Connectivity
-        switch apiSaysCaptive {
-        case true?: verdict = .portal
-        case false? where !settings.probe.isEnabled: verdict = .full
-        case nil where !settings.probe.isEnabled: verdict = .limited
-        default: verdict = judgement.connectivity
-        }
-        let sessionEnds = (apiSaysCaptive == false ? portal?.secondsRemaining : nil).map { ContinuousClock.now + .seconds($0) }
-        log(key: key, context: entry.context, verdict: verdict, http: http, https: https)
-
-        let actions = entries[key]?.schedule.probeFinished(round: round, connectivity: verdict, sessionEnds: sessionEnds, now: .now) ?? []
+        let actions = entries[key]?.schedule.probeFinished(round: round, connectivity: outcome.scheduleVerdict, sessionEnds: sessionEnds, now: .now) ?? []
         var next = table
-        next[key.interfaceIndex] = facts
+        next[key.interfaceIndex] = outcome.facts
         commit(next)
         finishWaiters(of: key)  // after the commit: their answers show this round
         perform(actions, for: key)
@@ -297,4 +265,12 @@ public struct ConnectivitySettings: Sendable, Equatable {
 
     /// Off: no probes, no API fetches (router advertisements are still read).
     public init() {}
+}
+
+extension TimeAmount {
+    /// The same span as a Swift `Duration` (whole nanoseconds).
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
 }

@@ -41,8 +41,6 @@ public struct ProbeSchedule: Sendable, Equatable {
         case armTimer(at: ContinuousClock.Instant)
         /// Disarm the timer.
         case cancelTimer
-        /// The interface's connectivity is now this.
-        case publish(Connectivity)
     }
 
     private enum State: Sendable, Equatable {
@@ -61,8 +59,6 @@ public struct ProbeSchedule: Sendable, Equatable {
     private var state = State.idle
     private var round = 0
     private var failures = 0
-    /// The connectivity last published.
-    public private(set) var connectivity = Connectivity.unknown
 
     /// A schedule with nothing to do yet.
     public init(configuration: Configuration = Configuration()) {
@@ -76,7 +72,7 @@ public struct ProbeSchedule: Sendable, Equatable {
             let wasActive = state == .probing || state == .waiting
             state = .idle
             round += 1  // a running round's result no longer applies
-            return (wasActive ? [.cancelTimer] : []) + publish(.unknown)
+            return wasActive ? [.cancelTimer] : []
         }
         return [.cancelTimer] + start()
     }
@@ -85,23 +81,20 @@ public struct ProbeSchedule: Sendable, Equatable {
     public mutating func probeFinished(round finished: Int, connectivity result: Connectivity,
                                        sessionEnds: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant) -> [Action] {
         guard isCurrent(round: finished) else { return [] }  // superseded
-        var actions = publish(result)
         if result == .full {
             failures = 0
             let recheck = configuration.recheckInterval.map { now + $0 }
             let sessionCheck = sessionEnds.map { $0 - configuration.sessionMargin }
-            if let next = [recheck, sessionCheck].compactMap({ $0 }).min() {
-                state = .waiting
-                actions.append(.armTimer(at: max(next, now)))
-            } else {
+            guard let next = [recheck, sessionCheck].compactMap({ $0 }).min() else {
                 state = .settled
+                return []
             }
-            return actions
+            state = .waiting
+            return [.armTimer(at: max(next, now))]
         }
         state = .waiting
-        actions.append(.armTimer(at: now + delay(afterFailures: failures)))
         failures += 1
-        return actions
+        return [.armTimer(at: now + delay(afterFailures: failures - 1))]
     }
 
     /// The armed timer fired.
@@ -138,11 +131,6 @@ public struct ProbeSchedule: Sendable, Equatable {
         return [.startProbe(round: round)]
     }
 
-    private mutating func publish(_ value: Connectivity) -> [Action] {
-        guard value != connectivity else { return [] }
-        connectivity = value
-        return [.publish(value)]
-    }
 }
 
 /// One interface and family that may be probed.

@@ -55,6 +55,44 @@ public enum ProbeVerdict {
         }
     }
 
+    /// What one finished round makes of an interface's facts, and what its schedule hears.
+    ///
+    /// - The portal facts: the API's answer when it gave one; else what this family's probe
+    ///   met (a portal, with the redirect's login page); else only the announced URI. What
+    ///   was known stays while the other family still meets a portal, or, without probes,
+    ///   when the API did not answer.
+    /// - The family's verdict is the probes' (left as it is when only the API is asked).
+    /// - The schedule hears the API's word when it spoke (captive: portal; open, without
+    ///   probes: full), else the probes' (without probes, an API that did not answer: limited);
+    ///   an open session's `secondsRemaining` is when to look again.
+    public static func settle(
+        _ judgement: ProbeJudgement, apiAnswer: CaptivePortal?, apiURI: String?, family: AddressFamily,
+        probesEnabled: Bool, facts previous: InterfaceConnectivity, checkedAt time: Int
+    ) -> RoundOutcome {
+        var facts = previous
+        let otherFamilyInPortal = previous[family == .ipv4 ? .ipv6 : .ipv4] == .portal
+        if var apiAnswer {
+            apiAnswer.apiURI = apiURI
+            facts.captivePortal = apiAnswer
+        } else if judgement.connectivity == .portal {
+            facts.captivePortal = CaptivePortal(apiURI: apiURI, captive: true, userPortalURL: judgement.portalURL)
+        } else if probesEnabled && !otherFamilyInPortal {
+            facts.captivePortal = apiURI.map { CaptivePortal(apiURI: $0) }
+        }
+        if probesEnabled { facts[family] = judgement.connectivity }
+        facts.lastChecked = time
+
+        let heard: Connectivity
+        switch apiAnswer?.captive {
+        case true?: heard = .portal
+        case false? where !probesEnabled: heard = .full
+        case nil where !probesEnabled: heard = .limited
+        default: heard = judgement.connectivity
+        }
+        let sessionLeft = apiAnswer?.captive == false ? apiAnswer?.secondsRemaining : nil
+        return RoundOutcome(facts: facts, scheduleVerdict: heard, sessionSecondsLeft: sessionLeft)
+    }
+
     /// One check's result on its own.
     enum Check: Equatable {
         case passed
@@ -168,4 +206,14 @@ public struct ProbeJudgement: Sendable, Hashable {
         self.connectivity = connectivity
         self.portalURL = portalURL
     }
+}
+
+/// What a finished round comes to (`ProbeVerdict.settle`).
+public struct RoundOutcome: Sendable, Hashable {
+    /// The interface's facts after the round.
+    public var facts: InterfaceConnectivity
+    /// What the round's `ProbeSchedule` is told.
+    public var scheduleVerdict: Connectivity
+    /// Seconds left in an open RFC 8908 session: look again before they run out.
+    public var sessionSecondsLeft: Int?
 }

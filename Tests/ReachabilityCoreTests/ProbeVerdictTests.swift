@@ -62,4 +62,43 @@ final class ProbeVerdictTests: XCTestCase {
             XCTAssertEqual(facts.requiresIntervention, expected == .portal, name)
         }
     }
+
+    /// What a finished round writes and what its schedule hears, case by case.
+    func testSettlingARound() {
+        let api = "https://portal.test/api"
+        let full = ProbeJudgement(connectivity: .full)
+        let redirected = ProbeJudgement(connectivity: .portal, portalURL: "http://portal.test/login")
+        let limited = ProbeJudgement(connectivity: .limited)
+        let unjudged = ProbeJudgement(connectivity: .unknown)
+        let captive = CaptivePortal(captive: true, userPortalURL: "https://portal.test/login")
+        let open = CaptivePortal(captive: false, secondsRemaining: 600)
+        let known = CaptivePortal(apiURI: api, captive: true, userPortalURL: "https://portal.test/login")
+        let cases: [(String, ProbeJudgement, CaptivePortal?, String?, Bool, InterfaceConnectivity, InterfaceConnectivity, Connectivity, Int?)] = [
+            ("probe full, nothing announced", full, nil, nil, true, InterfaceConnectivity(),
+             InterfaceConnectivity(ipv4: .full, lastChecked: 9), .full, nil),
+            ("a redirect records the login page", redirected, nil, nil, true, InterfaceConnectivity(),
+             InterfaceConnectivity(ipv4: .portal, lastChecked: 9, captivePortal: CaptivePortal(captive: true, userPortalURL: "http://portal.test/login")), .portal, nil),
+            ("logged in: the portal facts go", full, nil, nil, true, InterfaceConnectivity(ipv4: .portal, captivePortal: CaptivePortal(captive: true)),
+             InterfaceConnectivity(ipv4: .full, lastChecked: 9), .full, nil),
+            ("the other family still in the portal keeps the facts", full, nil, nil, true,
+             InterfaceConnectivity(ipv6: .portal, captivePortal: CaptivePortal(captive: true, userPortalURL: "http://x.test/")),
+             InterfaceConnectivity(ipv4: .full, ipv6: .portal, lastChecked: 9, captivePortal: CaptivePortal(captive: true, userPortalURL: "http://x.test/")), .full, nil),
+            ("an announced API, not answered, with probes: only its URI", limited, nil, api, true, InterfaceConnectivity(),
+             InterfaceConnectivity(ipv4: .limited, lastChecked: 9, captivePortal: CaptivePortal(apiURI: api)), .limited, nil),
+            ("the API says captive: authoritative over a full probe", full, captive, api, true, InterfaceConnectivity(),
+             InterfaceConnectivity(ipv4: .full, lastChecked: 9, captivePortal: known), .portal, nil),
+            ("API only, captive", unjudged, captive, api, false, InterfaceConnectivity(),
+             InterfaceConnectivity(lastChecked: 9, captivePortal: known), .portal, nil),
+            ("API only, open: full, and look again before the session ends", unjudged, open, api, false, InterfaceConnectivity(),
+             InterfaceConnectivity(lastChecked: 9, captivePortal: CaptivePortal(apiURI: api, captive: false, secondsRemaining: 600)), .full, 600),
+            ("API only, no answer: what was known stays, retried as limited", unjudged, nil, api, false, InterfaceConnectivity(captivePortal: known),
+             InterfaceConnectivity(lastChecked: 9, captivePortal: known), .limited, nil),
+        ]
+        for (name, judgement, answer, uri, probes, before, after, heard, session) in cases {
+            let outcome = ProbeVerdict.settle(judgement, apiAnswer: answer, apiURI: uri, family: .ipv4, probesEnabled: probes, facts: before, checkedAt: 9)
+            XCTAssertEqual(outcome.facts, after, name)
+            XCTAssertEqual(outcome.scheduleVerdict, heard, name)
+            XCTAssertEqual(outcome.sessionSecondsLeft, session, name)
+        }
+    }
 }
