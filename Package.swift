@@ -118,6 +118,11 @@ let package = Package(
             ]
         ),
 
+        // Two small apps ported from Apple platforms, built with everything else so they
+        // never rot; the integration tests run them against a real reachd.
+        .executableTarget(name: "path-watch", dependencies: ["ReachClient"], path: "Examples/PathWatch"),
+        .executableTarget(name: "host-reachability", dependencies: ["ReachClient"], path: "Examples/HostReachability"),
+
         // What the test targets share: fixtures, a raw Varlink client, namespaces, processes.
         .target(
             name: "TestSupport",

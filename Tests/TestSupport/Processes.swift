@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 /// What a finished process printed and how it exited.
@@ -127,4 +128,47 @@ public func runCommand(_ arguments: [String], allowFailure: Bool = false, enviro
 @discardableResult
 public func sh(_ arguments: String..., allowFailure: Bool = false) throws -> String {
     try runCommand(arguments, allowFailure: allowFailure)
+}
+
+/// Reads a child's output line by line as it comes, so a test can wait for one line, act,
+/// and wait for the next.
+public final class LineReader: Sendable {
+    private final class State: Sendable {
+        let value = Mutex<(buffer: [UInt8], ended: Bool)>(([], false))
+    }
+
+    private let state = State()
+
+    /// Starts reading `pipe` on a thread of its own until end of file.
+    public init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [state] in
+            while true {
+                let data = handle.availableData
+                let ended = data.isEmpty
+                state.value.withLock { state in
+                    state.buffer += data
+                    state.ended = ended
+                }
+                if ended { return }
+            }
+        }
+    }
+
+    /// The next line (without its newline); nil after `timeout` or at end of output.
+    public func next(timeout: Duration = .seconds(5)) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let line = state.value.withLock { state -> String?? in
+                if let newline = state.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    defer { state.buffer.removeSubrange(...newline) }
+                    return String(decoding: state.buffer[..<newline], as: UTF8.self)
+                }
+                return state.ended ? .some(nil) : nil
+            }
+            if let line { return line }
+            usleep(2_000)
+        }
+        return nil
+    }
 }

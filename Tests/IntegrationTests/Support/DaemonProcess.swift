@@ -12,10 +12,14 @@ final class DaemonProcess {
     let process: Process
     private let logFile: String
 
-    /// - Parameter launcher: a command reachd runs under (e.g. `systemd-socket-activate …`).
-    init(namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) throws {
+    /// - Parameters:
+    ///   - launcher: a command reachd runs under (e.g. `systemd-socket-activate …`).
+    ///   - socketPath: where to listen; by default in the daemon's own directory (a restart
+    ///     test passes the previous run's).
+    init(namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:], launcher: [String] = [],
+         socketPath: String? = nil) throws {
         directory = try Paths.makeTemporaryDirectory("reachd-it")
-        socketPath = directory + "/io.reachd.Reachability"
+        self.socketPath = socketPath ?? directory + "/io.reachd.Reachability"
         resolvConf = directory + "/resolv.conf"
         logFile = directory + "/reachd.log"
         try "nameserver 192.0.2.53\n".write(toFile: resolvConf, atomically: true, encoding: .utf8)
@@ -24,7 +28,7 @@ final class DaemonProcess {
         _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         let log = FileHandle(forWritingAtPath: logFile)
         let arguments = ["ip", "netns", "exec", namespace.name] + launcher + [Paths.product("reachd"),
-                         "--socket", socketPath, "--resolv-conf", resolvConf, "--log-level", "debug"] + extraArguments
+                         "--socket", self.socketPath, "--resolv-conf", resolvConf, "--log-level", "debug"] + extraArguments
         let inherited = ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "REACHD_SOCKET"]
         process = try Command.launch(
             arguments, environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { mine, _ in mine },
@@ -33,8 +37,10 @@ final class DaemonProcess {
     }
 
     /// Starts the daemon and waits for READY=1.
-    static func started(in namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:]) throws -> DaemonProcess {
-        let daemon = try DaemonProcess(namespace: namespace, extraArguments: extraArguments, environment: environment)
+    static func started(
+        in namespace: NetworkNamespace, extraArguments: [String] = [], environment: [String: String] = [:], socketPath: String? = nil
+    ) throws -> DaemonProcess {
+        let daemon = try DaemonProcess(namespace: namespace, extraArguments: extraArguments, environment: environment, socketPath: socketPath)
         guard daemon.notify.waitFor("READY=1", timeout: 30) else {
             daemon.terminate()
             throw CommandFailed(command: "reachd", status: daemon.process.terminationStatus,
