@@ -30,7 +30,7 @@ SWIFT_BUILD_FLAGS ?=
 MANUAL_TOOL  = .build-tools/debug/generate-manual
 MAN_DATE    ?= $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
-.PHONY: all build run test clean install uninstall static man deb
+.PHONY: all build run test docs clean install uninstall static man deb
 
 all: build
 
@@ -43,12 +43,19 @@ run: build
 	$(BINDIR)/reachd
 
 ## Every test: unit tables and real-kernel integration tests (root: network namespaces),
-## then the real-systemd suite (the .deb in bookworm and trixie containers; Tests/system).
+## the client's documentation (a broken link or symbol fails), then the real-systemd suite
+## (the .deb in bookworm and trixie containers; Tests/system).
 test:
 	@scripts/bootstrap --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	$(MAKE) --no-print-directory docs
 	Tests/system/run all
+
+## ReachClient's DocC catalogue (articles and API) as a .doccarchive in .build/plugins/Swift-DocC/outputs;
+## a warning (an unresolved symbol or article link) fails it.
+docs:
+	$(SWIFT) package --disable-sandbox generate-documentation --target ReachClient --warnings-as-errors
 
 clean:
 	rm -rf .build .build-static .build-tools .build-man .build-deb

@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // Stat and FileDescriptor.stat(): 1.7.0.
         .package(url: "https://github.com/apple/swift-system", from: "1.7.0"),
+        // `swift package generate-documentation` (ReachClient's DocC catalogue): 1.5.0.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // TOMLDecoder decoding from a TOMLTable: 0.6.0.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],

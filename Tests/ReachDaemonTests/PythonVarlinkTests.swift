@@ -45,4 +45,27 @@ final class PythonVarlinkTests: XCTestCase {
         XCTAssertTrue(result.output.contains("error org.varlink.service.InvalidParameter {'parameter': 'requiredInterfaceType'}"), result.output)
         await fixture.stop()
     }
+
+    /// The README's Python example (`Examples/python/subscribe.py`): the current path, then
+    /// a change with what changed.
+    func testPythonSubscriptionExample() async throws {
+        try requirePrerequisite(try Self.python("import varlink", socket: "/dev/null").status == 0,
+                                "python3 varlink package not available (pip install varlink)")
+        let fixture = ServerFixture()
+        try fixture.server.start()
+        let out = Pipe()
+        let example = try Command.launch(
+            ["python3", Paths.repository.appendingPathComponent("Examples/python/subscribe.py").path, "2"],
+            environment: ["REACHD_SOCKET": fixture.socketPath], stdout: out
+        )
+        let lines = LineReader(out)
+        let first = lines.next(timeout: .seconds(10))
+        XCTAssertEqual(first, "1 satisfied eth0 ")
+        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.77"))
+        let second = lines.next(timeout: .seconds(10))
+        XCTAssertEqual(second, "2 satisfied eth0 gateways")
+        example.waitUntilExit()
+        XCTAssertEqual(example.terminationStatus, 0)
+        await fixture.stop()
+    }
 }

@@ -1,0 +1,23 @@
+#!/usr/bin/env python3
+"""reachd's path from Python: the current one at once, then one line per change.
+
+    python3 Examples/python/subscribe.py [COUNT]
+
+Needs the `varlink` package (pip install varlink). REACHD_SOCKET picks the socket.
+"""
+import os
+import sys
+
+import varlink
+
+socket = os.environ.get("REACHD_SOCKET", "/run/reachd/io.reachd.Reachability")
+count = int(sys.argv[1]) if len(sys.argv) > 1 else None
+
+with varlink.Client(address="unix:" + socket) as client, \
+        client.open("io.reachd.Reachability", namespaced=True) as reachd:
+    for seen, reply in enumerate(reachd.Subscribe(_more=True), start=1):
+        path = reply.path
+        why = getattr(path, "unsatisfiedReason", None) or getattr(path, "primaryInterface", "")
+        print(reply.sequence, path.status, why, ",".join(reply.changes), flush=True)
+        if count is not None and seen >= count:
+            break
