@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.0.0"),
         // SHA256 and P256 are older; 3.12.3 is the floor swift-certificates 1.21 sets, stated so both agree.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // PrometheusCollectorRegistry with help texts, emitToString: 2.4.0 (the text format is its job, not ours).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         // Stat and FileDescriptor.stat(): 1.7.0.
         .package(url: "https://github.com/apple/swift-system", from: "1.7.0"),
         // `swift package generate-documentation` (ReachClient's DocC catalogue): 1.5.0.
@@ -93,6 +95,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .target(

@@ -156,6 +156,7 @@ public final class NetlinkMonitor {
         var outcome = DrainOutcome()
         for _ in 0..<Self.maxDatagramsPerDrain {
             let reception = try events.receive { message in
+                outcome.events += 1
                 let parsed = MessageParser.parse(message)
                 guard parsed.isRelevant else { return }
                 outcome.changed = true
@@ -325,11 +326,14 @@ public struct DrainOutcome: Sendable, Equatable {
     /// them back. A lookup may still see them for a moment (DESIGN rule 6): hand them to
     /// `LookupRecheck` with the snapshot taken after the batch.
     public var removedDefaultRoutes: Set<DefaultRoute>
+    /// Kernel messages read from the event socket, relevant or not.
+    public var events: Int
 
     /// Creates an outcome; by default nothing happened.
-    public init(changed: Bool = false, resynchronizedAfterLostEvents: Bool = false, removedDefaultRoutes: Set<DefaultRoute> = []) {
+    public init(changed: Bool = false, resynchronizedAfterLostEvents: Bool = false, removedDefaultRoutes: Set<DefaultRoute> = [], events: Int = 0) {
         self.changed = changed
         self.resynchronizedAfterLostEvents = resynchronizedAfterLostEvents
         self.removedDefaultRoutes = removedDefaultRoutes
+        self.events = events
     }
 }

@@ -65,6 +65,11 @@ public final class ReachabilityClient: Sendable {
                        returning: ListInterfacesReply.self).interfaces
     }
 
+    /// reachd's metrics in Prometheus' text exposition format (`GetMetrics`).
+    public func metrics() async throws(ReachClientError) -> String {
+        try await call(ReachabilityInterface.Method.getMetrics, NoParameters(), returning: MetricsReply.self).text
+    }
+
     /// Asks reachd to re-read its configuration file (`io.systemd.service.Reload`) and
     /// returns once it is applied. Only root and reachd's own user may: others get
     /// `.remoteError` with `VarlinkError.permissionDenied`; a configuration reachd refuses

@@ -96,7 +96,8 @@ public enum Daemon {
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
             notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) },
-            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: tls.probe, apiTLS: tls.api
+            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: tls.probe, apiTLS: tls.api,
+            counters: engine.counters
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so

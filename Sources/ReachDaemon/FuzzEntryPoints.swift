@@ -84,6 +84,8 @@ package enum FuzzEntryPoints {
             encoded = ServerCore.frame(publication.subscribe(filter: filter).reply).map { Array($0.readableBytesView) }
         case .reload:
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
+        case .metrics:
+            encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: MetricsReply(text: "")))
         case .checkConnectivity:
             // No prober here: the answer is the interfaces as they are.
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: ListInterfacesReply(interfaces: publication.state.interfaces)))

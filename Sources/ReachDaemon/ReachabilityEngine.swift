@@ -135,6 +135,8 @@ public final class ReachabilityEngine {
     private let recheckSchedule: [Duration]
     /// Where the event loop posts commands.
     public let mailbox: EngineMailbox
+    /// Netlink events and resyncs, counted for the metrics (read on the event loop).
+    public let counters = DaemonCounters()
     /// The latest kernel view: after `init`, the first one.
     public private(set) var snapshot: NetworkSnapshot
     /// Target addresses looked up with every snapshot, and how many asked for each.
@@ -250,13 +252,16 @@ public final class ReachabilityEngine {
             if ready[netlink] {
                 do {
                     let outcome = try monitor.drain()
+                    counters.netlinkEvents.add(outcome.events, ordering: .relaxed)
                     if outcome.resynchronizedAfterLostEvents {
+                        counters.resyncsAfterLostEvents.add(1, ordering: .relaxed)
                         logger.warning("netlink events were lost (receive buffer overflow): re-read links, addresses and default routes (resync #\(monitor.resyncCount))")
                     }
                     dirty = outcome.changed
                     removed = outcome.removedDefaultRoutes
                 } catch {
                     logger.error("netlink receive failed: \(error); resynchronising")
+                    counters.resyncsAfterReceiveFailure.add(1, ordering: .relaxed)
                     retryAt = clock.now
                 }
             }

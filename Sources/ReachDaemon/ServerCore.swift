@@ -53,6 +53,12 @@ final class ServerCore {
     /// The most connections open at once since memory was last given back.
     private var peakConnections = 0
     private var memoryTrim: Scheduled<Void>?
+    /// What the engine counts (netlink events, resyncs), for the metrics.
+    let counters: DaemonCounters
+    /// Connections refused or closed for breaking a limit, by limit, for the metrics.
+    private var refusals: [String: Int] = [:]
+    /// When the path last changed (or the server started), seconds since the epoch.
+    private var lastChange = ServerCore.wallClockSeconds()
 
     init(
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
@@ -60,8 +66,9 @@ final class ServerCore {
         postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
         resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         connectivity settings: ConnectivitySettings = ConnectivitySettings(),
-        probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil
+        probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil, counters: DaemonCounters = DaemonCounters()
     ) {
+        self.counters = counters
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
         self.budget = ServerBudget(limits: limits)
@@ -101,6 +108,7 @@ final class ServerCore {
         for action in actions {
             switch action {
             case let .announce(line, status):
+                lastChange = Self.wallClockSeconds()
                 logger.info("\(line)")
                 notifier.status(status)
                 // Another path may mean other DNS servers or another network's answers.
@@ -126,6 +134,28 @@ final class ServerCore {
             return nil
         }
         return buffer
+    }
+
+    // MARK: Metrics
+
+    /// The Prometheus exposition of what is published now.
+    func metricsText() -> String {
+        MetricsExposition.text(MetricsFacts(
+            state: publication.state, sequence: publication.sequence, lastChange: lastChange,
+            subscribers: subscriptions.count + targetWatches.count, refusals: refusals,
+            netlinkEvents: counters.netlinkEvents.load(ordering: .relaxed),
+            resyncs: [
+                "lost-events": counters.resyncsAfterLostEvents.load(ordering: .relaxed),
+                "receive-failure": counters.resyncsAfterReceiveFailure.load(ordering: .relaxed),
+            ],
+            probing: connectivity.isActive
+        ))
+    }
+
+    private static func wallClockSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     // MARK: Calls and subscriptions
@@ -361,6 +391,7 @@ final class ServerCore {
     /// Logs, rate-limited per kind, that a client was cut off (`ticket`: which one) or
     /// refused (nil: `what` says who).
     func refuse(_ ticket: ConnectionTicket?, _ what: String, kind: String) {
+        refusals[kind, default: 0] += 1
         let (allowed, suppressed) = logLimiter.allow(kind, now: .now)
         guard allowed else { return }
         let more = suppressed > 0 ? " (\(suppressed) more like it since the last such line)" : ""

@@ -141,6 +141,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             } else {
                 startStream(context: context)
             }
+        case .metrics:
+            guard !oneway else { return }
+            write(VarlinkReply(parameters: MetricsReply(text: core.metricsText())), context: context)
         case let .reply(parameters):
             guard !oneway else { return }
             write(VarlinkReply(parameters: AnyCodableParameters(parameters)), context: context)

@@ -17,6 +17,8 @@ enum CallOutcome {
     case subscribeTarget(Target)
     /// Probe now (one interface, or all) and answer when done.
     case checkConnectivity(interface: String?)
+    /// Answer with the metrics as they are now.
+    case metrics
 }
 
 /// What a call answered off the loop (a reload, a target check) replies.
@@ -47,6 +49,9 @@ struct VarlinkDispatcher {
             case ReachabilityInterface.Method.listInterfaces:
                 if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
                 return .reply(ListInterfacesReply(interfaces: publication.state.interfaces))
+            case ReachabilityInterface.Method.getMetrics:
+                if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
+                return .metrics
             case ReachabilityInterface.Method.checkTarget:
                 do {
                     return .checkTarget(try TargetParameters.target(validating: parameters))

@@ -19,6 +19,8 @@ public enum ReachabilityInterface {
         public static let subscribeTarget = "io.reachd.Reachability.SubscribeTarget"
         /// `CheckConnectivity(interface?) -> (interfaces)`: probe now, answer when done.
         public static let checkConnectivity = "io.reachd.Reachability.CheckConnectivity"
+        /// `GetMetrics() -> (text)`: the Prometheus exposition.
+        public static let getMetrics = "io.reachd.Reachability.GetMetrics"
     }
 
     /// Fully qualified error names.
@@ -60,6 +62,17 @@ public struct StatusReply: Codable, Sendable, Hashable {
         self.instance = instance
         self.path = path
         self.changes = changes
+    }
+}
+
+/// Reply of `GetMetrics`.
+public struct MetricsReply: Codable, Sendable, Hashable {
+    /// The metrics in Prometheus' text exposition format (0.0.4), as `/metrics` serves them.
+    public var text: String
+
+    /// Creates the reply.
+    public init(text: String) {
+        self.text = text
     }
 }
 

@@ -29,7 +29,7 @@ struct Reachctl: AsyncParsableCommand {
             64 invalid command line.
             """,
         version: ReachdVersion.string,
-        subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self, Check.self, Probe.self, Reload.self],
+        subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self, Check.self, Probe.self, Metrics.self, Reload.self],
         defaultSubcommand: Status.self
     )
 

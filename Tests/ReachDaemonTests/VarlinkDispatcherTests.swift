@@ -9,7 +9,7 @@ import XCTest
 /// the pure dispatcher; the integration tests carry a reload out for real.
 final class VarlinkDispatcherTests: XCTestCase {
     private enum Expected: Equatable {
-        case reply, reload, target(Target), connectivity(String?), error(VarlinkError)
+        case reply, reload, metrics, target(Target), connectivity(String?), error(VarlinkError)
     }
 
     func testSystemdServiceInterface() {
@@ -29,6 +29,9 @@ final class VarlinkDispatcherTests: XCTestCase {
             (ReachabilityInterface.Method.checkConnectivity, ["interface": .string("wlan0")], false, .connectivity("wlan0")),
             (ReachabilityInterface.Method.checkConnectivity, ["interface": .integer(3)], false, .error(.invalidParameter(parameter: "interface"))),
             (ReachabilityInterface.Method.checkConnectivity, ["family": .string("ipv4")], false, .error(.invalidParameter(parameter: "family"))),
+            (ReachabilityInterface.Method.getMetrics, nil, false, .metrics),
+            (ReachabilityInterface.Method.getMetrics, [:], false, .metrics),
+            (ReachabilityInterface.Method.getMetrics, ["format": .string("json")], false, .error(.invalidParameter(parameter: "format"))),
         ]
         for test in cases {
             let call = AnyVarlinkCall(method: test.method, parameters: test.parameters)
@@ -36,6 +39,7 @@ final class VarlinkDispatcherTests: XCTestCase {
             switch dispatcher.outcome(for: call, publication: publication, privileged: test.privileged) {
             case .reply: got = .reply
             case .reload: got = .reload
+            case .metrics: got = .metrics
             case let .checkTarget(target), let .subscribeTarget(target): got = .target(target)
             case let .checkConnectivity(interface): got = .connectivity(interface)
             case let .error(error): got = .error(error)

@@ -1,0 +1,119 @@
+import Prometheus
+import ReachabilityCore
+import ReachProtocol
+import Synchronization
+
+/// Counters kept where things happen (the engine thread, the loop) and read when metrics are
+/// rendered. Atomics: the engine adds without waking the loop.
+public final class DaemonCounters: Sendable {
+    /// Kernel messages read from the netlink event socket.
+    let netlinkEvents = Atomic<Int>(0)
+    /// Resyncs after the kernel dropped events (ENOBUFS).
+    let resyncsAfterLostEvents = Atomic<Int>(0)
+    /// Resyncs after a receive error.
+    let resyncsAfterReceiveFailure = Atomic<Int>(0)
+
+    /// Counters at zero.
+    public init() {}
+}
+
+/// What the metrics describe, gathered on the event loop at the moment they are rendered.
+struct MetricsFacts {
+    /// The published state: path, interfaces, connectivity.
+    var state: ReachabilityState
+    /// The publication's sequence (1 + the changes published so far).
+    var sequence: Int
+    /// When the path last changed (or reachd started), seconds since the epoch.
+    var lastChange: Double
+    /// Open `Subscribe` and `SubscribeTarget` streams.
+    var subscribers: Int
+    /// Connections closed or refused, by reason.
+    var refusals: [String: Int]
+    /// Netlink events read.
+    var netlinkEvents: Int
+    /// Resyncs by reason (`lost-events`, `receive-failure`).
+    var resyncs: [String: Int]
+    /// Whether probes or portal APIs run (connectivity metrics are left out otherwise).
+    var probing: Bool
+}
+
+/// The metrics in Prometheus' text exposition format (0.0.4), named by its conventions:
+/// one `reachd_` prefix, base units, `_total` counters, `_info` gauges of 1 carrying
+/// labels, one-hot gauges for states, no timestamps. Rendered by swift-prometheus from the
+/// facts each time (reachd's state is small and scrapes are rare), so nothing is kept in
+/// step with the state between scrapes. Pure.
+enum MetricsExposition {
+    /// The exposition text.
+    static func text(_ facts: MetricsFacts) -> String {
+        let registry = PrometheusCollectorRegistry()
+        let path = facts.state.path
+
+        set(registry, "reachd_build_info", [("version", ReachdVersion.string)], help: "reachd's version; always 1.", to: 1)
+        set(registry, "reachd_path_satisfied", help: "1 when the host has a usable route to the internet.", to: path.status == .satisfied ? 1 : 0)
+        oneHot(registry, "reachd_path_status", label: "status", PathStatus.allCases.map(\.rawValue), path.status.rawValue,
+               help: "The path's status (NWPath.Status), one-hot.")
+        oneHot(registry, "reachd_path_reachability", label: "reachability", ReachabilityStatus.allCases.map(\.rawValue),
+               path.reachability.rawValue, help: "The AFNetworking-style status, one-hot.")
+        set(registry, "reachd_path_info", [
+            ("primary_interface", path.primaryInterface ?? ""), ("primary_type", path.primaryInterfaceType?.rawValue ?? ""),
+            ("unsatisfied_reason", path.unsatisfiedReason?.rawValue ?? ""),
+        ], help: "The path's primary interface, its type and why the path is not satisfied; always 1.", to: 1)
+        for (family, supported) in [("ipv4", path.supportsIPv4), ("ipv6", path.supportsIPv6), ("dns", path.supportsDNS)] {
+            set(registry, "reachd_path_supports", [("family", family)], help: "1 when the path carries IPv4, IPv6, or has a DNS server.", to: supported ? 1 : 0)
+        }
+        set(registry, "reachd_path_expensive", help: "1 when the primary interface is costly.", to: path.isExpensive ? 1 : 0)
+        set(registry, "reachd_path_constrained", help: "1 when the primary interface is in low-data mode.", to: path.isConstrained ? 1 : 0)
+        if facts.probing {
+            oneHot(registry, "reachd_path_connectivity", label: "state", Connectivity.allCases.map(\.rawValue), path.connectivity.rawValue,
+                   help: "The primary interface's connectivity as probes found it, one-hot.")
+            set(registry, "reachd_path_captive_portal", help: "1 when the primary interface is behind a captive portal.", to: path.connectivity == .portal || path.captivePortal != nil ? 1 : 0)
+        }
+
+        for interface in facts.state.interfaces {
+            let device = [("device", interface.name)]
+            set(registry, "reachd_interface_info", device + [
+                ("type", interface.type.rawValue), ("kind", interface.kind ?? ""), ("ignored", interface.ignored ? "true" : "false"),
+            ], help: "An interface's type, kind and whether configuration ignores it; always 1.", to: 1)
+            set(registry, "reachd_interface_usable", device, help: "1 when the interface can carry the path.", to: path.availableInterfaces.contains(interface.name) ? 1 : 0)
+            set(registry, "reachd_interface_up", device, help: "1 when the interface is administratively up.", to: interface.up ? 1 : 0)
+            set(registry, "reachd_interface_carrier", device, help: "1 when the interface has carrier.", to: interface.carrier ? 1 : 0)
+            guard facts.probing else { continue }
+            for (family, state) in [("ipv4", interface.ipv4Connectivity), ("ipv6", interface.ipv6Connectivity)] where state != .unknown {
+                set(registry, "reachd_interface_connectivity", device + [("family", family), ("state", state.rawValue)],
+                    help: "An interface's connectivity per family as probes found it (absent until probed); always 1.", to: 1)
+                set(registry, "reachd_probe_success", device + [("family", family)],
+                    help: "1 when the last probe round over the interface and family reached the internet.", to: state == .full ? 1 : 0)
+            }
+        }
+
+        count(registry, "reachd_path_changes_total", help: "Changes of the system-wide path published since reachd started.", facts.sequence - 1)
+        set(registry, "reachd_last_change_timestamp_seconds", help: "When the path last changed (or reachd started), in seconds since the epoch.", to: facts.lastChange)
+        set(registry, "reachd_subscribers", help: "Open Subscribe and SubscribeTarget streams.", to: Double(facts.subscribers))
+        count(registry, "reachd_netlink_events_total", help: "Kernel messages read from the rtnetlink event socket.", facts.netlinkEvents)
+        for reason in ["lost-events", "receive-failure"] {
+            count(registry, "reachd_netlink_resyncs_total", [("reason", reason)], help: "Times reachd re-read links, addresses and routes, by reason.", facts.resyncs[reason, default: 0])
+        }
+        for (reason, refused) in facts.refusals.sorted(by: { $0.key < $1.key }) {
+            count(registry, "reachd_connections_refused_total", [("reason", reason)], help: "Client connections refused or closed for breaking a limit, by limit.", refused)
+        }
+        return registry.emitToString()
+    }
+
+    /// Sets the gauge `name` with `labels` to `value`.
+    private static func set(_ registry: PrometheusCollectorRegistry, _ name: String, _ labels: [(String, String)] = [], help: String, to value: Double) {
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels).set(to: value)
+    }
+
+    /// Sets the counter `name` with `labels` to `value` (a fresh registry's counters start at 0).
+    private static func count(_ registry: PrometheusCollectorRegistry, _ name: String, _ labels: [(String, String)] = [], help: String, _ value: Int) {
+        registry.makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
+            .increment(by: Int64(value))
+    }
+
+    /// One gauge per value of `label`, 1 for `current`, 0 for the others.
+    private static func oneHot(_ registry: PrometheusCollectorRegistry, _ name: String, label: String, _ values: [String], _ current: String, help: String) {
+        for value in values {
+            set(registry, name, [(label, value)], help: help, to: value == current ? 1 : 0)
+        }
+    }
+}

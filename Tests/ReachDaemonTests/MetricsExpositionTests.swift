@@ -1,0 +1,72 @@
+import ReachabilityCore
+@testable import ReachDaemon
+import TestSupport
+import XCTest
+
+/// The metrics as Prometheus' own parser reads them, for a satisfied and an unsatisfied
+/// host, with and without probes; and `promtool check metrics` on the text.
+final class MetricsExpositionTests: XCTestCase {
+    private func facts(_ snapshot: NetworkSnapshot, connectivity: ConnectivityTable = [:], probing: Bool = false) -> MetricsFacts {
+        MetricsFacts(
+            state: ReachabilityState(snapshot: snapshot, policy: InterfacePolicy(), connectivity: connectivity), sequence: 4,
+            lastChange: 1_700_000_000.5, subscribers: 3, refusals: ["connections per user": 2],
+            netlinkEvents: 120, resyncs: ["lost-events": 1], probing: probing
+        )
+    }
+
+    private static var unsatisfied: NetworkSnapshot {
+        var snapshot = makeSnapshot()
+        snapshot.defaultRoutes = []
+        snapshot.lookups = [:]
+        return snapshot
+    }
+
+    func testSamples() throws {
+        try requirePrerequisite(try Command.run(["python3", "-c", "import prometheus_client"]).status == 0,
+                                "python3 prometheus_client not available (pip install prometheus-client)")
+        var full = InterfaceConnectivity()
+        full.ipv4 = .full
+        let cases: [(name: String, facts: MetricsFacts, present: [String], absent: [String])] = [
+            ("satisfied over eth0", facts(makeSnapshot()), [
+                #"reachd_path_satisfied{} 1"#, #"reachd_path_status{status="satisfied"} 1"#, #"reachd_path_status{status="unsatisfied"} 0"#,
+                #"reachd_path_reachability{reachability="reachableViaWired"} 1"#, #"reachd_path_reachability{reachability="notReachable"} 0"#,
+                #"reachd_path_info{primary_interface="eth0",primary_type="wiredEthernet",unsatisfied_reason=""} 1"#,
+                #"reachd_path_supports{family="ipv4"} 1"#, #"reachd_path_supports{family="ipv6"} 0"#, #"reachd_path_supports{family="dns"} 1"#,
+                #"reachd_interface_usable{device="eth0"} 1"#, #"reachd_interface_usable{device="wlan0"} 1"#, #"reachd_interface_usable{device="lo"} 0"#,
+                #"reachd_interface_carrier{device="wlan0"} 1"#, #"reachd_interface_info{device="wlan0",ignored="false",kind="",type="wifi"} 1"#,
+                #"reachd_path_changes_total{} 3"#, "# TYPE reachd_path_changes counter", #"reachd_last_change_timestamp_seconds{} 1.7e+09"#,
+                #"reachd_subscribers{} 3"#, #"reachd_netlink_events_total{} 120"#,
+                #"reachd_netlink_resyncs_total{reason="lost-events"} 1"#, #"reachd_netlink_resyncs_total{reason="receive-failure"} 0"#,
+                #"reachd_connections_refused_total{reason="connections per user"} 2"#, "# TYPE reachd_build_info gauge",
+            ], [#"reachd_path_connectivity{state="unknown"} 1"#]),
+            ("no route", facts(Self.unsatisfied), [
+                #"reachd_path_satisfied{} 0"#, #"reachd_path_status{status="unsatisfied"} 1"#,
+                #"reachd_path_reachability{reachability="notReachable"} 1"#,
+                #"reachd_path_info{primary_interface="",primary_type="",unsatisfied_reason="noRoute"} 1"#,
+                #"reachd_path_supports{family="ipv4"} 0"#, #"reachd_interface_usable{device="eth0"} 1"#, #"reachd_interface_up{device="eth0"} 1"#,
+            ], [#"reachd_path_satisfied{} 1"#]),
+            ("probing, eth0 full over IPv4", facts(makeSnapshot(), connectivity: [2: full], probing: true), [
+                #"reachd_path_connectivity{state="full"} 1"#, #"reachd_path_connectivity{state="portal"} 0"#,
+                #"reachd_path_captive_portal{} 0"#, #"reachd_interface_connectivity{device="eth0",family="ipv4",state="full"} 1"#,
+                #"reachd_probe_success{device="eth0",family="ipv4"} 1"#,
+            ], [#"reachd_probe_success{device="eth0",family="ipv6"} 0"#, #"reachd_probe_success{device="wlan0",family="ipv4"} 0"#]),
+        ]
+        for test in cases {
+            let text = MetricsExposition.text(test.facts)
+            let samples = try PrometheusTools.samples(text)
+            for line in test.present { XCTAssertTrue(samples.contains(line), "\(test.name): missing \(line) in\n\(samples.sorted().joined(separator: "\n"))") }
+            for line in test.absent { XCTAssertFalse(samples.contains(line), "\(test.name): \(line) should not be there") }
+            XCTAssertFalse(text.contains("\n\n"), "\(test.name): no blank lines")
+        }
+    }
+
+    /// promtool's linter accepts the names, types and help texts.
+    func testPromtoolAccepts() throws {
+        let promtool = try XCTUnwrap(PrometheusTools.promtool, "promtool not available (scripts/bootstrap --test unpacks it)")
+        for facts in [facts(makeSnapshot()), facts(Self.unsatisfied, probing: true)] {
+            let checked = try PrometheusTools.check(MetricsExposition.text(facts), promtool: promtool)
+            XCTAssertEqual(checked.status, 0, checked.output)
+            XCTAssertEqual(checked.output, "", "promtool has no complaint")
+        }
+    }
+}
