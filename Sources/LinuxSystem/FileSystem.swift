@@ -124,6 +124,27 @@ public enum FileSystem {
         }
     }
 
+    /// Replaces `path` with `contents` atomically: written to a hidden temporary file in the
+    /// same directory (`.NAME.PID.tmp`), then renamed over `path`, so a reader sees the old
+    /// file or the new one, never a part. The temporary file is removed if anything fails.
+    public static func replace(_ path: String, contents: [UInt8], permissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]) throws(Errno) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = "\(directory).\(name).\(getpid()).tmp"
+        do {
+            let descriptor = try typedErrno {
+                try FileDescriptor.open(FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: permissions)
+            }
+            defer { try? descriptor.close() }
+            _ = try typedErrno { try descriptor.writeAll(contents) }
+            _ = try systemCall { rename(temporary, path) }
+        } catch {
+            try? remove(temporary)
+            throw error
+        }
+    }
+
     /// Sets a file's permission bits.
     public static func setPermissions(_ path: String, _ permissions: FilePermissions) throws(Errno) {
         _ = try systemCall { chmod(path, permissions.rawValue) }

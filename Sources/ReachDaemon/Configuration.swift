@@ -24,6 +24,8 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     public var probe = Probe()
     /// `[captive-portal]`.
     public var captivePortal = CaptivePortalSettings()
+    /// `[metrics]`.
+    public var metrics = Metrics()
 
     /// The built-in defaults.
     public init() {}
@@ -46,11 +48,12 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
         read(.netlink, &netlink)
         read(.probe, &probe)
         read(.captivePortal, &captivePortal)
+        read(.metrics, &metrics)
         if !problems.isEmpty { throw ConfigurationProblems(errors: problems) }
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case socket, log, interfaces, netlink, probe
+        case socket, log, interfaces, netlink, probe, metrics
         case captivePortal = "captive-portal"
     }
 
@@ -234,6 +237,34 @@ extension ReachdConfiguration {
     }
 
     /// `[probe.trust]`, `[captive-portal.trust]`: an AFSecurityPolicy-style trust policy.
+    /// `[metrics]`: where the Prometheus metrics go. Nothing by default.
+    public struct Metrics: Sendable, Equatable, ConfigurationTable {
+        /// `listen`: serve `GET /metrics` over HTTP here.
+        public var listen: MetricsListenAddress?
+        /// `textfile-directory`: write `reachd.prom` here on every change, for
+        /// node_exporter's textfile collector.
+        public var textfileDirectory: String?
+
+        init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            listen = try container.setting(MetricsListenAddress.self, .listen)
+            if let directory = try container.setting(String.self, .textfileDirectory) {
+                guard directory.hasPrefix("/"), !directory.utf8.contains(0) else {
+                    throw container.invalid(.textfileDirectory, "\"\(directory)\" is not an absolute path")
+                }
+                textfileDirectory = directory
+            }
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+        }
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case listen
+            case textfileDirectory = "textfile-directory"
+        }
+    }
+
     struct Trust: ConfigurationTable {
         var value: TrustPolicy
 
@@ -304,6 +335,48 @@ public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible
 }
 
 // MARK: - Checked values: each refuses a bad value in `init(from:)`, with the message users see.
+
+/// `[metrics] listen`: `ADDRESS:PORT` (an IP literal, IPv6 in brackets) or an absolute Unix
+/// socket path. No host names: the endpoint is bound at start, before any resolver is asked.
+public enum MetricsListenAddress: Sendable, Hashable, Setting, CustomStringConvertible {
+    static let expected = "a string"
+    /// A TCP address and port.
+    case tcp(address: IPAddress, port: Int)
+    /// A Unix stream socket.
+    case unix(path: String)
+
+    /// Parses `text`; nil for anything else.
+    public init?(_ text: String) {
+        if text.hasPrefix("/") {
+            guard !text.hasSuffix("/"), !text.utf8.contains(0), text.utf8.count <= 107 else { return nil }
+            self = .unix(path: text)
+            return
+        }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+            return nil
+        }
+        var host = text[..<colon]
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() } else if host.contains(":") { return nil }
+        guard let address = IPAddress(String(host)) else { return nil }
+        self = .tcp(address: address, port: port)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text: String = try decoder.scalar()
+        guard let address = MetricsListenAddress(text) else {
+            throw decoder.invalid("\"\(text)\" is neither ADDRESS:PORT (an IP address, IPv6 in brackets, and a port 1–65535) nor an absolute socket path")
+        }
+        self = address
+    }
+
+    /// As written in the configuration (IPv6 in brackets).
+    public var description: String {
+        switch self {
+        case let .tcp(address, port): return address.family == .ipv6 ? "[\(address)]:\(port)" : "\(address):\(port)"
+        case let .unix(path): return path
+        }
+    }
+}
 
 /// `[socket] path`: absolute, not a directory, no NUL, short enough for `sockaddr_un`
 /// (107 bytes and a NUL).

@@ -55,6 +55,7 @@ extension DaemonOptions {
         policy = configuration.interfaces.policy
         connectivity.probe = configuration.probe
         connectivity.captivePortal = configuration.captivePortal
+        metrics = configuration.metrics
         if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
@@ -94,6 +95,9 @@ public struct ReloadPlan: Sendable, Equatable {
         }
         if proposed.connectivity != running.connectivity {
             refused.append("[probe] and [captive-portal] changes take effect at the next restart")
+        }
+        if proposed.metrics != running.metrics {
+            refused.append("[metrics] changes take effect at the next restart")
         }
         if proposed.engine.receiveBufferSize != running.engine.receiveBufferSize {
             refused.append(

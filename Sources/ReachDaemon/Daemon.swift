@@ -24,6 +24,8 @@ public struct DaemonOptions: Sendable {
     public var engine = EngineConfiguration()
     /// Connectivity probes and captive-portal APIs (`[probe]`, `[captive-portal]`).
     public var connectivity = ConnectivitySettings()
+    /// Where the metrics go (`[metrics]`).
+    public var metrics = ReachdConfiguration.Metrics()
     /// Where a changed log level is applied on reload; nil: the level is not managed.
     public var logLevelSwitch: LogLevelSwitch?
     /// Reads the options afresh on SIGHUP (configuration file + the same command line);
@@ -112,6 +114,13 @@ public enum Daemon {
             }
         } catch {
             throw fail("\(error)", logger: logger)
+        }
+
+        do {
+            try server.startMetrics(options.metrics)
+        } catch {
+            server.shutdown()
+            throw fail("metrics: \(error)", logger: logger)
         }
 
         // 3. Tell systemd we are ready, with the answer as status, and watch.

@@ -59,6 +59,14 @@ final class ServerCore {
     private var refusals: [String: Int] = [:]
     /// When the path last changed (or the server started), seconds since the epoch.
     private var lastChange = ServerCore.wallClockSeconds()
+    /// Connections open on the metrics endpoint (`MetricsEndpoint` keeps it under its cap).
+    var metricsConnections = 0
+    /// The metrics endpoint's listening socket, when `[metrics] listen` is set.
+    var metricsChannel: (any Channel)?
+    /// Where `reachd.prom` is written on every change, when `[metrics] textfile-directory` is set.
+    var metricsTextfileDirectory: String? {
+        didSet { writeMetricsTextfile() }
+    }
 
     init(
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
@@ -110,6 +118,7 @@ final class ServerCore {
             case let .announce(line, status):
                 lastChange = Self.wallClockSeconds()
                 logger.info("\(line)")
+                writeMetricsTextfile()
                 notifier.status(status)
                 // Another path may mean other DNS servers or another network's answers.
                 resolver.forgetAnswers()
@@ -150,6 +159,20 @@ final class ServerCore {
             ],
             probing: connectivity.isActive
         ))
+    }
+
+    /// Replaces the textfile, if one is configured. A failure is logged (rate-limited) and
+    /// the next change tries again.
+    private func writeMetricsTextfile() {
+        guard let directory = metricsTextfileDirectory else { return }
+        do {
+            try MetricsTextfile.write(metricsText(), to: directory)
+        } catch {
+            let (allowed, suppressed) = logLimiter.allow("metrics textfile", now: .now)
+            guard allowed else { return }
+            let more = suppressed > 0 ? " (\(suppressed) more since the last such line)" : ""
+            logger.warning("cannot write \(directory)/\(MetricsTextfile.name): \(error)\(more)")
+        }
     }
 
     private static func wallClockSeconds() -> Double {
@@ -445,6 +468,8 @@ final class ServerCore {
         var closing: [EventLoopFuture<Void>] = []
         if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
         serverChannel = nil
+        if let metricsChannel { closing.append(metricsChannel.close().recover { _ in }) }
+        metricsChannel = nil
         for channel in connections.values { closing.append(channel.close().recover { _ in }) }
         return EventLoopFuture.andAllComplete(closing, on: eventLoop)
     }

@@ -181,6 +181,25 @@ public final class VarlinkServer: Sendable {
         }
     }
 
+    /// Starts what `[metrics]` asks for: the HTTP endpoint (bound now, so a port in use
+    /// fails the start) and the textfile (written now, then on every change).
+    public func startMetrics(_ settings: ReachdConfiguration.Metrics) throws(VarlinkServerError) {
+        let core = self.core
+        if let address = settings.listen {
+            do {
+                let channel = try MetricsEndpoint.start(address, eventLoop: eventLoop, core: core)
+                eventLoop.execute { core.value.metricsChannel = channel }
+                logger.info("serving metrics on http://\(address)/metrics")
+            } catch {
+                throw .bindFailed(socketPath: "\(address)", reason: Self.describe(error))
+            }
+        }
+        if let directory = settings.textfileDirectory {
+            eventLoop.execute { core.value.metricsTextfileDirectory = directory }
+            logger.info("writing metrics to \(directory)/\(MetricsTextfile.name) on every change")
+        }
+    }
+
     /// Active subscriptions (for tests and diagnostics).
     func subscriptionCount() -> EventLoopFuture<Int> {
         let core = self.core

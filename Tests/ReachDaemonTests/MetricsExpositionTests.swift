@@ -1,3 +1,4 @@
+import NIOHTTP1
 import ReachabilityCore
 @testable import ReachDaemon
 import TestSupport
@@ -67,6 +68,36 @@ final class MetricsExpositionTests: XCTestCase {
             let checked = try PrometheusTools.check(MetricsExposition.text(facts), promtool: promtool)
             XCTAssertEqual(checked.status, 0, checked.output)
             XCTAssertEqual(checked.output, "", "promtool has no complaint")
+        }
+    }
+}
+
+/// What the endpoint answers, and which listen addresses the configuration takes.
+final class MetricsRequestTests: XCTestCase {
+    func testRequests() {
+        let cases: [(HTTPMethod, String, MetricsRequest)] = [
+            (.GET, "/metrics", .metrics(headOnly: false)), (.HEAD, "/metrics", .metrics(headOnly: true)),
+            (.GET, "/metrics?name[]=x", .metrics(headOnly: false)), (.GET, "/", .notFound), (.GET, "/metrics/", .notFound),
+            (.HEAD, "/other", .notFound), (.POST, "/metrics", .methodNotAllowed), (.PUT, "/", .methodNotAllowed),
+            (.DELETE, "/metrics", .methodNotAllowed),
+        ]
+        for (method, uri, expected) in cases {
+            XCTAssertEqual(MetricsRequest(method: method, uri: uri), expected, "\(method) \(uri)")
+        }
+    }
+
+    func testListenAddresses() {
+        let cases: [(String, MetricsListenAddress?)] = [
+            ("127.0.0.1:9799", .tcp(address: IPAddress("127.0.0.1")!, port: 9799)),
+            ("[::1]:9799", .tcp(address: IPAddress("::1")!, port: 9799)),
+            ("0.0.0.0:1", .tcp(address: IPAddress("0.0.0.0")!, port: 1)),
+            ("/run/reachd/metrics.sock", .unix(path: "/run/reachd/metrics.sock")),
+            ("::1:9799", nil), ("localhost:9799", nil), ("127.0.0.1", nil), ("127.0.0.1:65536", nil), ("127.0.0.1:0", nil),
+            ("relative.sock", nil), ("/run/reachd/", nil), ("/" + String(repeating: "a", count: 107), nil), ("", nil),
+        ]
+        for (text, expected) in cases {
+            XCTAssertEqual(MetricsListenAddress(text), expected, text)
+            if let expected { XCTAssertEqual(expected.description, text) }
         }
     }
 }

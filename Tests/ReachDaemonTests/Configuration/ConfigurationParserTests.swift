@@ -233,6 +233,21 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":1: captive-portal.trust: not a public-key pin (sha256/ and 44 characters of base64): sha256/short"]
         ),
         BadCase(
+            name: "a metrics endpoint named by host name",
+            text: "[metrics]\nlisten = \"localhost:9799\"\n",
+            expected: [":2: metrics.listen: \"localhost:9799\" is neither ADDRESS:PORT (an IP address, IPv6 in brackets, and a port 1–65535) nor an absolute socket path"]
+        ),
+        BadCase(
+            name: "a metrics endpoint on port 0",
+            text: "[metrics]\nlisten = \"[::1]:0\"\n",
+            expected: [":2: metrics.listen: \"[::1]:0\" is neither ADDRESS:PORT (an IP address, IPv6 in brackets, and a port 1–65535) nor an absolute socket path"]
+        ),
+        BadCase(
+            name: "a relative textfile directory",
+            text: "[metrics]\ntextfile-directory = \"rel\"\n",
+            expected: [":2: metrics.textfile-directory: \"rel\" is not an absolute path"]
+        ),
+        BadCase(
             name: "unknown pinning mode",
             text: "[probe.trust]\npinning = \"spki\"\n",
             expected: [":2: probe.trust.pinning: unknown pinning mode \"spki\" (expected none, certificate, publicKey)"]
@@ -303,6 +318,12 @@ final class ConfigurationParserTests: XCTestCase {
         var largestBuffer = ReachdConfiguration()
         largestBuffer.netlink.receiveBufferSize = 1 << 30
 
+        var metrics = ReachdConfiguration()
+        metrics.metrics.listen = .tcp(address: IPAddress("::1")!, port: 9799)
+        metrics.metrics.textfileDirectory = "/var/lib/prometheus/node-exporter"
+        var unixMetrics = ReachdConfiguration()
+        unixMetrics.metrics.listen = .unix(path: "/run/reachd/metrics.sock")
+
         var probing = ReachdConfiguration()
         probing.probe.url = HTTPEndpoint("http://probe.test/generate_204")
         probing.probe.httpsURL = HTTPEndpoint("https://probe.test:8443/generate_204?v=1")
@@ -317,6 +338,8 @@ final class ConfigurationParserTests: XCTestCase {
 
         let cases: [(name: String, text: String, expected: ReachdConfiguration)] = [
             ("empty file", "", ReachdConfiguration()),
+            ("metrics over IPv6 and a textfile", "[metrics]\nlisten = \"[::1]:9799\"\ntextfile-directory = \"/var/lib/prometheus/node-exporter\"\n", metrics),
+            ("metrics on a Unix socket", "[metrics]\nlisten = \"/run/reachd/metrics.sock\"\n", unixMetrics),
             (
                 "probe and captive-portal settings",
                 """

@@ -27,6 +27,11 @@ final class ReloadPlanTests: XCTestCase {
                 ["socket mode change from 0666 to 0600 refused: the socket is not re-created while clients are connected; restart reachd to apply it"]
             ),
             (
+                "metrics wait for a restart (the endpoint is bound once)",
+                options { $0.metrics.textfileDirectory = "/var/lib/prometheus/node-exporter" }, nil, nil,
+                ["[metrics] changes take effect at the next restart"]
+            ),
+            (
                 "receive buffer waits for a restart",
                 options { $0.engine.receiveBufferSize = 1 << 20 }, nil, nil,
                 ["netlink receive-buffer-size change from 8388608 to 1048576 takes effect at the next restart"]

@@ -43,7 +43,8 @@ final class ShippedConfigurationTests: XCTestCase {
         for key in ["path = ", "mode = ", "level = ", "ignore = ", "receive-buffer-size = ", "[probe]"] + probeKeys {
             XCTAssertTrue(uncommented.contains(key), key)
         }
-        for key in ["match = ", "type = ", "expensive = ", "constrained = ", "url = ", "https-url = "] {
+        XCTAssertTrue(uncommented.contains("[metrics]"))
+        for key in ["match = ", "type = ", "expensive = ", "constrained = ", "url = ", "https-url = ", "listen = ", "textfile-directory = "] {
             XCTAssertTrue(try shippedText().contains("#   \(key)"), key)
         }
     }
