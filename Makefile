@@ -16,6 +16,9 @@ COMPLETIONDIR_ZSH  ?= $(PREFIX)/share/zsh/site-functions
 COMPLETIONDIR_FISH ?= $(PREFIX)/share/fish/vendor_completions.d
 MANDIR      ?= $(PREFIX)/share/man
 UNITS        = reachd.service reachd.socket reachd-wait-online.service
+# journald reads catalogs from /usr/lib/systemd/catalog only: below /usr/local the file is
+# installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
+CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 # `make install` and `make deb` take release binaries with the Swift runtime and Foundation
 # linked in statically (in .build-static): they run on any host with glibc, libstdc++,
 # libnl and libsystemd, without the Swift toolchain. CONFIG=debug installs a debug build
@@ -105,7 +108,9 @@ install:
 	$(MAKE) --no-print-directory man MAN_BIN="$$bin"; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(CONFDIR)" \
 	  "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man8" \
-	  "$(DESTDIR)$(COMPLETIONDIR_BASH)" "$(DESTDIR)$(COMPLETIONDIR_ZSH)" "$(DESTDIR)$(COMPLETIONDIR_FISH)"; \
+	  "$(DESTDIR)$(COMPLETIONDIR_BASH)" "$(DESTDIR)$(COMPLETIONDIR_ZSH)" "$(DESTDIR)$(COMPLETIONDIR_FISH)" \
+	  "$(DESTDIR)$(CATALOGDIR)"; \
+	install -m 0644 systemd/reachd.catalog "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
 	install -m 0755 "$$bin/reachd" "$$bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/"; \
 	install -m 0644 .build-man/reachctl.1 "$(DESTDIR)$(MANDIR)/man1/"; \
 	install -m 0644 .build-man/reachd.toml.5 "$(DESTDIR)$(MANDIR)/man5/"; \
@@ -126,6 +131,7 @@ install:
 	chmod 0644 "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi; \
+	if [ -z "$(DESTDIR)" ]; then journalctl --update-catalog 2>/dev/null || true; fi; \
 	echo "install: done; enable with: systemctl enable --now reachd.service"
 
 ## Remove what `make install` put in place; a configuration that was changed stays.
@@ -134,6 +140,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/reachd" "$(DESTDIR)$(PREFIX)/bin/reachctl"; \
 	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8"; \
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
+	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
 	rm -f "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
 	if [ -f "$(DESTDIR)$(CONFDIR)/reachd.toml" ]; then \

@@ -25,8 +25,9 @@ struct Publication {
 
     /// What the owner must do after an input.
     enum Action: Equatable {
-        /// The system-wide answer changed: log `line` at info and tell systemd `status`.
-        case announce(line: String, status: String)
+        /// The system-wide answer changed: log `line` at info (with `change` as a structured
+        /// journal entry when the journal is the log) and tell systemd `status`.
+        case announce(line: String, status: String, change: AnnouncedChange)
         /// A group's answer changed: send `update` to every subscriber with `filter`.
         case notify(filter: PathFilter, update: GroupUpdate)
     }
@@ -100,7 +101,10 @@ struct Publication {
             sequence += 1
             let changes = next.answer.changes(since: previous.answer)
             let what = changes.isEmpty ? "" : " (\(changes.map(\.rawValue).joined(separator: ", ")))"
-            actions.append(.announce(line: "path changed\(what): \(next.path.summary)", status: next.path.summary))
+            actions.append(.announce(
+                line: "path changed\(what): \(next.path.summary)", status: next.path.summary,
+                change: AnnouncedChange(sequence: sequence, changes: changes, path: next.path)
+            ))
         }
         for index in groups.indices {
             let before = groups.values[index].answer

@@ -55,6 +55,9 @@ final class ServerCore {
     private var memoryTrim: Scheduled<Void>?
     /// What the engine counts (netlink events, resyncs), for the metrics.
     let counters: DaemonCounters
+    /// Whether stderr is the journal: changes and limits then go out as structured entries
+    /// (`JournalTrail`) instead of plain lines.
+    let journalTrail: Bool
     /// Connections refused or closed for breaking a limit, by limit, for the metrics.
     private var refusals: [String: Int] = [:]
     /// When the path last changed (or the server started), seconds since the epoch.
@@ -74,9 +77,11 @@ final class ServerCore {
         postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
         resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         connectivity settings: ConnectivitySettings = ConnectivitySettings(),
-        probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil, counters: DaemonCounters = DaemonCounters()
+        probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil, counters: DaemonCounters = DaemonCounters(),
+        journalTrail: Bool = false
     ) {
         self.counters = counters
+        self.journalTrail = journalTrail
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
         self.budget = ServerBudget(limits: limits)
@@ -115,9 +120,13 @@ final class ServerCore {
     private func perform(_ actions: [Publication.Action]) {
         for action in actions {
             switch action {
-            case let .announce(line, status):
+            case let .announce(line, status, change):
                 lastChange = Self.wallClockSeconds()
-                logger.info("\(line)")
+                if journalTrail {
+                    if logger.logLevel <= .info { JournalTrail.send(JournalTrail.fields(line: line, change: change)) }
+                } else {
+                    logger.info("\(line)")
+                }
                 writeMetricsTextfile()
                 notifier.status(status)
                 // Another path may mean other DNS servers or another network's answers.
@@ -418,10 +427,11 @@ final class ServerCore {
         let (allowed, suppressed) = logLimiter.allow(kind, now: .now)
         guard allowed else { return }
         let more = suppressed > 0 ? " (\(suppressed) more like it since the last such line)" : ""
-        if let ticket {
-            logger.notice("closing connection \(ticket.id) of uid \(ticket.uid): \(what)\(more)")
+        let line = ticket.map { "closing connection \($0.id) of uid \($0.uid): \(what)\(more)" } ?? "\(what)\(more)"
+        if journalTrail {
+            if logger.logLevel <= .notice { JournalTrail.send(JournalTrail.fields(line: line, limit: kind, uid: ticket?.uid)) }
         } else {
-            logger.notice("\(what)\(more)")
+            logger.notice("\(line)")
         }
     }
 

@@ -101,3 +101,47 @@ final class MetricsRequestTests: XCTestCase {
         }
     }
 }
+
+/// The journal trail's entries, field by field.
+final class JournalTrailTests: XCTestCase {
+    func testFields() {
+        let satisfied = makeState().path
+        var portal = makeState().path
+        portal.connectivity = .portal
+        portal.captivePortal = CaptivePortal(userPortalURL: "https://portal.test/login")
+        let unsatisfied = ReachabilityState(snapshot: {
+            var snapshot = makeSnapshot()
+            snapshot.defaultRoutes = []
+            snapshot.lookups = [:]
+            return snapshot
+        }(), policy: InterfacePolicy()).path
+        let cases: [(name: String, change: AnnouncedChange, expected: [String])] = [
+            ("the path changed", AnnouncedChange(sequence: 7, changes: [.gateways], path: satisfied), [
+                "MESSAGE=line", "MESSAGE_ID=\(JournalTrail.pathChanged)", "PRIORITY=6", "REACHD_STATUS=satisfied",
+                "REACHD_REACHABILITY=reachableViaWired", "REACHD_PRIMARY=eth0", "REACHD_PRIMARY_TYPE=wiredEthernet",
+                "REACHD_CHANGES=gateways", "REACHD_SEQUENCE=7", "REACHD_CONNECTIVITY=unknown",
+            ]),
+            ("unsatisfied: a reason, no primary", AnnouncedChange(sequence: 8, changes: [.status, .reachability], path: unsatisfied), [
+                "MESSAGE=line", "MESSAGE_ID=\(JournalTrail.pathChanged)", "PRIORITY=6", "REACHD_STATUS=unsatisfied", "REACHD_REASON=noRoute",
+                "REACHD_REACHABILITY=notReachable", "REACHD_CHANGES=status,reachability", "REACHD_SEQUENCE=8", "REACHD_CONNECTIVITY=local",
+            ]),
+            ("only connectivity: its own ID, and the portal", AnnouncedChange(sequence: 9, changes: [.connectivity], path: portal), [
+                "MESSAGE=line", "MESSAGE_ID=\(JournalTrail.connectivityChanged)", "PRIORITY=6", "REACHD_STATUS=satisfied",
+                "REACHD_REACHABILITY=reachableViaWired", "REACHD_PRIMARY=eth0", "REACHD_PRIMARY_TYPE=wiredEthernet",
+                "REACHD_CHANGES=connectivity", "REACHD_SEQUENCE=9", "REACHD_CONNECTIVITY=portal", "REACHD_CAPTIVE_PORTAL=https://portal.test/login",
+            ]),
+        ]
+        for test in cases {
+            XCTAssertEqual(JournalTrail.fields(line: "line", change: test.change).map { "\($0.0)=\($0.1)" }, test.expected, test.name)
+        }
+        XCTAssertEqual(JournalTrail.fields(line: "refused", limit: "connections per user", uid: 1000).map { "\($0.0)=\($0.1)" },
+                       ["MESSAGE=refused", "MESSAGE_ID=\(JournalTrail.limitHit)", "PRIORITY=5", "REACHD_LIMIT=connections per user", "REACHD_UID=1000"])
+    }
+
+    /// The catalog shipped for `journalctl -x` explains exactly the three IDs.
+    func testCatalogNamesEveryID() throws {
+        let catalog = try String(contentsOfFile: Paths.repository.appendingPathComponent("systemd/reachd.catalog").path, encoding: .utf8)
+        let ids = catalog.split(separator: "\n").filter { $0.hasPrefix("-- ") }.map { String($0.dropFirst(3)) }
+        XCTAssertEqual(ids, [JournalTrail.pathChanged, JournalTrail.connectivityChanged, JournalTrail.limitHit])
+    }
+}

@@ -72,7 +72,7 @@ final class PublicationTests: XCTestCase {
             var notified: [PathFilter: [PathChange]] = [:]
             for action in actions {
                 switch action {
-                case let .announce(line, status):
+                case let .announce(line, status, _):
                     XCTAssertEqual(status, publication.state.path.summary, testCase.name)
                     announced = PathChange.allCases.filter { line.contains($0.rawValue) }
                 case let .notify(filter, update):
@@ -94,7 +94,8 @@ final class PublicationTests: XCTestCase {
         var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
         let actions = publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
         XCTAssertEqual(actions.first, .announce(
-            line: "path changed (gateways): \(publication.state.path.summary)", status: publication.state.path.summary
+            line: "path changed (gateways): \(publication.state.path.summary)", status: publication.state.path.summary,
+            change: AnnouncedChange(sequence: 2, changes: [.gateways], path: publication.state.path)
         ))
     }
 

@@ -50,6 +50,7 @@ final class InstallTests: XCTestCase {
             ("/opt/reachd/share/man/man1/reachctl.1", 0o644),
             ("/opt/reachd/share/man/man5/reachd.toml.5", 0o644),
             ("/opt/reachd/share/man/man8/reachd.8", 0o644),
+            ("/opt/reachd/lib/systemd/catalog/reachd.catalog", 0o644),
         ]
         for entry in expected {
             XCTAssertTrue(FileManager.default.fileExists(atPath: file(entry.path).path), "\(entry.path) not installed")
@@ -75,7 +76,7 @@ final class InstallTests: XCTestCase {
         XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd.8").contains("--check-config"))
         let reachctlPage = try text("/opt/reachd/share/man/man1/reachctl.1")
         XCTAssertTrue(reachctlPage.contains(".Dt REACHCTL 1"))
-        for subcommand in ["status", "watch", "interfaces", "wait", "reload"] {
+        for subcommand in ["status", "watch", "interfaces", "wait", "probe", "metrics", "reload"] {
             XCTAssertTrue(reachctlPage.contains(".It Em \(subcommand)"), "reachctl(1) documents \(subcommand)")
         }
         XCTAssertEqual(try text("/opt/reachd/share/man/man5/reachd.toml.5"), try String(contentsOf: Paths.repository.appendingPathComponent("man/reachd.toml.5"), encoding: .utf8))

@@ -106,6 +106,36 @@ check_runtime_directory() {
   fi
 }
 
+# The journal event trail (after check_route_change): each published change is one
+# structured entry with reachd's MESSAGE_ID and REACHD_* fields, not also a plain line, and
+# the catalog the package installs explains it (journalctl -x).
+check_journal_trail() {
+  local id=3864895a11494312937013b5eb910ceb
+  capture cx journalctl -u reachd.service "MESSAGE_ID=$id" -o json --no-pager
+  if grep -q '"REACHD_STATUS":"unsatisfied"' <<<"$OUT" && grep -q '"REACHD_REASON":"noRoute"' <<<"$OUT" \
+    && grep -q '"REACHD_STATUS":"satisfied"' <<<"$OUT" && grep -q '"REACHD_SEQUENCE":"' <<<"$OUT"; then
+    pass "journalctl MESSAGE_ID=$id: the route change's entries, with REACHD_* fields" \
+      "$(grep -o '"REACHD_[A-Z_]*":"[^"]*"' <<<"$OUT" | tr '\n' ' ' | head -c 400)"
+  else
+    fail "journalctl MESSAGE_ID=$id: the route change's entries, with REACHD_* fields" "exit $RC: $(head -c 2000 <<<"$OUT")"
+  fi
+  capture cx journalctl -u reachd.service -o json --no-pager
+  local plain structured
+  plain=$(grep -c '"MESSAGE":"path changed' <<<"$OUT" || true)
+  structured=$(grep '"MESSAGE":"path changed' <<<"$OUT" | grep -c "\"MESSAGE_ID\":\"$id\"" || true)
+  if [ "$plain" -gt 0 ] && [ "$plain" -eq "$structured" ]; then
+    pass "each change is logged once, as the structured entry" "$structured entries"
+  else
+    fail "each change is logged once, as the structured entry" "$plain 'path changed' entries, $structured with the MESSAGE_ID"
+  fi
+  capture cx journalctl -x -u reachd.service "MESSAGE_ID=$id" -n 1 --no-pager
+  if grep -q 'Subject: Network path changed' <<<"$OUT"; then
+    pass "journalctl -x explains the entry (the installed catalog)" "$(grep 'Subject:' <<<"$OUT")"
+  else
+    fail "journalctl -x explains the entry (the installed catalog)" "exit $RC: $OUT"
+  fi
+}
+
 # 2. systemctl status: active (running) and reachd's STATUS= line.
 check_systemctl_status() {
   capture cx systemctl status reachd.service --no-pager --lines=5
