@@ -50,9 +50,6 @@ final class ReconnectingSubscription<Reply: Coalescible & Decodable & Sendable>:
         perform(state.withLock { $0.machine.cancel() }, reply: nil)
     }
 
-    /// Whether it runs (started and not cancelled).
-    var isRunning: Bool { state.withLock { $0.machine.isRunning } }
-
     private func perform(_ actions: [SubscriptionStateMachine.Action], reply: Reply?) {
         for action in actions {
             switch action {

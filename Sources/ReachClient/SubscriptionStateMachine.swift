@@ -88,7 +88,7 @@ struct SubscriptionStateMachine: Sendable {
     private var failures = 0
     /// The run of reachd that answered last (`StatusReply.instance`); kept across
     /// reconnects and restarts of the subscription.
-    private(set) var lastInstance: String?
+    private var lastInstance: String?
     /// Whether this outage was reported already.
     private var reportedUnavailable = false
     /// Whether the current run of the subscription delivered anything yet.
@@ -175,14 +175,6 @@ struct SubscriptionStateMachine: Sendable {
     mutating func retryDue(generation: Int) -> [Action] {
         guard case .waiting(generation) = state else { return [] }
         return [connectNext()]
-    }
-
-    /// Whether the subscription runs (started, not cancelled).
-    var isRunning: Bool {
-        switch state {
-        case .idle, .cancelled: return false
-        case .connecting, .streaming, .waiting: return true
-        }
     }
 
     private mutating func connectNext() -> Action {

@@ -99,7 +99,7 @@ public enum Daemon {
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
             notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) },
             resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: tls.probe, apiTLS: tls.api,
-            counters: engine.counters, journalTrail: JournalStream.isStandardErrorJournal()
+            counters: engine.counters
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so

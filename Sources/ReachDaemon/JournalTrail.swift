@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import Logging
 import ReachabilityCore
 
 /// A published change of the system-wide path, with what a journal entry says about it.
@@ -12,11 +13,12 @@ struct AnnouncedChange: Equatable {
     var path: Path
 }
 
-/// reachd's journal event trail: when stderr is the journal, each published change (and
-/// each limit a client hits) is one structured entry with a fixed `MESSAGE_ID` and
-/// `REACHD_*` fields, so `journalctl MESSAGE_ID=… -o json` is the path's history and log
-/// shippers carry it fleet-wide. The entry replaces the plain log line: nothing is logged
-/// twice. The IDs are explained in `systemd/reachd.catalog` (`journalctl -x`).
+/// reachd's journal event trail: each published change (and each limit a client hits) is
+/// logged with journal fields, a fixed `MESSAGE_ID` and `REACHD_*` facts. When stderr is the
+/// journal, `ReachdLogHandler` sends such a record as one structured entry instead of its
+/// line (nothing is logged twice), so `journalctl MESSAGE_ID=… -o json` is the path's
+/// history and log shippers carry it fleet-wide. The IDs are explained in
+/// `systemd/reachd.catalog` (`journalctl -x`).
 enum JournalTrail {
     /// The path changed (status, interface, gateways, …).
     static let pathChanged = "3864895a11494312937013b5eb910ceb"
@@ -25,30 +27,28 @@ enum JournalTrail {
     /// A client hit a limit and was refused or disconnected.
     static let limitHit = "a35f83f3185a4995aa0aedc7c141cc1c"
 
-    /// The fields of a change's entry, in order; empty values are left out. Pure.
-    static func fields(line: String, change: AnnouncedChange) -> [(String, String)] {
+    /// The journal fields of a change; empty values are left out. Pure.
+    static func fields(_ change: AnnouncedChange) -> Logger.Metadata {
         let path = change.path
-        let id = change.changes == [.connectivity] ? connectivityChanged : pathChanged
         let fields: [(String, String)] = [
-            ("MESSAGE", line), ("MESSAGE_ID", id), ("PRIORITY", "6"),
+            ("MESSAGE_ID", change.changes == [.connectivity] ? connectivityChanged : pathChanged),
             ("REACHD_STATUS", path.status.rawValue), ("REACHD_REASON", path.unsatisfiedReason?.rawValue ?? ""),
             ("REACHD_REACHABILITY", path.reachability.rawValue), ("REACHD_PRIMARY", path.primaryInterface ?? ""),
             ("REACHD_PRIMARY_TYPE", path.primaryInterfaceType?.rawValue ?? ""),
             ("REACHD_CHANGES", change.changes.map(\.rawValue).joined(separator: ",")), ("REACHD_SEQUENCE", "\(change.sequence)"),
             ("REACHD_CONNECTIVITY", path.connectivity.rawValue), ("REACHD_CAPTIVE_PORTAL", path.captivePortal?.userPortalURL ?? ""),
         ]
-        return fields.filter { !$0.1.isEmpty }
+        return Logger.Metadata(uniqueKeysWithValues: fields.filter { !$0.1.isEmpty }.map { ($0.0, .string($0.1)) })
     }
 
-    /// The fields of a limit's entry. Pure.
-    static func fields(line: String, limit: String, uid: UInt32?) -> [(String, String)] {
-        var fields = [("MESSAGE", line), ("MESSAGE_ID", limitHit), ("PRIORITY", "5"), ("REACHD_LIMIT", limit)]
-        if let uid { fields.append(("REACHD_UID", "\(uid)")) }
+    /// The journal fields of a limit hit. Pure.
+    static func fields(limit: String, uid: UInt32?) -> Logger.Metadata {
+        var fields: Logger.Metadata = ["MESSAGE_ID": .string(limitHit), "REACHD_LIMIT": .string(limit)]
+        if let uid { fields["REACHD_UID"] = .string("\(uid)") }
         return fields
     }
 
-    /// Sends one entry (`sd_journal_sendv`); a journal that refuses it loses the entry,
-    /// never the daemon's time: the socket is a datagram socket journald drains.
+    /// Sends one entry (`sd_journal_sendv`); a journal that refuses it loses the entry.
     static func send(_ fields: [(String, String)]) {
         // One buffer holds every FIELD=value; each iovec points into it.
         var bytes: [UInt8] = []

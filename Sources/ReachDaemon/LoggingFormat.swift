@@ -31,14 +31,12 @@ public enum LogFormat {
     ///     `=` are quoted.
     /// For the journal every line of a multi-line message carries the prefix, so journald
     /// keeps the priority for all of them.
+    ///   Journal fields (`isJournalField`) are left out: they are the journal's alone.
     public static func format(
         style: LogOutputStyle, level: Logger.Level, label: String, message: String,
         metadata: Logger.Metadata = [:], secondsSinceEpoch: Int = 0
     ) -> String {
-        var body = message
-        for key in metadata.keys.sorted() {
-            body += " \(key)=\(quoteIfNeeded(render(metadata[key]!)))"
-        }
+        let body = self.body(message: message, metadata: metadata)
         switch style {
         case .journal:
             let prefix = "<\(syslogPriority(level))>"
@@ -48,6 +46,31 @@ public enum LogFormat {
         case .plain:
             return "\(timestamp(secondsSinceEpoch)) \(level.rawValue) \(label): \(body)\n"
         }
+    }
+
+    /// The message with its metadata as `key=value`, sorted by key, journal fields left out.
+    public static func body(message: String, metadata: Logger.Metadata) -> String {
+        var body = message
+        for key in metadata.keys.sorted() where !isJournalField(key) {
+            body += " \(key)=\(quoteIfNeeded(render(metadata[key]!)))"
+        }
+        return body
+    }
+
+    /// Whether a metadata key names a journal field (`MESSAGE_ID`, `REACHD_STATUS`): upper-case
+    /// letters, digits and `_`, starting with a letter, as journald requires. A record with
+    /// such keys becomes a structured journal entry when stderr is the journal; in text they
+    /// never appear.
+    public static func isJournalField(_ key: String) -> Bool {
+        guard let first = key.utf8.first, (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) else { return false }
+        return key.utf8.allSatisfy {
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_")
+        }
+    }
+
+    /// A record's journal fields, rendered, sorted by key.
+    public static func journalFields(_ metadata: Logger.Metadata) -> [(String, String)] {
+        metadata.keys.sorted().filter(isJournalField).map { ($0, render(metadata[$0]!)) }
     }
 
     /// `2026-11-21T05:30:00Z`: RFC 3339 in UTC, to the second.

@@ -24,7 +24,10 @@ public final class LogLevelSwitch: Sendable {
 }
 
 /// reachd's swift-log handler: journal-style `<N>` lines when stderr is the journal,
-/// timestamped readable lines otherwise (see `LogFormat`).
+/// timestamped readable lines otherwise (see `LogFormat`). A record carrying journal fields
+/// (`MESSAGE_ID`, `REACHD_*`: see `JournalTrail`) goes to the journal as one structured
+/// entry instead of its line, so it is never logged twice; in plain style only its line is
+/// written.
 ///
 /// The level lives in a shared `LogLevelSwitch`, so changing it (on reload, or through any
 /// logger's `logLevel`) applies to every logger of the process at once.
@@ -69,6 +72,14 @@ public struct ReachdLogHandler: LogHandler {
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
         if let error = event.error { merged["error"] = .string("\(error)") }
+        if style == .journal {
+            let fields = LogFormat.journalFields(merged)
+            if !fields.isEmpty {
+                let message = LogFormat.body(message: event.message.description, metadata: merged)
+                JournalTrail.send([("MESSAGE", message), ("PRIORITY", "\(LogFormat.syslogPriority(event.level))")] + fields)
+                return
+            }
+        }
         let text = LogFormat.format(
             style: style, level: event.level, label: label, message: event.message.description,
             metadata: merged, secondsSinceEpoch: style == .plain ? Int(time(nil)) : 0

@@ -49,9 +49,11 @@ enum MetricsEndpoint {
                         return
                     }
                     core.value.metricsConnections += 1
-                    channel.closeFuture.whenComplete { _ in core.value.metricsConnections -= 1 }
                     let deadline = channel.eventLoop.scheduleTask(in: connectionDeadline) { channel.close(promise: nil) }
-                    channel.closeFuture.whenComplete { _ in deadline.cancel() }
+                    channel.closeFuture.whenComplete { _ in
+                        core.value.metricsConnections -= 1
+                        deadline.cancel()
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(MetricsHTTPHandler { core.value.metricsText() })
                 }

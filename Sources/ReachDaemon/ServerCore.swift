@@ -55,9 +55,6 @@ final class ServerCore {
     private var memoryTrim: Scheduled<Void>?
     /// What the engine counts (netlink events, resyncs), for the metrics.
     let counters: DaemonCounters
-    /// Whether stderr is the journal: changes and limits then go out as structured entries
-    /// (`JournalTrail`) instead of plain lines.
-    let journalTrail: Bool
     /// Connections refused or closed for breaking a limit, by limit, for the metrics.
     private var refusals: [String: Int] = [:]
     /// When the path last changed (or the server started), seconds since the epoch.
@@ -77,11 +74,9 @@ final class ServerCore {
         postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
         resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         connectivity settings: ConnectivitySettings = ConnectivitySettings(),
-        probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil, counters: DaemonCounters = DaemonCounters(),
-        journalTrail: Bool = false
+        probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil, counters: DaemonCounters = DaemonCounters()
     ) {
         self.counters = counters
-        self.journalTrail = journalTrail
         self.publication = publication
         self.dispatcher = VarlinkDispatcher(serviceInfo: serviceInfo)
         self.budget = ServerBudget(limits: limits)
@@ -122,11 +117,7 @@ final class ServerCore {
             switch action {
             case let .announce(line, status, change):
                 lastChange = Self.wallClockSeconds()
-                if journalTrail {
-                    if logger.logLevel <= .info { JournalTrail.send(JournalTrail.fields(line: line, change: change)) }
-                } else {
-                    logger.info("\(line)")
-                }
+                logger.info("\(line)", metadata: JournalTrail.fields(change))
                 writeMetricsTextfile()
                 notifier.status(status)
                 // Another path may mean other DNS servers or another network's answers.
@@ -428,11 +419,7 @@ final class ServerCore {
         guard allowed else { return }
         let more = suppressed > 0 ? " (\(suppressed) more like it since the last such line)" : ""
         let line = ticket.map { "closing connection \($0.id) of uid \($0.uid): \(what)\(more)" } ?? "\(what)\(more)"
-        if journalTrail {
-            if logger.logLevel <= .notice { JournalTrail.send(JournalTrail.fields(line: line, limit: kind, uid: ticket?.uid)) }
-        } else {
-            logger.notice("\(line)")
-        }
+        logger.notice("\(line)", metadata: JournalTrail.fields(limit: kind, uid: ticket?.uid))
     }
 
     /// `accept(2)` failed (descriptors exhausted, most likely): how long to wait before

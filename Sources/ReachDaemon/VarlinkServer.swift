@@ -53,7 +53,7 @@ public final class VarlinkServer: Sendable {
         postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
         resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         connectivity: ConnectivitySettings = ConnectivitySettings(), probeTLS: TLSTrust? = nil, apiTLS: TLSTrust? = nil,
-        counters: DaemonCounters = DaemonCounters(), journalTrail: Bool = false
+        counters: DaemonCounters = DaemonCounters()
     ) {
         self.socketPath = socketPath
         self.socketMode = socketMode
@@ -63,7 +63,7 @@ public final class VarlinkServer: Sendable {
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
             limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError,
             postToEngine: postToEngine, resolvedSocket: resolvedSocket, connectivity: connectivity,
-            probeTLS: probeTLS, apiTLS: apiTLS, counters: counters, journalTrail: journalTrail
+            probeTLS: probeTLS, apiTLS: apiTLS, counters: counters
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)

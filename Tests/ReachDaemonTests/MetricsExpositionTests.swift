@@ -1,3 +1,4 @@
+import Logging
 import NIOHTTP1
 import ReachabilityCore
 @testable import ReachDaemon
@@ -102,8 +103,13 @@ final class MetricsRequestTests: XCTestCase {
     }
 }
 
-/// The journal trail's entries, field by field.
+/// The journal trail's entries, field by field, and how a record with journal fields is
+/// written as text (without them).
 final class JournalTrailTests: XCTestCase {
+    private func rendered(_ metadata: Logger.Metadata) -> [String] {
+        LogFormat.journalFields(metadata).map { "\($0.0)=\($0.1)" }
+    }
+
     func testFields() {
         let satisfied = makeState().path
         var portal = makeState().path
@@ -117,25 +123,35 @@ final class JournalTrailTests: XCTestCase {
         }(), policy: InterfacePolicy()).path
         let cases: [(name: String, change: AnnouncedChange, expected: [String])] = [
             ("the path changed", AnnouncedChange(sequence: 7, changes: [.gateways], path: satisfied), [
-                "MESSAGE=line", "MESSAGE_ID=\(JournalTrail.pathChanged)", "PRIORITY=6", "REACHD_STATUS=satisfied",
-                "REACHD_REACHABILITY=reachableViaWired", "REACHD_PRIMARY=eth0", "REACHD_PRIMARY_TYPE=wiredEthernet",
-                "REACHD_CHANGES=gateways", "REACHD_SEQUENCE=7", "REACHD_CONNECTIVITY=unknown",
+                "MESSAGE_ID=\(JournalTrail.pathChanged)", "REACHD_CHANGES=gateways", "REACHD_CONNECTIVITY=unknown", "REACHD_PRIMARY=eth0",
+                "REACHD_PRIMARY_TYPE=wiredEthernet", "REACHD_REACHABILITY=reachableViaWired", "REACHD_SEQUENCE=7", "REACHD_STATUS=satisfied",
             ]),
             ("unsatisfied: a reason, no primary", AnnouncedChange(sequence: 8, changes: [.status, .reachability], path: unsatisfied), [
-                "MESSAGE=line", "MESSAGE_ID=\(JournalTrail.pathChanged)", "PRIORITY=6", "REACHD_STATUS=unsatisfied", "REACHD_REASON=noRoute",
-                "REACHD_REACHABILITY=notReachable", "REACHD_CHANGES=status,reachability", "REACHD_SEQUENCE=8", "REACHD_CONNECTIVITY=local",
+                "MESSAGE_ID=\(JournalTrail.pathChanged)", "REACHD_CHANGES=status,reachability", "REACHD_CONNECTIVITY=local",
+                "REACHD_REACHABILITY=notReachable", "REACHD_REASON=noRoute", "REACHD_SEQUENCE=8", "REACHD_STATUS=unsatisfied",
             ]),
             ("only connectivity: its own ID, and the portal", AnnouncedChange(sequence: 9, changes: [.connectivity], path: portal), [
-                "MESSAGE=line", "MESSAGE_ID=\(JournalTrail.connectivityChanged)", "PRIORITY=6", "REACHD_STATUS=satisfied",
-                "REACHD_REACHABILITY=reachableViaWired", "REACHD_PRIMARY=eth0", "REACHD_PRIMARY_TYPE=wiredEthernet",
-                "REACHD_CHANGES=connectivity", "REACHD_SEQUENCE=9", "REACHD_CONNECTIVITY=portal", "REACHD_CAPTIVE_PORTAL=https://portal.test/login",
+                "MESSAGE_ID=\(JournalTrail.connectivityChanged)", "REACHD_CAPTIVE_PORTAL=https://portal.test/login", "REACHD_CHANGES=connectivity",
+                "REACHD_CONNECTIVITY=portal", "REACHD_PRIMARY=eth0", "REACHD_PRIMARY_TYPE=wiredEthernet", "REACHD_REACHABILITY=reachableViaWired",
+                "REACHD_SEQUENCE=9", "REACHD_STATUS=satisfied",
             ]),
         ]
         for test in cases {
-            XCTAssertEqual(JournalTrail.fields(line: "line", change: test.change).map { "\($0.0)=\($0.1)" }, test.expected, test.name)
+            XCTAssertEqual(rendered(JournalTrail.fields(test.change)), test.expected, test.name)
         }
-        XCTAssertEqual(JournalTrail.fields(line: "refused", limit: "connections per user", uid: 1000).map { "\($0.0)=\($0.1)" },
-                       ["MESSAGE=refused", "MESSAGE_ID=\(JournalTrail.limitHit)", "PRIORITY=5", "REACHD_LIMIT=connections per user", "REACHD_UID=1000"])
+        XCTAssertEqual(rendered(JournalTrail.fields(limit: "connections per user", uid: 1000)),
+                       ["MESSAGE_ID=\(JournalTrail.limitHit)", "REACHD_LIMIT=connections per user", "REACHD_UID=1000"])
+    }
+
+    /// Journal fields never reach the text: the plain line of a change is what it was.
+    func testJournalFieldsStayOutOfText() {
+        let metadata = JournalTrail.fields(limit: "connections", uid: 7).merging(["peer": "uid 7"]) { $1 }
+        XCTAssertEqual(LogFormat.format(style: .plain, level: .notice, label: "reachd", message: "refused", metadata: metadata, secondsSinceEpoch: 0),
+                       "1970-01-01T00:00:00Z notice reachd: refused peer=\"uid 7\"\n")
+        XCTAssertEqual(LogFormat.format(style: .journal, level: .notice, label: "reachd", message: "refused", metadata: metadata), "<5>refused peer=\"uid 7\"\n")
+        let keys: [(String, Bool)] = [("MESSAGE_ID", true), ("REACHD_STATUS", true), ("R2D2", true), ("peer", false), ("Reachd", false),
+                                      ("_PRIVATE", false), ("REACHD-STATUS", false), ("", false)]
+        for (key, expected) in keys { XCTAssertEqual(LogFormat.isJournalField(key), expected, key) }
     }
 
     /// The catalog shipped for `journalctl -x` explains exactly the three IDs.
