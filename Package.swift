@@ -140,7 +140,10 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
-        .testTarget(name: "NetlinkMonitorTests", dependencies: ["NetlinkMonitor", "ReachabilityCore", "TestSupport"]),
+        .testTarget(
+            name: "NetlinkMonitorTests",
+            dependencies: ["LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .testTarget(
             name: "ReachProtocolTests",
             dependencies: ["ReachProtocol", "ReachabilityCore", .product(name: "NIOCore", package: "swift-nio")]

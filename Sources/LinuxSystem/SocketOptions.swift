@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 import SystemPackage
 
@@ -23,4 +24,39 @@ public struct PeerCredentials: Sendable, Equatable {
 
     /// The `SO_PEERCRED` option number.
     public static let socketOption = SO_PEERCRED
+}
+
+/// One classic BPF instruction (`struct sock_filter`): what `attachSocketFilter` installs.
+/// Spelled out in Swift so that programs can be built and checked without the C struct.
+public struct SocketFilterInstruction: Sendable, Hashable {
+    /// `BPF_CLASS | size | mode` or `BPF_CLASS | op | source`, as in <linux/bpf_common.h>.
+    public var code: UInt16
+    /// Instructions to skip when a conditional jump holds.
+    public var jumpIfTrue: UInt8
+    /// Instructions to skip when it does not.
+    public var jumpIfFalse: UInt8
+    /// The constant operand.
+    public var constant: UInt32
+
+    /// Creates an instruction.
+    public init(code: UInt16, jumpIfTrue: UInt8 = 0, jumpIfFalse: UInt8 = 0, constant: UInt32 = 0) {
+        self.code = code
+        self.jumpIfTrue = jumpIfTrue
+        self.jumpIfFalse = jumpIfFalse
+        self.constant = constant
+    }
+}
+
+extension FileDescriptor {
+    /// Installs a classic BPF program as the socket's filter (`SO_ATTACH_FILTER`),
+    /// replacing any earlier one; the kernel runs it on every datagram before queueing it,
+    /// and a datagram it rejects never reaches the receive buffer. EINVAL: the kernel's
+    /// checker refused the program.
+    public func attachSocketFilter(_ program: [SocketFilterInstruction]) throws(Errno) {
+        var filters = program.map { sock_filter(code: $0.code, jt: $0.jumpIfTrue, jf: $0.jumpIfFalse, k: $0.constant) }
+        _ = try filters.withUnsafeMutableBufferPointer { (buffer) throws(Errno) -> Int32 in
+            var fprog = sock_fprog(len: UInt16(clamping: buffer.count), filter: buffer.baseAddress)
+            return try systemCall { setsockopt(rawValue, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, socklen_t(MemoryLayout<sock_fprog>.size)) }
+        }
+    }
 }

@@ -28,8 +28,14 @@
 //   routes (rtm_dst_len == 0, every table, every type incl. blackhole / unreachable /
 //   prohibit) are tracked. A route message is judged by its `struct rtmsg` before
 //   anything else: cloned routes are ignored, any route with a destination prefix only
-//   means "re-evaluate", so a flood of 100k route events costs two loads per message
-//   and memory never grows with the FIB.
+//   means "re-evaluate", so memory never grows with the FIB.
+//
+// * Route events that cannot change an answer never arrive (RouteEventFilter.swift). A
+//   classic BPF filter on the event socket drops, in the kernel, every non-default route
+//   whose prefix covers none of the addresses looked up (the lookup targets plus what
+//   `watch(_:)` adds): a flood of a million routes elsewhere neither wakes the owner
+//   nor overflows the receive buffer. The owner calls `watch(_:)` when its set changes,
+//   then looks up again.
 //
 // * Ask the kernel (rule 2). The answer per family is a fresh RTM_GETROUTE for a
 //   well-known internet address, honouring `ip rule` and every table. The kernel's
@@ -72,6 +78,7 @@
 //   cannot keep it from returning.
 
 import CNetlink
+import LinuxSystem
 import ReachabilityCore
 import SystemPackage
 
@@ -110,6 +117,8 @@ public final class NetlinkMonitor {
     private var state = TrackedState()
     private var subscribed = false
     private var synchronizedOnce = false
+    /// What the installed route-event filter lets through, besides `lookupTargets`.
+    private var watched: Set<IPAddress> = []
 
     /// Resyncs so far (the initial sync is not counted): after lost events, and each
     /// `resynchronize()` or repeated `start()`.
@@ -139,6 +148,8 @@ public final class NetlinkMonitor {
     /// and default routes (the initial sync). A later call resyncs.
     public func start() throws(NetlinkError) {
         if !subscribed {
+            // The filter first, so no irrelevant route event is ever queued.
+            try installRouteFilter()
             try events.join(Self.groups)
             subscribed = true
         }
@@ -197,6 +208,29 @@ public final class NetlinkMonitor {
             snapshot.lookups[family] = lookup(target)
         }
         return snapshot
+    }
+
+    /// Lets route events through when their prefix covers one of `addresses` (besides the
+    /// lookup targets, always watched): the addresses the owner looks up with every
+    /// snapshot. Replaces the previous set. Events dropped before the call are not
+    /// replayed: look the new addresses up afterwards.
+    public func watch(_ addresses: Set<IPAddress>) throws(NetlinkError) {
+        guard addresses != watched else { return }
+        watched = addresses
+        try installRouteFilter()
+    }
+
+    /// Installs the route-event filter for the lookup targets and `watched`; when the
+    /// program would be too long for the kernel, one that keeps every event.
+    private func installRouteFilter() throws(NetlinkError) {
+        let program = RouteEventFilter.program(watching: watched.union(lookupTargets.values)) ?? RouteEventFilter.keepEverything
+        do {
+            try events.descriptor.attachSocketFilter(program)
+        } catch {
+            // The old filter would drop events about the new addresses: better every event.
+            try? events.descriptor.attachSocketFilter(RouteEventFilter.keepEverything)
+            throw NetlinkError(operation: "SO_ATTACH_FILTER(event)", errno: error)
+        }
     }
 
     /// One FIB lookup for `destination`, what `ip route get` does. No packet is sent.

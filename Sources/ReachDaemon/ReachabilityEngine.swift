@@ -107,6 +107,9 @@ protocol KernelView: AnyObject {
     func snapshot() -> NetworkSnapshot
     /// One FIB lookup, with a user's rules when `uid` is given.
     func lookup(_ destination: IPAddress, uid: UInt32?) -> RouteLookup
+    /// Route events about these addresses (besides the well-known lookup targets) must
+    /// reach `drain()`; others may be dropped before they are queued.
+    func watch(_ addresses: Set<IPAddress>) throws(NetlinkError)
 }
 
 extension NetlinkMonitor: KernelView {}
@@ -242,6 +245,8 @@ public final class ReachabilityEngine {
                             monitoredTargets[key, default: 0] -= 1
                             if monitoredTargets[key, default: 0] <= 0 { monitoredTargets[key] = nil }
                         }
+                        // Before the lookups below, so no route event about a new key is dropped.
+                        watchTargets()
                         // Published with the next snapshot, so subscribers see the new key's answer.
                         if !add.isEmpty { dirty = true }
                     }
@@ -326,6 +331,15 @@ public final class ReachabilityEngine {
                 "\(family) \(failure)"
             }
         }.joined(separator: ", ")
+    }
+
+    /// Lets route events about the monitored targets through the kernel-side filter.
+    private func watchTargets() {
+        do {
+            try monitor.watch(Set(monitoredTargets.keys.map(\.address)))
+        } catch {
+            logger.warning("cannot update the route event filter (\(error)); every route event is read instead")
+        }
     }
 
     private func evaluate() -> NetworkSnapshot {

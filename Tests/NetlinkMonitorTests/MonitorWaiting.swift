@@ -37,6 +37,7 @@ func drainUntilQuiet(_ monitor: NetlinkMonitor, quiet: Double = 0.3, timeout: Do
         total.changed = total.changed || outcome.changed
         total.resynchronizedAfterLostEvents = total.resynchronizedAfterLostEvents || outcome.resynchronizedAfterLostEvents
         total.removedDefaultRoutes.formUnion(outcome.removedDefaultRoutes)
+        total.events += outcome.events
     }
     return total
 }

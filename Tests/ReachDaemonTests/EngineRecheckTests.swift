@@ -55,6 +55,25 @@ final class EngineRecheckTests: XCTestCase {
         }
     }
 
+    func testMonitoredTargetsAreWatchedBeforeTheyAreLookedUp() throws {
+        let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
+        let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
+        defer { run.stop() }
+        let (first, second) = (TargetKey(address: IPAddress("192.0.2.80")!, uid: 0), TargetKey(address: IPAddress("2001:db8::80")!, uid: 1000))
+
+        run.post(.monitorTargets(add: [first, second], remove: []))
+        let published = run.waitForPublications(1)
+        XCTAssertEqual(published.last.map { Set($0.targets.keys) }, [first, second])
+        XCTAssertEqual(kernel.watches.map(\.addresses), [[first.address, second.address]])
+        XCTAssertEqual(kernel.watches.map(\.afterSnapshots), [1], "watched before the snapshot that looks them up")
+
+        // Releasing a key narrows the set.
+        run.post(.monitorTargets(add: [], remove: [second]))
+        let deadline = Date().addingTimeInterval(5)
+        while kernel.watches.count < 2 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        XCTAssertEqual(kernel.watches.map(\.addresses), [[first.address, second.address], [first.address]])
+    }
+
     func testABatchWithoutRemovalsIsOneEvaluationAndNoTimer() throws {
         let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
         let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
@@ -77,6 +96,8 @@ private final class ScriptedKernel: KernelView, Sendable {
         /// Lookup answers for the next snapshots, in order; the last one repeats.
         var answers: [[AddressFamily: RouteLookup]]
         var snapshots = 0
+        /// Each `watch` call: the set, and how many snapshots had been taken by then.
+        var watches: [(addresses: Set<IPAddress>, afterSnapshots: Int)] = []
     }
 
     private let script: Mutex<Script>
@@ -116,6 +137,13 @@ private final class ScriptedKernel: KernelView, Sendable {
     }
 
     func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> { [] }
+
+    func watch(_ addresses: Set<IPAddress>) throws(NetlinkError) {
+        script.withLock { $0.watches.append((addresses, $0.snapshots)) }
+    }
+
+    /// The `watch` calls so far.
+    var watches: [(addresses: Set<IPAddress>, afterSnapshots: Int)] { script.withLock { $0.watches } }
 
     func lookup(_ destination: IPAddress, uid: UInt32?) -> RouteLookup {
         .failure(.noRoute)
@@ -190,6 +218,11 @@ private final class EngineRun: Sendable {
             XCTFail("\(snapshots.count) of \(count) publications: \(snapshots.map(\.lookups))", file: file, line: line)
         }
         return snapshots
+    }
+
+    /// Posts a command, as the event loop does.
+    func post(_ command: EngineCommand) {
+        mailbox.post(command)
     }
 
     /// Ends the loop (as a fatal command would) and waits for the thread.
