@@ -11,6 +11,15 @@ struct AnnouncedChange: Equatable {
     var changes: [PathChange]
     /// The path now.
     var path: Path
+
+    /// The log line, `path changed (gateways): <summary>`: built only when it is logged.
+    var line: String {
+        let what = changes.isEmpty ? "" : " (\(changes.map(\.rawValue).joined(separator: ", ")))"
+        return "path changed\(what): \(status)"
+    }
+
+    /// What systemd shows (`STATUS=`): the path's one-line summary.
+    var status: String { path.summary }
 }
 
 /// reachd's journal event trail: each published change (and each limit a client hits) is

@@ -25,9 +25,10 @@ struct Publication {
 
     /// What the owner must do after an input.
     enum Action: Equatable {
-        /// The system-wide answer changed: log `line` at info (with `change` as a structured
-        /// journal entry when the journal is the log) and tell systemd `status`.
-        case announce(line: String, status: String, change: AnnouncedChange)
+        /// The system-wide answer changed: log `change.line` at info (a structured journal
+        /// entry when the journal is the log) and tell systemd `change.status`. The text is
+        /// built by whoever uses it, so a change nobody logs costs no string.
+        case announce(AnnouncedChange)
         /// A group's answer changed: send `update` to every subscriber with `filter`.
         case notify(filter: PathFilter, update: GroupUpdate)
     }
@@ -100,11 +101,7 @@ struct Publication {
         if next.answer != previous.answer {
             sequence += 1
             let changes = next.answer.changes(since: previous.answer)
-            let what = changes.isEmpty ? "" : " (\(changes.map(\.rawValue).joined(separator: ", ")))"
-            actions.append(.announce(
-                line: "path changed\(what): \(next.path.summary)", status: next.path.summary,
-                change: AnnouncedChange(sequence: sequence, changes: changes, path: next.path)
-            ))
+            actions.append(.announce(AnnouncedChange(sequence: sequence, changes: changes, path: next.path)))
         }
         for index in groups.indices {
             let before = groups.values[index].answer

@@ -115,11 +115,11 @@ final class ServerCore {
     private func perform(_ actions: [Publication.Action]) {
         for action in actions {
             switch action {
-            case let .announce(line, status, change):
+            case let .announce(change):
                 lastChange = Self.wallClockSeconds()
-                logger.info("\(line)", metadata: JournalTrail.fields(change))
+                logger.info("\(change.line)", metadata: JournalTrail.fields(change))
                 writeMetricsTextfile()
-                notifier.status(status)
+                if notifier.isListening { notifier.status(change.status) }
                 // Another path may mean other DNS servers or another network's answers.
                 resolver.forgetAnswers()
                 for id in targetWatches.keys where targetWatches[id]?.isName == true { resolveAgain(id) }

@@ -1,16 +1,25 @@
 import CSystemd
+import Glibc
 
 /// Talks to the service manager through `sd_notify(3)`.
 ///
 /// Every call is a no-op when `NOTIFY_SOCKET` is unset (not started by systemd), which is
-/// what `sd_notify` itself does, so callers never need to check.
+/// what `sd_notify` itself does, so callers never need to check; `isListening` lets a
+/// caller skip building a message nobody will read.
 public struct SystemdNotifier: Sendable {
+    /// Whether a service manager listens (`NOTIFY_SOCKET` was set when this was created).
+    /// Read once: `sd_notify` would look the variable up on every call.
+    public let isListening: Bool
+
     /// Creates a notifier.
-    public init() {}
+    public init() {
+        isListening = getenv("NOTIFY_SOCKET") != nil
+    }
 
     /// Sends raw `KEY=VALUE` lines. Failures are ignored: the manager's absence or a full
     /// socket must never stop the daemon.
     public func send(_ lines: [String]) {
+        guard isListening else { return }
         let message = lines.joined(separator: "\n")
         _ = sd_notify(0, message)
     }

@@ -72,9 +72,10 @@ final class PublicationTests: XCTestCase {
             var notified: [PathFilter: [PathChange]] = [:]
             for action in actions {
                 switch action {
-                case let .announce(line, status, _):
-                    XCTAssertEqual(status, publication.state.path.summary, testCase.name)
-                    announced = PathChange.allCases.filter { line.contains($0.rawValue) }
+                case let .announce(change):
+                    XCTAssertEqual(change.status, publication.state.path.summary, testCase.name)
+                    XCTAssertEqual(change.path, publication.state.path, testCase.name)
+                    announced = change.changes
                 case let .notify(filter, update):
                     XCTAssertNil(notified[filter], "\(testCase.name): one update per group")
                     notified[filter] = update.reply.changes
@@ -93,10 +94,12 @@ final class PublicationTests: XCTestCase {
     func testTheAnnouncementLine() {
         var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
         let actions = publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
-        XCTAssertEqual(actions.first, .announce(
-            line: "path changed (gateways): \(publication.state.path.summary)", status: publication.state.path.summary,
-            change: AnnouncedChange(sequence: 2, changes: [.gateways], path: publication.state.path)
-        ))
+        let change = AnnouncedChange(sequence: 2, changes: [.gateways], path: publication.state.path)
+        XCTAssertEqual(actions.first, .announce(change))
+        XCTAssertEqual(change.line, "path changed (gateways): \(publication.state.path.summary)")
+        XCTAssertEqual(change.status, publication.state.path.summary)
+        let unchanged = AnnouncedChange(sequence: 3, changes: [], path: publication.state.path)
+        XCTAssertEqual(unchanged.line, "path changed: \(publication.state.path.summary)")
     }
 
     func testSubscribersComeAndGoPerFilter() {
