@@ -77,11 +77,11 @@ package enum FuzzEntryPoints {
         let encoded: [UInt8]?
         switch VarlinkDispatcher(serviceInfo: .reachd).outcome(for: call, publication: publication, privileged: frame.count % 2 == 0) {
         case let .reply(parameters):
-            encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: AnyCodableParameters(parameters)))
+            encoded = (try? ServerCore.replyFrame(parameters)).map { Array($0.readableBytesView) }
         case let .error(error):
             encoded = try? VarlinkCoding.encodeFrame(AnyVarlinkReply(error: error))
         case let .subscribe(filter):
-            encoded = ServerCore.frame(publication.subscribe(filter: filter).reply).map { Array($0.readableBytesView) }
+            encoded = Array(ServerCore.frame(publication.subscribe(filter: filter).reply).readableBytesView)
         case .reload:
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
         case .metrics:

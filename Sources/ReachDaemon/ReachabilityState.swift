@@ -15,7 +15,13 @@ public struct ReachabilityState: Sendable, Equatable {
     /// The unfiltered, system-wide path.
     public var path: Path
     /// Every interface, as `ListInterfaces` reports them.
-    public var interfaces: [InterfaceDescription]
+    ///
+    /// Derived when asked for (`ListInterfaces`, the metrics), not with every state: a
+    /// published change does not pay for a list nobody reads. Being a function of
+    /// `snapshot`, `policy` and `connectivity`, it needs no part in equality.
+    public var interfaces: [InterfaceDescription] {
+        InterfaceListing.describe(snapshot, policy: policy, connectivity: connectivity)
+    }
     /// What subscribers are told about, unfiltered.
     public var answer: Answer
 
@@ -34,13 +40,12 @@ public struct ReachabilityState: Sendable, Equatable {
         }
     }
 
-    /// Derives the path and the interface list from a snapshot and the connectivity facts.
+    /// Derives the path from a snapshot and the connectivity facts.
     public init(snapshot: NetworkSnapshot, policy: InterfacePolicy, connectivity: ConnectivityTable = [:]) {
         self.snapshot = snapshot
         self.policy = policy
         self.connectivity = connectivity
         self.path = PathDerivation.derive(snapshot, policy: policy, connectivity: connectivity)
-        self.interfaces = InterfaceListing.describe(snapshot, policy: policy, connectivity: connectivity)
         self.answer = Answer(path: path, primaryAddresses: snapshot.usableAddresses(ofInterfaceNamed: path.primaryInterface))
     }
 

@@ -133,14 +133,34 @@ final class ServerCore {
         }
     }
 
-    /// A `Subscribe` reply framed for the wire (`continues: true`); nil only if encoding
-    /// failed, which reachd's own wire types never do.
-    static func frame(_ reply: some Encodable & Sendable) -> ByteBuffer? {
+    /// A `Subscribe` reply framed for the wire (`continues: true`). Done once per change
+    /// and filter group, so by the direct encoder: the bytes JSONEncoder would give.
+    static func frame(_ reply: StatusReply) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeStatusReplyFrame(VarlinkReply(parameters: reply, continues: true))
+        return buffer
+    }
+
+    /// A `SubscribeTarget` reply framed for the wire (`continues: true`); nil only if
+    /// encoding failed, which reachd's own wire types never do.
+    static func frame(_ reply: TargetReply) -> ByteBuffer? {
         var buffer = ByteBuffer()
         do {
             try buffer.writeVarlinkMessage(VarlinkReply(parameters: reply, continues: true))
         } catch {
             return nil
+        }
+        return buffer
+    }
+
+    /// The one reply to a call, framed: `GetStatus`'s by the direct encoder, like the
+    /// stream's, any other by JSONEncoder.
+    static func replyFrame(_ parameters: any Codable & Sendable) throws -> ByteBuffer {
+        var buffer = ByteBuffer()
+        if let status = parameters as? StatusReply {
+            buffer.writeStatusReplyFrame(VarlinkReply(parameters: status))
+        } else {
+            try buffer.writeVarlinkMessage(VarlinkReply(parameters: AnyCodableParameters(parameters)))
         }
         return buffer
     }

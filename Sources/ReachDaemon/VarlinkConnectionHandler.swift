@@ -8,7 +8,7 @@ struct SubscriberUpdate: Coalescible {
     /// The group's change: answers before and after, and the reply.
     var group: Publication.GroupUpdate
     /// `group.reply` framed for the wire, shared by the group's members; nil when this
-    /// subscriber needs its own encoding (after coalescing) or encoding failed.
+    /// subscriber needs its own encoding (after coalescing).
     var frame: ByteBuffer?
 
     /// A reply that replaces one the subscriber never received reports every change since
@@ -146,7 +146,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             write(VarlinkReply(parameters: MetricsReply(text: core.metricsText())), context: context)
         case let .reply(parameters):
             guard !oneway else { return }
-            write(VarlinkReply(parameters: AnyCodableParameters(parameters)), context: context)
+            writeReply(parameters, context: context)
         case let .error(error):
             guard !oneway else { return }
             logger.debug("error reply", metadata: ["method": "\(call.method)", "error": "\(error)"])
@@ -176,7 +176,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             guard let context, !closing else { return }
             switch result {
             case let .success(.reply(parameters)):
-                write(VarlinkReply(parameters: AnyCodableParameters(parameters)), context: context)
+                writeReply(parameters, context: context)
             case let .success(.error(error)):
                 write(AnyVarlinkReply(error: error), context: context)
             case .failure:
@@ -289,12 +289,25 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         do {
             try buffer.writeVarlinkMessage(reply)
         } catch {
-            // Our own types always encode; if one ever does not, drop the connection loudly.
-            logger.error("cannot encode reply", metadata: ["error": "\(error)"])
-            context.close(promise: nil)
+            encodingFailed(error, context: context)
             return
         }
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// The successful reply to a call.
+    private func writeReply(_ parameters: any Codable & Sendable, context: ChannelHandlerContext) {
+        do {
+            context.writeAndFlush(wrapOutboundOut(try ServerCore.replyFrame(parameters)), promise: nil)
+        } catch {
+            encodingFailed(error, context: context)
+        }
+    }
+
+    private func encodingFailed(_ error: any Error, context: ChannelHandlerContext) {
+        // Our own types always encode; if one ever does not, drop the connection loudly.
+        logger.error("cannot encode reply", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
     }
 }
 

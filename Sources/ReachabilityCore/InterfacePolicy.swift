@@ -91,13 +91,36 @@ public enum InterfaceClassifier {
 /// Shell-style glob matching on interface names (`*` any run, `?` one character).
 public enum Glob {
     /// Whether `name` matches `pattern` as a whole.
+    ///
+    /// Characters are Swift's: `?` takes one whole grapheme cluster (`é`, `e` + U+0301, a
+    /// flag, `\r\n`) and canonically equivalent spellings are equal. Interface names are
+    /// ASCII, where a character is one byte, so those are matched on their UTF-8 bytes
+    /// without building arrays of characters; anything else keeps the character path.
     public static func matches(_ pattern: String, _ name: String) -> Bool {
-        let p = Array(pattern), n = Array(name)
-        var pi = 0, ni = 0, starP = -1, starN = 0
-        while ni < n.count {
-            if pi < p.count && (p[pi] == "?" || p[pi] == n[ni]) {
+        var pattern = pattern, name = name
+        // Native strings are contiguous UTF-8 already: no copy.
+        let onBytes: Bool? = pattern.withUTF8 { p in
+            name.withUTF8 { n in
+                guard isSingleByteCharacters(p), isSingleByteCharacters(n) else { return nil }
+                return match(p, n, star: UInt8(ascii: "*"), question: UInt8(ascii: "?"))
+            }
+        }
+        return onBytes ?? match(Array(pattern), Array(name), star: "*", question: "?")
+    }
+
+    /// ASCII without CR, the one ASCII byte that can join the next into a character (CR LF).
+    private static func isSingleByteCharacters(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\r") }
+    }
+
+    private static func match<Text: RandomAccessCollection<Element>, Element: Equatable>(
+        _ p: Text, _ n: Text, star: Element, question: Element
+    ) -> Bool where Text.Index == Int {
+        var pi = p.startIndex, ni = n.startIndex, starP = -1, starN = 0
+        while ni < n.endIndex {
+            if pi < p.endIndex && (p[pi] == question || p[pi] == n[ni]) {
                 pi += 1; ni += 1
-            } else if pi < p.count && p[pi] == "*" {
+            } else if pi < p.endIndex && p[pi] == star {
                 starP = pi; starN = ni; pi += 1
             } else if starP >= 0 {
                 // Backtrack: let the last star swallow one more character.
@@ -106,7 +129,7 @@ public enum Glob {
                 return false
             }
         }
-        while pi < p.count && p[pi] == "*" { pi += 1 }
-        return pi == p.count
+        while pi < p.endIndex && p[pi] == star { pi += 1 }
+        return pi == p.endIndex
     }
 }

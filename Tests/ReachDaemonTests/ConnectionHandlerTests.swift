@@ -96,6 +96,34 @@ final class ConnectionHandlerTests: XCTestCase {
         XCTAssertEqual(replies.first?.path.gateways, ["10.0.0.254"])
     }
 
+    /// `GetStatus` and every kind of `Subscribe` reply (the first, a group's shared one, a
+    /// coalesced one) are framed by the direct encoder: byte for byte what JSONEncoder gives.
+    func testStatusFramesAreJSONEncodersBytes() throws {
+        var frames: [[UInt8]] = []
+        func collect() throws {
+            while var frame = try channel.readOutbound(as: ByteBuffer.self) {
+                frames.append(frame.readBytes(length: frame.readableBytes) ?? [])
+            }
+        }
+        try send(ReachabilityInterface.Method.getStatus)
+        try collect()
+        try send(ReachabilityInterface.Method.subscribe, [:], more: true)
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.2"))
+        try collect()
+        setWritable(false)
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.3", wifiCarrier: false))
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.4"))
+        setWritable(true)
+        try collect()
+
+        XCTAssertEqual(frames.count, 4)
+        for (index, frame) in frames.enumerated() {
+            let reply = try VarlinkCoding.decode(VarlinkReply<StatusReply>.self, from: frame.dropLast())
+            XCTAssertEqual(reply.isContinuing, index > 0)
+            XCTAssertEqual(frame, try VarlinkCoding.encodeFrame(reply), "frame \(index)")
+        }
+    }
+
     func testSlowSubscriberGetsOneCoalescedReplyWithEveryChange() throws {
         try send(ReachabilityInterface.Method.subscribe, [:], more: true)
         _ = try replies()
