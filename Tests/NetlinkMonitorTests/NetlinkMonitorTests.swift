@@ -361,6 +361,11 @@ final class NetlinkMonitorTests: XCTestCase {
         try ns.exec(["sysctl", "-qw", "net.ipv6.conf.default.addr_gen_mode=1"])
         try addVethPair()
         try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        // The carrier comes up later (linkwatch): its link events must be out before counting.
+        let deadline = Date().addingTimeInterval(10)
+        while try ns.ip("-o", "link", "show", "up").components(separatedBy: "state UP").count < 3, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         try withMonitor { [ns = ns!] monitor in
             try drainUntilQuiet(monitor)
             let before = monitor.snapshot()
