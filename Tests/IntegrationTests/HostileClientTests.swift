@@ -108,15 +108,20 @@ final class HostileClientTests: DaemonTestCase {
         try topology.configureIPv4()
         let (first, _) = try startDaemon()
         let identity = try XCTUnwrap(try FileIdentity(of: first.socketPath))
-        kill(first.process.processIdentifier, SIGSTOP)
-        defer { kill(first.process.processIdentifier, SIGCONT) }
+        try first.suspend()
+        defer { first.resume() }
         // Fill the backlog (128) with connections nobody accepts.
         var queued: [Int32] = []
         defer { queued.forEach { close($0) } }
-        for _ in 0..<200 {
-            guard let fd = try? nonBlockingConnect(first.socketPath) else { break }
+        var full = false
+        for _ in 0..<1000 {
+            guard let fd = try? nonBlockingConnect(first.socketPath) else {
+                full = true
+                break
+            }
             queued.append(fd)
         }
+        XCTAssertTrue(full, "the stopped daemon's backlog filled up (\(queued.count) connections queued)")
         let second = try DaemonProcess(namespace: topology.host, extraArguments: ["--socket", first.socketPath])
         second.process.waitUntilExit()
         XCTAssertEqual(second.process.terminationStatus, 1, second.log)
@@ -174,12 +179,12 @@ final class HostileClientTests: DaemonTestCase {
         let (first, _) = try startDaemon()
         // Stopped, the first cannot re-create its deleted socket before the second binds;
         // resumed, it finds a live socket there and leaves it.
-        kill(first.process.processIdentifier, SIGSTOP)
+        try first.suspend()
         try FileManager.default.removeItem(atPath: first.socketPath)
         let second = try DaemonProcess(namespace: topology.host, extraArguments: ["--socket", first.socketPath])
         defer { second.terminate() }
         XCTAssertTrue(second.notify.waitFor("READY=1", timeout: 30), second.log)
-        kill(first.process.processIdentifier, SIGCONT)
+        first.resume()
         try await Task.sleep(for: .milliseconds(300))
         XCTAssertFalse(first.log.contains("listening there again"), first.log)
         XCTAssertEqual(first.terminate(), 0)
@@ -249,8 +254,8 @@ final class HostileClientTests: DaemonTestCase {
     func testReachctlTimesOutOnAStoppedDaemon() throws {
         try topology.configureIPv4()
         let (daemon, _) = try startDaemon()
-        kill(daemon.process.processIdentifier, SIGSTOP)
-        defer { kill(daemon.process.processIdentifier, SIGCONT) }
+        try daemon.suspend()
+        defer { daemon.resume() }
         let started = ContinuousClock.now
         let result = try reachctl(["status", "--timeout", "1", "--socket", daemon.socketPath])
         XCTAssertEqual(result.status, 2, result.stderr)
@@ -283,10 +288,10 @@ final class HostileClientTests: DaemonTestCase {
         // Stopped while 2,000 route events arrive: its 64 KiB receive buffer must overflow.
         // Each route is to the looked-up 8.8.8.8 (one per table), so the kernel-side route
         // filter lets every one through.
-        kill(daemon.process.processIdentifier, SIGSTOP)
-        defer { kill(daemon.process.processIdentifier, SIGCONT) }
+        try daemon.suspend()
+        defer { daemon.resume() }
         try topology.host.ipBatch((0..<2_000).map { "route add 8.8.8.8/32 via 10.77.0.1 table \(1000 + $0)" })
-        kill(daemon.process.processIdentifier, SIGCONT)
+        daemon.resume()
         let deadline = Date().addingTimeInterval(10)
         while !daemon.log.contains("netlink events were lost"), Date() < deadline { usleep(100_000) }
         XCTAssertTrue(daemon.log.contains("netlink events were lost (receive buffer overflow)"), daemon.log)

@@ -44,6 +44,9 @@ final class RouteRaceStressTests: DaemonTestCase {
         // Idle subscribers, as in the field report: each change is also written to them.
         let idle = try (0..<200).map { _ in try RawVarlinkConnection(path: daemon.socketPath) }
         for connection in idle { try connection.call("io.reachd.Reachability.Subscribe", [:], more: true) }
+        // Each has its first reply, so all 200 were accepted: none is left in the listen
+        // backlog (128), where it would make the client's connect below fail with EAGAIN.
+        for connection in idle { _ = try connection.reply(timeout: 30) }
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "satisfied at start") { $0.status == .satisfied }
 

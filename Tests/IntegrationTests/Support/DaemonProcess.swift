@@ -52,11 +52,48 @@ final class DaemonProcess {
     /// What the daemon wrote to stderr so far.
     var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
+    /// Stops the daemon with SIGSTOP and returns once every thread of it has stopped.
+    ///
+    /// kill(2) returns before the stop reaches the threads; on a busy machine one of them
+    /// can go on for milliseconds, accepting connections or reading netlink events, which
+    /// is exactly what a test that stops the daemon means to prevent.
+    func suspend() throws {
+        let pid = process.processIdentifier
+        guard kill(pid, SIGSTOP) == 0 else {
+            throw CommandFailed(command: "kill -STOP \(pid)", status: errno, stderr: String(cString: strerror(errno)))
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !Self.allThreadsStopped(pid) {
+            guard ContinuousClock.now < deadline else {
+                throw CommandFailed(command: "kill -STOP \(pid)", status: 0, stderr: "some thread of reachd still runs after 10 s")
+            }
+            usleep(1_000)
+        }
+    }
+
+    /// Sends SIGCONT.
+    func resume() {
+        kill(process.processIdentifier, SIGCONT)
+    }
+
+    /// Whether /proc/PID/task/*/stat shows every thread in state T (stopped).
+    private static func allThreadsStopped(_ pid: Int32) -> Bool {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !threads.isEmpty else { return false }
+        return threads.allSatisfy { thread in
+            // The state follows the command name's closing parenthesis: "pid (comm) T …".
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first == "T"
+        }
+    }
+
     /// Sends SIGTERM and waits for the exit status.
     @discardableResult
     func terminate() -> Int32 {
         if process.isRunning {
             process.terminate()
+            // A test that stopped the daemon and failed before resuming it.
+            resume()
             process.waitUntilExit()
         }
         return process.terminationStatus
