@@ -24,7 +24,8 @@ public final class ReachabilityClient: Sendable {
     /// - Parameters:
     ///   - socketPath: the daemon's socket; by default `SocketLocation.clientDefault()`.
     ///   - timeout: how long to wait for an answer (a stopped daemon still accepts
-    ///     connections, so without it a call would wait forever); 10 s by default.
+    ///     connections, so without it a call would wait forever), including the wait to
+    ///     be accepted while the daemon's listen backlog is full; 10 s by default.
     ///   - eventLoopGroup: where connections run; by default NIO's shared singleton.
     public init(
         socketPath: String = SocketLocation.clientDefault(), timeout: Duration = .seconds(10),
@@ -146,7 +147,37 @@ public final class ReachabilityClient: Sendable {
         }
     }
 
+    /// Connects, waiting while the daemon's listen backlog is full.
+    ///
+    /// A non-blocking connect to a Unix socket whose backlog is full fails with EAGAIN
+    /// where a blocking one would wait to be accepted: a burst of clients, not a missing
+    /// daemon. So the connect is tried again (5 ms apart, doubling up to 100 ms) until
+    /// `timeout`; a backlog still full by then is a daemon that does not accept (stopped
+    /// or stuck), reported as `.timedOut`.
     private func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        let deadline = ContinuousClock.now + timeout
+        var pause = Duration.milliseconds(5)
+        while true {
+            do {
+                return try await connectOnce()
+            } catch where Self.isBacklogFull(error) {
+                guard ContinuousClock.now + pause < deadline else { throw ReachClientError.timedOut(socketPath: socketPath, after: timeout) }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(100))
+            }
+        }
+    }
+
+    /// Whether a connect failed because the listener's backlog is full (EAGAIN).
+    static func isBacklogFull(_ error: any Error) -> Bool {
+        switch error {
+        case let error as IOError: error.errnoCode == EAGAIN
+        case let error as NIOConnectionError: error.connectionErrors.contains { isBacklogFull($0.error) }
+        default: false
+        }
+    }
+
+    private func connectOnce() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
         let (socketPath, timeout) = (self.socketPath, self.timeout)
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000

@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSystem
 import ReachabilityCore
 @testable import ReachClient
 import ReachProtocol
@@ -141,6 +142,66 @@ final class ClientTests: XCTestCase {
         } catch {
             XCTAssertEqual(error, .daemonNotRunning(socketPath: path, connectionRefused: false))
         }
+    }
+
+    /// A full listen backlog is a burst of clients, not a missing daemon: a call waits to
+    /// be accepted, as a blocking connect would, and times out only if it never is.
+    func testAFullBacklogIsWaitedOut() async throws {
+        let directory = try Paths.makeTemporaryDirectory("reachd-backlog")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/sock"
+        let listener = try UnixSocket.listen(at: path, backlog: 0)
+        defer { try? listener.close() }
+        // Backlog 0 queues one connection; the next non-blocking connect fails with EAGAIN.
+        let filler = try Self.nonBlockingConnect(path)
+        defer { close(filler.fd) }
+        XCTAssertEqual(filler.errno, 0)
+        let probe = try Self.nonBlockingConnect(path)
+        close(probe.fd)
+        XCTAssertEqual(probe.errno, EAGAIN, "the backlog is full")
+
+        // Nobody accepts: the call gives up after its timeout, saying so.
+        let started = ContinuousClock.now
+        do {
+            _ = try await ReachabilityClient(socketPath: path, timeout: .milliseconds(300)).status()
+            XCTFail("answered with nobody accepting")
+        } catch {
+            XCTAssertEqual(error, .timedOut(socketPath: path, after: .milliseconds(300)))
+        }
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(250))
+
+        // Accepted 200 ms later: the call is answered.
+        let reply = StatusReply(sequence: 1, instance: "i", path: makeState().path)
+        let frame = try VarlinkCoding.encodeFrame(VarlinkReply(parameters: reply))
+        let call = Task { try await ReachabilityClient(socketPath: path, timeout: .seconds(10)).status() }
+        let served = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { served.signal() }
+            usleep(200_000)
+            func accepted() -> Int32 {
+                var ready = pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 5000) == 1 else { return -1 }
+                return accept(listener.rawValue, nil, nil)
+            }
+            close(accepted())  // the filler
+            let client = accepted()
+            guard client >= 0 else { return }
+            defer { close(client) }
+            _ = fcntl(client, F_SETFL, 0)  // blocking, for the read below
+            var byte: UInt8 = 1
+            while byte != 0, read(client, &byte, 1) == 1 {}  // the call, up to its NUL
+            _ = frame.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+        }
+        let answer = try await call.value
+        served.wait()
+        XCTAssertEqual(answer, reply)
+    }
+
+    /// A non-blocking connect to `path`: the descriptor and the connect's errno (0 if it succeeded).
+    private static func nonBlockingConnect(_ path: String) throws -> (fd: Int32, errno: Int32) {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let result = try UnixSocket.withAddress(path) { address, length in connect(fd, address, length) }
+        return (fd, result == 0 ? 0 : errno)
     }
 
     /// The server's error reply reaches the caller as a typed `remoteError`, name and
