@@ -19,7 +19,8 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
     case protocolError(socketPath: String, message: String)
     /// The daemon answered with a Varlink error.
     case remoteError(socketPath: String, name: String, parameters: JSONObject)
-    /// The daemon accepted the connection but did not answer in time (stopped, or stuck).
+    /// The daemon did not answer in time (stopped, or stuck): it accepted the connection
+    /// and sent nothing, or its listen backlog stayed full for the whole timeout.
     case timedOut(socketPath: String, after: Duration)
 
     /// The socket the failed call went to.
