@@ -125,9 +125,10 @@ final class ServerCore {
                 for id in targetWatches.keys where targetWatches[id]?.isName == true { resolveAgain(id) }
             case let .notify(filter, update):
                 guard let group = members[filter] else { continue }
-                let frame = Self.frame(update.reply)
+                // One update (and one frame) for the whole group, handed to each member.
+                let shared = SubscriberUpdate(group: update, frame: Self.frame(update.reply))
                 for member in group.values {
-                    member.deliver(SubscriberUpdate(group: update, frame: frame))
+                    member.deliver(shared)
                 }
             }
         }

@@ -4,12 +4,32 @@ import ReachabilityCore
 import ReachProtocol
 
 /// One reply of a subscription stream, on its way to one subscriber.
+///
+/// A reference to what the group's members share: a group update holds three paths (their
+/// strings, arrays and portal facts), and copying it by value into every subscriber's
+/// coalescer cost a reference count per field per subscriber; now it costs one.
 struct SubscriberUpdate: Coalescible {
+    private final class Shared: Sendable {
+        let group: Publication.GroupUpdate
+        let frame: ByteBuffer?
+
+        init(group: Publication.GroupUpdate, frame: ByteBuffer?) {
+            self.group = group
+            self.frame = frame
+        }
+    }
+
+    private let shared: Shared
+
     /// The group's change: answers before and after, and the reply.
-    var group: Publication.GroupUpdate
+    var group: Publication.GroupUpdate { shared.group }
     /// `group.reply` framed for the wire, shared by the group's members; nil when this
     /// subscriber needs its own encoding (after coalescing).
-    var frame: ByteBuffer?
+    var frame: ByteBuffer? { shared.frame }
+
+    init(group: Publication.GroupUpdate, frame: ByteBuffer?) {
+        shared = Shared(group: group, frame: frame)
+    }
 
     /// A reply that replaces one the subscriber never received reports every change since
     /// the last one it did receive, so a change inside a skipped reply is not lost. The

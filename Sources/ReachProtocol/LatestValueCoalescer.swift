@@ -18,6 +18,9 @@ public protocol Coalescible {
 /// The daemon runs one per subscriber (the consumer is the socket: ready again when a
 /// write completes and the channel is writable); `ReachClient` runs one per subscription
 /// (the consumer is the app: ready when it asks for the next reply).
+///
+/// `@inlinable` so the daemon's per-subscriber calls are specialized for its value type
+/// instead of going through generic metadata and value witnesses for every subscriber.
 public struct LatestValueCoalescer<Value: Coalescible> {
     /// What the owner must do after an input.
     public enum Action {
@@ -28,48 +31,49 @@ public struct LatestValueCoalescer<Value: Coalescible> {
     }
 
     /// The value waiting for the consumer, if any.
-    public private(set) var pending: Value?
+    @inlinable public var pending: Value? { waiting }
+    @usableFromInline var waiting: Value?
     /// The consumer has asked for a value and not been given one yet.
-    private var consumerWaiting: Bool
+    @usableFromInline var consumerWaiting: Bool
     /// The consumer may not be given values now, whatever it asked (a full socket).
-    private var paused = false
+    @usableFromInline var paused = false
 
     /// Creates the machine; `consumerReady` says whether the first offered value may be
     /// delivered at once.
-    public init(consumerReady: Bool) {
+    @inlinable public init(consumerReady: Bool) {
         consumerWaiting = consumerReady
     }
 
     /// The producer has a new value.
-    public mutating func offer(_ value: Value) -> Action {
+    @inlinable public mutating func offer(_ value: Value) -> Action {
         if consumerWaiting && !paused {
             consumerWaiting = false
             return .deliver(value)
         }
-        pending = pending.map { $0.coalesced(with: value) } ?? value
+        waiting = waiting.map { $0.coalesced(with: value) } ?? value
         return .none
     }
 
     /// The consumer is done with the last value it was given and can take another.
-    public mutating func consumerReady() -> Action {
+    @inlinable public mutating func consumerReady() -> Action {
         consumerWaiting = true
         return deliverPending()
     }
 
     /// The consumer must not be given values until `resume()` (e.g. the socket is full).
-    public mutating func pause() {
+    @inlinable public mutating func pause() {
         paused = true
     }
 
     /// The consumer may be given values again.
-    public mutating func resume() -> Action {
+    @inlinable public mutating func resume() -> Action {
         paused = false
         return deliverPending()
     }
 
-    private mutating func deliverPending() -> Action {
-        guard consumerWaiting, !paused, let value = pending else { return .none }
-        pending = nil
+    @inlinable mutating func deliverPending() -> Action {
+        guard consumerWaiting, !paused, let value = waiting else { return .none }
+        waiting = nil
         consumerWaiting = false
         return .deliver(value)
     }
