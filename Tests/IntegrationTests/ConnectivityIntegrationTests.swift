@@ -225,7 +225,10 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         try topology.configureIPv4()
         try setState(#"{"http": "redirect"}"#)
         _ = try startProbing(Self.httpOnly.replacingOccurrences(of: "maximum-delay = 2", with: "maximum-delay = 4"))
-        try await Task.sleep(for: .milliseconds(7600))
+        // The fourth round comes about 7 s after the first, the fifth 4 s later: wait for
+        // the fourth (on a slow machine the first may start late) but not for the fifth.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while requests().count < 4 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         let times = requests().map(\.time)
         XCTAssertEqual(times.count, 4, "first round, then after 1, 2 and 4 s: \(times)")
         let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
