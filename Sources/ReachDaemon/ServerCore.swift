@@ -113,23 +113,29 @@ final class ServerCore {
     }
 
     private func perform(_ actions: [Publication.Action]) {
-        for action in actions {
-            switch action {
-            case let .announce(change):
-                lastChange = Self.wallClockSeconds()
-                logger.info("\(change.line)", metadata: JournalTrail.fields(change))
-                writeMetricsTextfile()
-                if notifier.isListening { notifier.status(change.status) }
-                // Another path may mean other DNS servers or another network's answers.
-                resolver.forgetAnswers()
-                for id in targetWatches.keys where targetWatches[id]?.isName == true { resolveAgain(id) }
-            case let .notify(filter, update):
-                guard let group = members[filter] else { continue }
-                // One update (and one frame) for the whole group, handed to each member.
-                let shared = SubscriberUpdate(group: update, frame: Self.frame(update.reply))
-                for member in group.values {
-                    member.deliver(shared)
-                }
+        // Subscribers first: the log line, the metrics textfile and STATUS= are text and
+        // system calls no subscriber should wait for (logging every change at info, the
+        // default, cost about 47 µs of scripts/bench's p50 against logging at warning).
+        for action in actions where action.notifiesSubscribers { perform(action) }
+        for action in actions where !action.notifiesSubscribers { perform(action) }
+    }
+
+    private func perform(_ action: Publication.Action) {
+        switch action {
+        case let .announce(change):
+            lastChange = Self.wallClockSeconds()
+            logger.info("\(change.line)", metadata: JournalTrail.fields(change))
+            writeMetricsTextfile()
+            if notifier.isListening { notifier.status(change.status) }
+            // Another path may mean other DNS servers or another network's answers.
+            resolver.forgetAnswers()
+            for id in targetWatches.keys where targetWatches[id]?.isName == true { resolveAgain(id) }
+        case let .notify(filter, update):
+            guard let group = members[filter] else { return }
+            // One update (and one frame) for the whole group, handed to each member.
+            let shared = SubscriberUpdate(group: update, frame: Self.frame(update.reply))
+            for member in group.values {
+                member.deliver(shared)
             }
         }
     }
@@ -506,4 +512,12 @@ private struct TargetWatch {
     var reresolve: Scheduled<Void>?
 
     var isName: Bool { if case .host = target { return true } else { return false } }
+}
+
+extension Publication.Action {
+    /// Whether this action writes to subscribers (`ServerCore` carries those out first).
+    fileprivate var notifiesSubscribers: Bool {
+        if case .notify = self { return true }
+        return false
+    }
 }
