@@ -115,7 +115,7 @@ final class HostileClientTests: DaemonTestCase {
         defer { queued.forEach { close($0) } }
         var full = false
         for _ in 0..<1000 {
-            guard let fd = try? nonBlockingConnect(first.socketPath) else {
+            guard let fd = try? unixSocket(SOCK_STREAM, path: first.socketPath, .connect, nonBlocking: true) else {
                 full = true
                 break
             }
@@ -127,22 +127,6 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertEqual(second.process.terminationStatus, 1, second.log)
         XCTAssertTrue(second.log.contains("may be served by another reachd"), second.log)
         XCTAssertEqual(try FileIdentity(of: first.socketPath), identity, "the first daemon's socket file is untouched")
-    }
-
-    /// A non-blocking connect: fails (EAGAIN) once the listener's backlog is full.
-    private func nonBlockingConnect(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if result != 0 {
-            close(fd)
-            throw CommandFailed(command: "connect", status: errno, stderr: "")
-        }
-        return fd
     }
 
     /// F3: deeply nested JSON is refused in one linear pass; other clients are not slowed.

@@ -153,12 +153,11 @@ final class ClientTests: XCTestCase {
         let listener = try UnixSocket.listen(at: path, backlog: 0)
         defer { try? listener.close() }
         // Backlog 0 queues one connection; the next non-blocking connect fails with EAGAIN.
-        let filler = try Self.nonBlockingConnect(path)
-        defer { close(filler.fd) }
-        XCTAssertEqual(filler.errno, 0)
-        let probe = try Self.nonBlockingConnect(path)
-        close(probe.fd)
-        XCTAssertEqual(probe.errno, EAGAIN, "the backlog is full")
+        let filler = try unixSocket(SOCK_STREAM, path: path, .connect, nonBlocking: true)
+        defer { close(filler) }
+        XCTAssertThrowsError(try unixSocket(SOCK_STREAM, path: path, .connect, nonBlocking: true), "the backlog is full") { error in
+            XCTAssertEqual((error as? CommandFailed)?.status, EAGAIN, "\(error)")
+        }
 
         // Nobody accepts: the call gives up after its timeout, saying so.
         let started = ContinuousClock.now
@@ -195,13 +194,6 @@ final class ClientTests: XCTestCase {
         let answer = try await call.value
         served.wait()
         XCTAssertEqual(answer, reply)
-    }
-
-    /// A non-blocking connect to `path`: the descriptor and the connect's errno (0 if it succeeded).
-    private static func nonBlockingConnect(_ path: String) throws -> (fd: Int32, errno: Int32) {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        let result = try UnixSocket.withAddress(path) { address, length in connect(fd, address, length) }
-        return (fd, result == 0 ? 0 : errno)
     }
 
     /// The server's error reply reaches the caller as a typed `remoteError`, name and
