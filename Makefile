@@ -19,8 +19,8 @@ UNITS        = reachd.service reachd.socket reachd-wait-online.service
 # journald reads catalogs from /usr/lib/systemd/catalog only: below /usr/local the file is
 # installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
-# `make install` and `make deb` take release binaries with the Swift runtime and Foundation
-# linked in statically (in .build-static): they run on any host with glibc, libstdc++,
+# `make install` and `make deb` take release binaries with the Swift runtime and
+# FoundationEssentials linked in statically (in .build-static): they run on any host with glibc, libstdc++,
 # libnl and libsystemd, without the Swift toolchain. CONFIG=debug installs a debug build
 # instead (dynamically linked: for this machine only); INSTALL_BIN takes binaries already
 # built (a directory holding reachd and reachctl).

@@ -24,8 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
         // PEMDocument.parseMultiple (a PEM file of several certificates), DER.parse: 1.0.0.
         .package(url: "https://github.com/apple/swift-asn1", from: "1.0.0"),
-        // SHA256 and P256 are older; 3.12.3 is the floor swift-certificates 1.21 sets, stated so both agree.
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // 4.5.2 imports FoundationEssentials where 3.x imported Foundation, which linked all of
+        // Foundation and ICU into reachd (SHA256 and P256 themselves are older).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         // PrometheusCollectorRegistry with help texts, emitToString: 2.4.0 (the text format is its job, not ours).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         // Stat and FileDescriptor.stat(): 1.7.0.
@@ -181,6 +182,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// What ships sees only the members of modules it imports itself. Without this, one
+// dependency's `import Foundation` (TOMLKit's) made Foundation's String overloads
+// (`contains`, `range(of:)`) win over the standard library's in files that import only
+// FoundationEssentials, and that linked all of Foundation and ICU into reachd: 46 MB of
+// binary, about 1 MB resident at start.
+for target in package.targets where target.type == .regular || target.type == .executable {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+}
 
 // Fuzz targets, for `scripts/fuzz` only: it sets REACHD_FUZZ and builds them in .build-fuzz
 // with `--sanitize fuzzer --sanitize address`. Each is one `LLVMFuzzerTestOneInput` (no

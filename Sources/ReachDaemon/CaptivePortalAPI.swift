@@ -47,7 +47,7 @@ public enum CaptivePortalAPI {
 
     /// What an answer says, or why it is not used.
     public static func parse(body: [UInt8], contentType: String?) -> Result<CaptivePortal, Problem> {
-        let type = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let type = contentType?.split(separator: ";").first.map { $0.trimmingOptionalWhitespace.lowercased() }
         guard type == mediaType else { return .failure(.wrongMediaType(contentType)) }
         guard body.count <= maximumBodySize else { return .failure(.tooLarge(body.count)) }
         let answer: Answer

@@ -506,7 +506,7 @@ struct ExpectedHeader: Setting {
 
     init(from decoder: any Decoder) throws {
         let text: String = try decoder.scalar()
-        let parts = text.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.split(separator: ":", maxSplits: 1).map { $0.trimmingOptionalWhitespace }
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !parts[0].contains(" ") else {
             throw decoder.invalid("\"\(text)\" is not \"Header-Name: value\"")
         }

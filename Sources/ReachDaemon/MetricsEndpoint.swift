@@ -3,6 +3,7 @@ import LinuxSystem
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import ReachabilityCore
 import SystemPackage
 
 /// What the metrics endpoint answers to a request line. Pure.

@@ -185,19 +185,7 @@ public final class NameResolver {
 extension IPAddress {
     /// The address in a `sockaddr_in` or `sockaddr_in6`; nil for other families.
     init?(socketAddress: UnsafeMutablePointer<sockaddr>) {
-        switch Int32(socketAddress.pointee.sa_family) {
-        case AF_INET:
-            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-                withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
-            }
-            self.init(bytes: bytes)
-        case AF_INET6:
-            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-            }
-            self.init(bytes: bytes)
-        default:
-            return nil
-        }
+        guard let bytes = internetAddressBytes(of: socketAddress) else { return nil }
+        self.init(bytes: bytes)
     }
 }

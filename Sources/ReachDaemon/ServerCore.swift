@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import LinuxSystem
 import Logging
 import NIOCore

@@ -2,6 +2,7 @@ import FoundationEssentials
 import NIOCore
 import NIOSSL
 import ReachabilityCore
+import SwiftASN1
 import Synchronization
 import X509
 

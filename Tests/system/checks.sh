@@ -72,6 +72,16 @@ check_install() {
   else
     fail "the installed reachd needs no shared Swift runtime (stdlib and Foundation static)" "exit $RC: $(grep NEEDED <<<"$OUT")"
   fi
+  # FoundationEssentials only: Foundation proper brings ICU's data and doubles the binary.
+  # A stripped binary still names the Swift modules its metadata refers to ("10Foundation"
+  # in mangled names) and ICU's data ("icudt").
+  local binary="/proc/$LEADER/root/usr/bin/reachd" size
+  size=$(stat -c %s "$binary" 2>/dev/null || echo 0)
+  if [ -f "$binary" ] && ! grep -aqE '10Foundation|icudt' "$binary"; then
+    pass "the installed reachd links neither Foundation nor ICU" "$((size / 1000000)) MB"
+  else
+    fail "the installed reachd links neither Foundation nor ICU" "$((size / 1000000)) MB: $(grep -aoE '10Foundation|icudt[0-9a-z]*' "$binary" | sort | uniq -c | head -3)"
+  fi
 }
 
 # 1. Socket activation by a non-root client, and every later non-root call (the

@@ -218,6 +218,11 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":2: probe.expect-header: \"X-NetworkManager-Status\" is not \"Header-Name: value\""]
         ),
         BadCase(
+            name: "probe expect-header with a blank value",
+            text: "[probe]\nexpect-header = \"X-NetworkManager-Status: \\t \"\n",
+            expected: [":2: probe.expect-header: \"X-NetworkManager-Status: \t \" is not \"Header-Name: value\""]
+        ),
+        BadCase(
             name: "unknown address family",
             text: "[probe]\nfamilies = [\"ipv5\"]\n",
             expected: [":2: probe.families[0]: unknown address family \"ipv5\" (expected ipv4, ipv6)"]
@@ -335,6 +340,8 @@ final class ConfigurationParserTests: XCTestCase {
         probing.probe.trust = try TrustPolicy(pinning: .publicKey, publicKeyPins: ["sha256/" + String(repeating: "A", count: 43) + "="])
         probing.captivePortal.routerAdvertisements = false
         probing.captivePortal.fetchAPI = true
+        var blankHeader = ReachdConfiguration()
+        blankHeader.probe.expectation.header = (name: "x-networkmanager-status", value: "online")
 
         let cases: [(name: String, text: String, expected: ReachdConfiguration)] = [
             ("empty file", "", ReachdConfiguration()),
@@ -362,6 +369,7 @@ final class ConfigurationParserTests: XCTestCase {
                 """,
                 probing
             ),
+            ("expect-header with blanks around name and value", "[probe]\nexpect-header = \" X-NetworkManager-Status\t:  online \\t\"\n", blankHeader),
             ("comments and empty sections", "# nothing\n[socket]\n[log]\n[interfaces]\n[netlink]\n", ReachdConfiguration()),
             (
                 "every setting",
