@@ -25,7 +25,11 @@ CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 # instead (dynamically linked: for this machine only); INSTALL_BIN takes binaries already
 # built (a directory holding reachd and reachctl).
 # No RUNPATH either ($ORIGIN is SwiftPM's default): nothing is loaded from beside the binary.
-STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static
+# Linked by GNU ld rather than gold, with DT_RELR (`-z pack-relative-relocs`, glibc 2.36):
+# reachd's 1.9 MB of relative relocations become 16 KB the loader reads and applies at each
+# start (about 1 MB less resident, measured side by side).
+STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath \
+  -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs --scratch-path .build-static
 INSTALL_BIN ?=
 SWIFT_BUILD_FLAGS ?=
 # swift-argument-parser's manual generator (what its generate-manual plugin runs), built
