@@ -72,6 +72,15 @@ check_install() {
   else
     fail "the installed reachd needs no shared Swift runtime (stdlib and Foundation static)" "exit $RC: $(grep NEEDED <<<"$OUT")"
   fi
+  # The loader refuses a binary with packed relocations (DT_RELR) on glibc < 2.36: the
+  # package must not install where reachd would not start.
+  local depends
+  depends=$(dpkg-deb -f "$DEB" Depends)
+  if [[ $(readelf -V "/proc/$LEADER/root/usr/bin/reachd" 2>&1) != *GLIBC_ABI_DT_RELR* ]] || grep -q 'libc6 (>= 2\.\(3[6-9]\|[4-9][0-9]\))' <<<"$depends"; then
+    pass "the package's libc6 floor admits only a glibc that loads reachd" "$depends"
+  else
+    fail "the package's libc6 floor admits only a glibc that loads reachd" "DT_RELR needs glibc 2.36; Depends: $depends"
+  fi
   # FoundationEssentials only: Foundation proper brings ICU's data and doubles the binary.
   # A stripped binary still names the Swift modules its metadata refers to ("10Foundation"
   # in mangled names) and ICU's data ("icudt").
