@@ -20,13 +20,13 @@ UNITS        = reachd.service reachd.socket reachd-wait-online.service
 # installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 # `make install` and `make deb` take release binaries with the Swift runtime and
-# FoundationEssentials linked in statically (in .build-static): they run on any host with glibc, libstdc++,
-# libnl and libsystemd, without the Swift toolchain. CONFIG=debug installs a debug build
-# instead (dynamically linked: for this machine only); INSTALL_BIN takes binaries already
-# built (a directory holding reachd and reachctl).
+# FoundationEssentials linked in statically (in .build-static): they run on any host with
+# glibc 2.36 or later, libstdc++, libnl and libsystemd, without the Swift toolchain.
+# CONFIG=debug installs a debug build instead (dynamically linked: for this machine only);
+# INSTALL_BIN takes binaries already built (a directory holding reachd and reachctl).
 # No RUNPATH either ($ORIGIN is SwiftPM's default): nothing is loaded from beside the binary.
 # Linked by GNU ld rather than gold, with DT_RELR (`-z pack-relative-relocs`, glibc 2.36):
-# reachd's 1.9 MB of relative relocations become 16 KB the loader reads and applies at each
+# reachd's 1.9 MB of relocations become 18 KB the loader reads and applies at each
 # start (about 1 MB less resident, measured side by side).
 STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath \
   -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs --scratch-path .build-static

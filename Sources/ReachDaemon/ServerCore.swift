@@ -1,10 +1,10 @@
 import Glibc
-import Synchronization
 import LinuxSystem
 import Logging
 import NIOCore
 import ReachabilityCore
 import ReachProtocol
+import Synchronization
 import SystemPackage
 
 /// Everything the server owns, on its one event loop: the `Publication` (what is
