@@ -16,23 +16,45 @@ enum FIBLookup {
         }
     }
 
+    /// The route the FIB matched for `destination` as the kernel stores it, every next hop
+    /// included (`ip route get fibmatch`, RTM_F_FIB_MATCH, Linux 4.13): parsed like a
+    /// dumped route, so a matched default becomes `.defaultRoute`. Nil when the kernel
+    /// found none or refused the flag.
+    static func matchedRoute(_ destination: IPAddress, on socket: NetlinkSocket) -> ParsedMessage? {
+        var matched: ParsedMessage?
+        let answer = try? request(destination, flags: UInt32(RTM_F_FIB_MATCH), uid: nil, on: socket) { message in
+            if message.type == UInt16(RTM_NEWROUTE) { matched = MessageParser.parse(message) }
+        }
+        guard case .complete? = answer else { return nil }
+        return matched
+    }
+
     private static func perform(_ destination: IPAddress, uid: UInt32?, on socket: NetlinkSocket) throws(NetlinkError) -> RouteLookup {
-        let bytes = destination.bytes
         var lookup: RouteLookup?
-        let answer = try socket.request(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST) { (request) throws(NetlinkError) in
-            var header = rtmsg()
-            header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
-            header.rtm_dst_len = UInt8(bytes.count * 8)
-            // Report the table the match came from (IPv4 says "main" otherwise).
-            header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE)
-            try request.append(header)
-            try request.put(Int32(RTA_DST.rawValue), bytes)
-            if let uid { try request.put(Int32(RTA_UID.rawValue), withUnsafeBytes(of: uid) { Array($0) }) }
-        } answer: { message in
+        // Report the table the match came from (IPv4 says "main" otherwise).
+        let answer = try request(destination, flags: UInt32(RTM_F_LOOKUP_TABLE), uid: uid, on: socket) { message in
             if message.type == UInt16(RTM_NEWROUTE) { lookup = interpret(message) }
         }
         if case .failed(let errno) = answer { return .failure(failure(for: errno)) }
         return lookup ?? .failure(.lookupFailed("no answer"))
+    }
+
+    /// Sends one RTM_GETROUTE for `destination` with `flags` in `rtm_flags`.
+    private static func request(
+        _ destination: IPAddress, flags: UInt32, uid: UInt32?, on socket: NetlinkSocket, answer: (NetlinkMessage) -> Void
+    ) throws(NetlinkError) -> NetlinkSocket.Answer {
+        let bytes = destination.bytes
+        return try socket.request(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST) { (request) throws(NetlinkError) in
+            var header = rtmsg()
+            header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
+            header.rtm_dst_len = UInt8(bytes.count * 8)
+            header.rtm_flags = flags
+            try request.append(header)
+            try request.put(Int32(RTA_DST.rawValue), bytes)
+            if let uid { try request.put(Int32(RTA_UID.rawValue), withUnsafeBytes(of: uid) { Array($0) }) }
+        } answer: { message in
+            answer(message)
+        }
     }
 
     /// What the kernel's error for a lookup means (DESIGN rule 2). The one place an

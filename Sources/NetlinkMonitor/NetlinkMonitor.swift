@@ -59,6 +59,15 @@
 //   is dumped again (at most `maxSyncRounds` rounds). Dumps marked NLM_F_DUMP_INTR,
 //   or failing with EINTR / EBUSY, are retried.
 //
+// * A start may answer before the routes are read (`start(deferringRoutes:)`): the
+//   route dump walks the whole FIB, which with a million routes takes longer than the
+//   first answer may. Links and addresses are dumped, then the owner takes snapshots
+//   in which each pending family's `defaultRoutes` is only the route its lookup
+//   matched (RTM_F_FIB_MATCH), reads the routes of any family its answer needs
+//   (`readRoutes(of:)`, `PathDerivation.familiesAwaitingRoutes` decides), answers, and
+//   then calls `finishStart()`: the remaining routes are dumped and the event socket
+//   drained as above, and the complete snapshot is published as a change.
+//
 // * ENOBUFS on the event socket means events were lost (rule 4): `drain()` resyncs as
 //   above, counts it in `resyncCount` and says so in its `DrainOutcome`. Any other
 //   error is thrown; the owner then calls `resynchronize()` (with backoff).
@@ -119,6 +128,8 @@ public final class NetlinkMonitor {
     private var synchronizedOnce = false
     /// What the installed route-event filter lets through, besides `lookupTargets`.
     private var watched: Set<IPAddress> = []
+    /// Families whose default routes a deferred start has not read yet.
+    private var pendingRouteFamilies: Set<AddressFamily> = []
 
     /// Resyncs so far (the initial sync is not counted): after lost events, and each
     /// `resynchronize()` or repeated `start()`.
@@ -146,7 +157,10 @@ public final class NetlinkMonitor {
 
     /// Subscribes to the multicast groups (first call only), then dumps links, addresses
     /// and default routes (the initial sync). A later call resyncs.
-    public func start() throws(NetlinkError) {
+    ///
+    /// With `deferringRoutes`, only links and addresses are dumped: snapshots then say the
+    /// routes of both families are pending, until `readRoutes(of:)` or `finishStart()`.
+    public func start(deferringRoutes: Bool = false) throws(NetlinkError) {
         if !subscribed {
             // The filter first, so no irrelevant route event is ever queued.
             try installRouteFilter()
@@ -154,8 +168,45 @@ public final class NetlinkMonitor {
             subscribed = true
         }
         if synchronizedOnce { resyncCount += 1 }
-        _ = try synchronize()
+        if deferringRoutes {
+            var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals)
+            let sysfs = self.sysfs
+            for request in [Dump.links, .addresses] {
+                for parsed in try dump(request) {
+                    fresh.apply(parsed) { sysfs.facts(for: $0) }
+                }
+            }
+            state = fresh
+            pendingRouteFamilies = Set(AddressFamily.allCases)
+        } else {
+            _ = try synchronize()
+        }
         synchronizedOnce = true
+    }
+
+    /// Dumps the default routes of `families` that a deferred start left pending.
+    public func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError) {
+        for family in AddressFamily.allCases where families.contains(family) && pendingRouteFamilies.contains(family) {
+            let sysfs = self.sysfs
+            for parsed in try dump(.routes(family)) {
+                state.apply(parsed) { sysfs.facts(for: $0) }
+            }
+            pendingRouteFamilies.remove(family)
+        }
+    }
+
+    /// Ends a deferred start: dumps the routes still pending, then drains the event
+    /// socket, and when it held tracked-state events (they may predate the dumps) syncs
+    /// again from scratch, as `start()` does. Nothing to do after a complete start.
+    ///
+    /// - Returns: the default routes taken away meanwhile (see `DrainOutcome.removedDefaultRoutes`).
+    @discardableResult
+    public func finishStart() throws(NetlinkError) -> Set<DefaultRoute> {
+        guard !pendingRouteFamilies.isEmpty else { return [] }
+        try readRoutes(of: pendingRouteFamilies)
+        let (stale, removed) = try drainAfterDump()
+        guard stale else { return Set(removed) }
+        return Set(removed).union(try synchronize())
     }
 
     /// Reads everything readable now (at most `maxDatagramsPerDrain` datagrams) without
@@ -202,11 +253,28 @@ public final class NetlinkMonitor {
 
     /// The tracked links, addresses and default routes, plus a fresh FIB lookup per
     /// family. `hasNameserver` is left false; the daemon fills it in.
+    ///
+    /// While a deferred start has routes pending, each pending family's default routes
+    /// are only the one its lookup matched, if that is a default.
     public func snapshot() -> NetworkSnapshot {
-        var snapshot = state.snapshot()
+        guard !pendingRouteFamilies.isEmpty else {
+            var snapshot = state.snapshot()
+            for (family, target) in lookupTargets {
+                snapshot.lookups[family] = lookup(target)
+            }
+            return snapshot
+        }
+        var known = state
+        for (family, target) in lookupTargets where pendingRouteFamilies.contains(family) {
+            if let matched = FIBLookup.matchedRoute(target, on: requests), case .defaultRoute = matched {
+                _ = known.apply(matched) { _ in DeviceFacts() }
+            }
+        }
+        var snapshot = known.snapshot()
         for (family, target) in lookupTargets {
             snapshot.lookups[family] = lookup(target)
         }
+        snapshot.pendingRouteFamilies = pendingRouteFamilies
         return snapshot
     }
 
@@ -261,12 +329,13 @@ public final class NetlinkMonitor {
     /// by an event drained in between.
     private func synchronize() throws(NetlinkError) -> Set<DefaultRoute> {
         let before = state
+        pendingRouteFamilies = []
         var removed = Set<DefaultRoute>()
         for _ in 0..<Self.maxSyncRounds {
             // Router advertisements cannot be dumped: what they announced is carried over.
             var fresh = TrackedState(announcedCaptivePortals: before.announcedCaptivePortals)
             let sysfs = self.sysfs
-            for request in [Dump.links, .addresses, .routes] {
+            for request in [Dump.links, .addresses, .routes(nil)] {
                 for parsed in try dump(request) {
                     fresh.apply(parsed) { sysfs.facts(for: $0) }
                 }
@@ -302,9 +371,17 @@ public final class NetlinkMonitor {
     }
 
     /// What a dump asks for: the request type and its zeroed family header (AF_UNSPEC,
-    /// no filters).
-    private enum Dump: String {
-        case links = "RTM_GETLINK", addresses = "RTM_GETADDR", routes = "RTM_GETROUTE"
+    /// no filters; routes of one family when given).
+    private enum Dump {
+        case links, addresses, routes(AddressFamily?)
+
+        var name: String {
+            switch self {
+            case .links: "RTM_GETLINK"
+            case .addresses: "RTM_GETADDR"
+            case let .routes(family): "RTM_GETROUTE" + (family.map { " (\($0))" } ?? "")
+            }
+        }
 
         var type: Int32 {
             switch self {
@@ -318,7 +395,10 @@ public final class NetlinkMonitor {
             switch self {
             case .links: try request.append(ifinfomsg())
             case .addresses: try request.append(ifaddrmsg())
-            case .routes: try request.append(rtmsg())
+            case let .routes(family):
+                var header = rtmsg()
+                if let family { header.rtm_family = UInt8(family == .ipv4 ? AF_INET : AF_INET6) }
+                try request.append(header)
             }
         }
     }
@@ -341,10 +421,10 @@ public final class NetlinkMonitor {
             case .interrupted, .failed(.interrupted), .failed(.resourceBusy):
                 continue
             case .failed(let errno):
-                throw NetlinkError(operation: "dump \(request.rawValue)", errno: errno)
+                throw NetlinkError(operation: "dump \(request.name)", errno: errno)
             }
         }
-        throw NetlinkError(operation: "dump \(request.rawValue)", libnlCode: NLE_DUMP_INTR)
+        throw NetlinkError(operation: "dump \(request.name)", libnlCode: NLE_DUMP_INTR)
     }
 }
 

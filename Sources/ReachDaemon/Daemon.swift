@@ -66,8 +66,10 @@ public enum Daemon {
         let engine: ReachabilityEngine
         do {
             signals = try SignalDescriptor([SIGTERM, SIGINT, SIGHUP])
-            // 1. Know the answer before anyone can ask: dump the kernel and take a snapshot.
-            engine = try ReachabilityEngine(configuration: options.engine, signals: signals, logger: logger)
+            // 1. Know the answer before anyone can ask: dump the kernel and take a snapshot
+            //    (the routes only as far as the answer needs them; the engine reads the rest
+            //    first thing in `run` and publishes the complete snapshot as a change).
+            engine = try ReachabilityEngine(configuration: options.engine, signals: signals, logger: logger, policy: options.policy)
         } catch {
             throw fail("\(error)", logger: logger)
         }

@@ -103,6 +103,11 @@ protocol KernelView: AnyObject {
     func drain() throws(NetlinkError) -> DrainOutcome
     /// Starts over from dumps; returns the default routes no longer tracked.
     func resynchronize() throws(NetlinkError) -> Set<DefaultRoute>
+    /// Reads the default routes of these families, which a deferred start left pending.
+    func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError)
+    /// Reads every route still pending and settles the state; returns the default routes
+    /// taken away meanwhile.
+    func finishStart() throws(NetlinkError) -> Set<DefaultRoute>
     /// The tracked state plus fresh FIB lookups.
     func snapshot() -> NetworkSnapshot
     /// One FIB lookup, with a user's rules when `uid` is given.
@@ -148,25 +153,35 @@ public final class ReachabilityEngine {
     /// Opens the netlink sockets, dumps the kernel's state and takes the first snapshot,
     /// so the answer is known before anyone can ask.
     ///
-    /// - Parameter signals: the signals the engine takes (created before any other thread).
-    public convenience init(configuration: EngineConfiguration, signals: SignalDescriptor, logger: Logger) throws(EngineError) {
+    /// The default routes are read only as far as the first answer under `policy` needs
+    /// them (`PathDerivation.familiesAwaitingRoutes`); `run` reads the rest first thing
+    /// and publishes the complete snapshot. With a million routes installed the route dump
+    /// is most of a start, and the answer seldom depends on it.
+    ///
+    /// - Parameters:
+    ///   - signals: the signals the engine takes (created before any other thread).
+    ///   - policy: how interfaces are treated, which decides what the first answer needs.
+    public convenience init(
+        configuration: EngineConfiguration, signals: SignalDescriptor, logger: Logger, policy: InterfacePolicy = InterfacePolicy()
+    ) throws(EngineError) {
         let monitor: NetlinkMonitor
         do {
             monitor = try NetlinkMonitor(sysfsRoot: configuration.sysfsRoot, receiveBufferSize: configuration.receiveBufferSize)
-            try monitor.start()
+            try monitor.start(deferringRoutes: true)
         } catch {
             throw EngineError(description: "cannot watch the kernel's network state: \(error)")
         }
         let resolver = ResolverWatcher(
             resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath, logger: logger
         )
-        try self.init(kernel: monitor, resolver: resolver, signals: signals, logger: logger)
+        try self.init(kernel: monitor, resolver: resolver, signals: signals, logger: logger, policy: policy)
     }
 
-    /// The engine over any kernel view (tests hand in a scripted one); takes the first snapshot.
+    /// The engine over any kernel view (tests hand in a scripted one); takes the first
+    /// snapshot, with the routes it needs under `policy` read.
     init(
         kernel: any KernelView, resolver: ResolverWatcher, signals: SignalDescriptor, logger: Logger,
-        recheckSchedule: [Duration] = LookupRecheck.schedule
+        recheckSchedule: [Duration] = LookupRecheck.schedule, policy: InterfacePolicy = InterfacePolicy()
     ) throws(EngineError) {
         monitor = kernel
         do {
@@ -180,6 +195,26 @@ public final class ReachabilityEngine {
         self.recheckSchedule = recheckSchedule
         snapshot = NetworkSnapshot()
         snapshot = evaluate()
+        do {
+            // Each round reads at least one pending family, so two rounds read them all;
+            // should a third still find the answer waiting, everything is read.
+            for _ in AddressFamily.allCases {
+                let needed = PathDerivation.familiesAwaitingRoutes(snapshot, policy: policy)
+                guard !needed.isEmpty else { break }
+                try monitor.readRoutes(of: needed)
+                snapshot = evaluate()
+            }
+            if !PathDerivation.familiesAwaitingRoutes(snapshot, policy: policy).isEmpty {
+                _ = try monitor.finishStart()
+                snapshot = evaluate()
+            }
+        } catch {
+            throw EngineError(description: "cannot read the kernel's routes: \(error)")
+        }
+        if !snapshot.pendingRouteFamilies.isEmpty {
+            let families = snapshot.pendingRouteFamilies.map(\.rawValue).sorted().joined(separator: " and ")
+            logger.debug("the first answer needs no \(families) routes besides the ones the lookups matched: answering before they are read")
+        }
     }
 
     /// Watches until SIGTERM or SIGINT and returns that signal; SIGHUP calls `events.reload`.
@@ -207,6 +242,21 @@ public final class ReachabilityEngine {
         var recheck = LookupRecheck(schedule: recheckSchedule)
         var recheckAt: ContinuousClock.Instant?
         var nextPing = watchdogInterval.map { clock.now + $0 }
+
+        // First the routes the first answer did not need (see `init`), published before any
+        // command is taken: a target's answer may need them.
+        if !snapshot.pendingRouteFamilies.isEmpty {
+            do {
+                let removed = try monitor.finishStart()
+                logger.debug("the remaining routes are read: publishing the complete snapshot")
+                snapshot = evaluate()
+                events.publish(snapshot)
+                recheckAt = scheduleRecheck(recheck.evaluate(removed: removed, snapshot: snapshot), attempt: recheck.attempts, now: clock.now)
+            } catch {
+                logger.error("reading the routes at start failed: \(error); resynchronising")
+                retryAt = clock.now
+            }
+        }
 
         while true {
             // While a resync waits for its retry, netlink is left out: a broken socket would

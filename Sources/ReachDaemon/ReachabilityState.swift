@@ -54,6 +54,12 @@ public struct ReachabilityState: Sendable, Equatable {
         filter.isUnconstrained ? path : PathDerivation.derive(snapshot, policy: policy, filter: filter, connectivity: connectivity)
     }
 
+    /// Whether the answer for `filter` needs default routes still being read at start
+    /// (only then may it differ from what the complete snapshot will say).
+    public func awaitsRoutes(for filter: PathFilter) -> Bool {
+        !PathDerivation.familiesAwaitingRoutes(snapshot, policy: policy, filter: filter).isEmpty
+    }
+
     /// The answer as a subscriber with this filter sees it.
     public func answer(for filter: PathFilter) -> Answer {
         guard !filter.isUnconstrained else { return answer }

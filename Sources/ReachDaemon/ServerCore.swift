@@ -43,6 +43,8 @@ final class ServerCore {
     private var logLimiter = LogLimiter()
     private var members: [PathFilter: [Int: VarlinkConnectionHandler]] = [:]
     private var subscriptions: [Int: PathFilter] = [:]
+    /// Subscribers whose filter's first answer waits for the routes still read at start.
+    private var awaitingRoutes: [Int: (handler: VarlinkConnectionHandler, ticket: ConnectionTicket, filter: PathFilter)] = [:]
     private var connections: [Int: any Channel] = [:]
     private var bufferedByConnection: [Int: Int] = [:]
     private var lastConnectionID = 0
@@ -102,6 +104,10 @@ final class ServerCore {
     /// A new kernel snapshot from the engine.
     func update(snapshot: NetworkSnapshot) {
         perform(publication.update(snapshot: snapshot))
+        for (id, waiting) in awaitingRoutes where !publication.state.awaitsRoutes(for: waiting.filter) {
+            awaitingRoutes[id] = nil
+            subscribe(waiting.handler, ticket: waiting.ticket, filter: waiting.filter).map(waiting.handler.deliver)
+        }
         refreshTargetWatches()
         connectivity.update(snapshot: snapshot, policy: publication.state.policy)
     }
@@ -383,8 +389,15 @@ final class ServerCore {
         pendingLookups.removeValue(forKey: token)?.succeed(lookups)
     }
 
-    /// Adds `handler` to the subscribers of `filter` and returns its first reply.
-    func subscribe(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, filter: PathFilter) -> SubscriberUpdate {
+    /// Adds `handler` to the subscribers of `filter` and returns its first reply; nil when
+    /// that answer needs routes still being read at start (see `PathDerivation
+    /// .familiesAwaitingRoutes`): the handler is then handed its first reply once they are.
+    func subscribe(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, filter: PathFilter) -> SubscriberUpdate? {
+        if publication.state.awaitsRoutes(for: filter) {
+            logger.debug("a Subscribe waits for the routes its filter's answer needs, still being read")
+            awaitingRoutes[ticket.id] = (handler, ticket, filter)
+            return nil
+        }
         members[filter, default: [:]][ticket.id] = handler
         subscriptions[ticket.id] = filter
         let first = publication.subscribe(filter: filter)
@@ -419,6 +432,7 @@ final class ServerCore {
         guard connections.removeValue(forKey: ticket.id) != nil else { return }
         budget.release(uid: ticket.uid, bufferedBytes: bufferedByConnection.removeValue(forKey: ticket.id) ?? 0)
         stopWatching(ticket.id)
+        awaitingRoutes[ticket.id] = nil
         if let filter = subscriptions.removeValue(forKey: ticket.id) {
             members[filter]?[ticket.id] = nil
             if members[filter]?.isEmpty == true { members[filter] = nil }

@@ -214,8 +214,9 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     private func subscribe(_ filter: PathFilter, context: ChannelHandlerContext) {
         startStream(context: context)
-        // The first reply is the current state; nothing has changed yet.
-        deliver(core.subscribe(self, ticket: ticket, filter: filter))
+        // The first reply is the current state; nothing has changed yet. (Or, just after
+        // the start, the state once the routes this filter's answer needs are read.)
+        if let first = core.subscribe(self, ticket: ticket, filter: filter) { deliver(first) }
     }
 
     private func startStream(context: ChannelHandlerContext) {

@@ -21,6 +21,11 @@ public struct NetworkSnapshot: Sendable, Hashable {
     /// Captive-portal API URIs the networks announced, by interface index (RFC 8910: RA
     /// option 37); an interface whose network said "no portal" has no entry.
     public var announcedCaptivePortals: [Int32: String] = [:]
+    /// Families whose default routes are still being read at start (a dump of a million
+    /// routes takes longer than the first answer may): for these, `defaultRoutes` holds
+    /// only the route each lookup matched. `PathDerivation.familiesAwaitingRoutes` says
+    /// whether an answer may be given before the rest are known.
+    public var pendingRouteFamilies: Set<AddressFamily> = []
 
     /// Creates a snapshot.
     public init(

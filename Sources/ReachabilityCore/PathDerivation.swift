@@ -127,6 +127,8 @@ struct UsableRoute: Equatable {
     var interfaceIndex: Int32
     var gateway: IPAddress?
     var requiresConnection: Bool
+    /// The table of the route it came from, when known.
+    var table: UInt32? = nil
 }
 
 /// What one family's evaluation came to.
@@ -165,7 +167,7 @@ struct Context {
             let hop = NextHop(interfaceIndex: result.outputInterface, gateway: result.gateway, isLinkDown: result.isLinkDown)
             guard let link = snapshot.links[hop.interfaceIndex] else { return .unusable(.noRoute) }
             if isCandidate(link) {
-                return check(hop, family: family, preferredSource: result.preferredSource)
+                return check(hop, family: family, preferredSource: result.preferredSource, table: result.table)
             }
             // The kernel's choice is off limits: try the tracked defaults that are not.
             let excluded: UnsatisfiedReason = policy.isIgnored(link) ? .interfaceIgnored : .interfaceTypeProhibited
@@ -191,7 +193,7 @@ struct Context {
         for route in routes {
             for hop in route.nextHops {
                 guard let link = snapshot.links[hop.interfaceIndex], isCandidate(link) else { continue }
-                switch check(hop, family: family, preferredSource: nil) {
+                switch check(hop, family: family, preferredSource: nil, table: route.table) {
                 case let .usable(usable): return .usable(usable)
                 case let .unusable(reason): reasons.append(reason)
                 }
@@ -200,8 +202,8 @@ struct Context {
         return .unusable(reasons.isEmpty ? otherwise : PathDerivation.mostSpecificReason(reasons))
     }
 
-    /// Checks 2–5 of the derivation on one next hop.
-    func check(_ hop: NextHop, family: AddressFamily, preferredSource: IPAddress?) -> FamilyOutcome {
+    /// Checks 2–5 of the derivation on one next hop (of a route in `table`, when known).
+    func check(_ hop: NextHop, family: AddressFamily, preferredSource: IPAddress?, table: UInt32? = nil) -> FamilyOutcome {
         guard let link = snapshot.links[hop.interfaceIndex] else { return .unusable(.noRoute) }
         guard link.isUp else { return .unusable(.interfaceDown) }
         let dormant = link.operState == .dormant
@@ -211,7 +213,7 @@ struct Context {
         guard hasUsableSource(on: link.index, family: family, preferredSource: preferredSource) else {
             return .unusable(.noAddress)
         }
-        return .usable(UsableRoute(family: family, interfaceIndex: link.index, gateway: hop.gateway, requiresConnection: dormant))
+        return .usable(UsableRoute(family: family, interfaceIndex: link.index, gateway: hop.gateway, requiresConnection: dormant, table: table))
     }
 
     private static func lacksCarrier(_ state: OperationalState) -> Bool {
@@ -246,12 +248,15 @@ struct Context {
         }
     }
 
-    /// Gateways of a usable route: every next hop of a matching multipath default, else the lookup's.
+    /// Gateways of a usable route: every next hop of a matching multipath default, else the
+    /// lookup's. Among defaults through the same hop, the one in the lookup's table (the
+    /// kernel's choice, and the one known while routes are still read at start) wins.
     func gateways(of route: UsableRoute) -> [String] {
-        let matching = snapshot.defaultRoutes.first { candidate in
+        let candidates = snapshot.defaultRoutes.filter { candidate in
             candidate.family == route.family && candidate.type == .unicast
                 && candidate.nextHops.contains { $0.interfaceIndex == route.interfaceIndex && $0.gateway == route.gateway }
         }
+        let matching = candidates.first { $0.table == route.table } ?? candidates.first
         let hops = matching?.nextHops ?? [NextHop(interfaceIndex: route.interfaceIndex, gateway: route.gateway)]
         return hops.compactMap { $0.gateway?.description }
     }
@@ -274,7 +279,8 @@ struct Context {
         return ordered.filter { seen.insert($0).inserted }.compactMap { snapshot.links[$0]?.name }
     }
 
-    private func isCarrying(_ interfaceIndex: Int32, family: AddressFamily) -> Bool {
+    /// Whether the interface is a candidate that is up, has carrier and a usable address of the family.
+    func isCarrying(_ interfaceIndex: Int32, family: AddressFamily) -> Bool {
         guard let link = snapshot.links[interfaceIndex], isCandidate(link), link.isUp, link.carrier else { return false }
         return snapshot.addresses.contains { $0.interfaceIndex == interfaceIndex && $0.family == family && $0.isUsableForInternet }
     }

@@ -285,6 +285,39 @@ final class EdgeCaseIntegrationTests: DaemonTestCase {
         XCTAssertEqual(wifiOnly.replies.count, 1)
     }
 
+    /// A big routing table is read after the first answer when nothing in it can change
+    /// that answer (ProvisionalAnswer.swift); a filtered subscriber whose answer does need
+    /// the rest is answered once it is read, never before.
+    func testFirstAnswerComesBeforeABigRoutingTableIsRead() async throws {
+        try topology.configureIPv4(defaultRoute: false)
+        try topology.addPair(hostName: "eth1", routerName: "eth1", prefix: "10.78.0")
+        try topology.host.ip("route", "add", "default", "via", "10.77.0.1", "dev", "eth0", "metric", "100")
+        try topology.host.ip("route", "add", "default", "via", "10.78.0.1", "dev", "eth1", "metric", "200")
+        // 200,000 host routes in the benchmark range: a route dump of some 70 ms here.
+        try topology.host.ipBatch((0..<200_000).map { "route add 198.\(18 + $0 >> 16).\($0 >> 8 & 255).\($0 & 255)/32 via 10.77.0.1" })
+        let config = try Paths.makeTemporaryDirectory("reachd-cold") + "/reachd.toml"
+        try "[[interfaces.override]]\nmatch = \"eth1\"\ntype = \"cellular\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", config])
+        XCTAssertTrue(daemon.log.contains("the first answer needs no ipv4 routes besides the ones the lookups matched"),
+                      "READY=1 came before the route dump")
+        let noWired = PathRecorder(client: client, filter: PathFilter(prohibitedInterfaceTypes: [.wiredEthernet]))
+        let cellular = await expectPath(noWired, "the cellular default") { _ in true }
+        XCTAssertEqual(cellular?.status, .satisfied)
+        XCTAssertEqual(cellular?.primaryInterface, "eth1", "the fallback needs the default through eth1, read after READY=1")
+        XCTAssertEqual(noWired.replies.first?.path.primaryInterface, "eth1", "no first reply from before the routes were read")
+
+        let path = try await client.status().path
+        XCTAssertEqual(path.status, .satisfied)
+        XCTAssertEqual(path.primaryInterface, "eth0")
+        XCTAssertEqual(path.gateways, ["10.77.0.1"])
+        XCTAssertEqual(path.availableInterfaces, ["eth0", "eth1"])
+        let deadline = Date().addingTimeInterval(10)
+        while !daemon.log.contains("the remaining routes are read"), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertTrue(daemon.log.contains("the remaining routes are read"))
+        XCTAssertFalse(daemon.log.contains("resynchronis"), "finishing the start is no resync")
+    }
+
     func testStateRightAtReady() async throws {
         try topology.configureIPv4(defaultRoute: false)
         try topology.configureIPv6()

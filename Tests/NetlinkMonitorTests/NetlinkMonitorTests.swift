@@ -49,6 +49,39 @@ final class NetlinkMonitorTests: XCTestCase {
 
     // MARK: Tests
 
+    func testADeferredStartKnowsTheMatchedDefaultsThenReadsTheRest() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "nexthop", "via", "10.0.0.2", "nexthop", "via", "10.0.0.3")
+        try ns.ip("route", "add", "default", "via", "10.0.0.4", "metric", "500")
+        try ns.ip("route", "add", "default", "via", "10.0.0.5", "table", "100")
+        try ns.ip("-6", "route", "add", "default", "via", "2001:db8::2")
+        try ns.ip("route", "add", "192.0.2.0/24", "via", "10.0.0.2")
+        try ns.inside {
+            let monitor = try NetlinkMonitor()
+            try monitor.start(deferringRoutes: true)
+            let early = monitor.snapshot()
+            XCTAssertEqual(early.pendingRouteFamilies, [.ipv4, .ipv6])
+            XCTAssertNotNil(early.link(named: "va"), "links and addresses are read at once")
+            let v4 = early.defaultRoutes.filter { $0.family == .ipv4 }
+            XCTAssertEqual(v4.count, 1, "only the route the lookup matched: \(v4)")
+            XCTAssertEqual(Set(v4.first?.nextHops.compactMap(\.gateway) ?? []), [IPAddress("10.0.0.2")!, IPAddress("10.0.0.3")!],
+                           "RTM_F_FIB_MATCH names every next hop of the multipath default")
+            XCTAssertEqual(v4.first?.table, 254)
+            XCTAssertEqual(early.defaultRoutes.filter { $0.family == .ipv6 }.flatMap(\.nextHops).map(\.gateway), [IPAddress("2001:db8::2")!])
+
+            try monitor.readRoutes(of: [.ipv6])
+            XCTAssertEqual(monitor.snapshot().pendingRouteFamilies, [.ipv4])
+
+            try monitor.finishStart()
+            let complete = monitor.snapshot()
+            XCTAssertEqual(complete.pendingRouteFamilies, [])
+            XCTAssertEqual(Set(complete.defaultRoutes.filter { $0.family == .ipv4 }.map(\.metric)), [0, 500])
+            XCTAssertEqual(complete.defaultRoutes.filter { $0.family == .ipv4 }.map(\.table).sorted(), [100, 254, 254])
+            XCTAssertEqual(complete.lookups, early.lookups)
+            XCTAssertEqual(monitor.resyncCount, 0, "finishing a start is no resync")
+        }
+    }
+
     func testInitialDumpSeesLoopbackAndVethWithAddresses() throws {
         try addVethPair()
         try withMonitor { monitor in

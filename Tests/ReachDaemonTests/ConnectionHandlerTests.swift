@@ -165,6 +165,42 @@ final class ConnectionHandlerTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 
+    /// `makeSnapshot` while its IPv4 routes are still being read at start: only the route
+    /// the lookup matched (eth0's) is known, so a wifi-only answer has to wait.
+    private static func provisionalSnapshot() -> NetworkSnapshot {
+        var snapshot = makeSnapshot()
+        snapshot.defaultRoutes = snapshot.defaultRoutes.filter { $0.nextHops.contains { $0.interfaceIndex == 2 } }
+        snapshot.lookups[.ipv4] = .route(RouteLookupResult(outputInterface: 2, gateway: IPAddress("10.0.0.1"), table: 254))
+        snapshot.pendingRouteFamilies = [.ipv4]
+        return snapshot
+    }
+
+    func testASubscriberWhoseAnswerNeedsUnreadRoutesIsAnsweredOnceTheyAreRead() throws {
+        core.update(snapshot: Self.provisionalSnapshot())
+        XCTAssertFalse(core.publication.state.awaitsRoutes(for: .none), "the unfiltered answer is final")
+        try send(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
+        XCTAssertEqual(try replies().count, 0, "no answer from before wlan0's default is known")
+        XCTAssertEqual(core.publication.subscriberCount, 0)
+
+        core.update(snapshot: makeSnapshot())
+        let replies = try statusReplies()
+        XCTAssertEqual(replies.count, 1)
+        XCTAssertEqual(replies.first?.path.status, .satisfied)
+        XCTAssertEqual(replies.first?.path.primaryInterface, "wlan0")
+        XCTAssertEqual(replies.first?.changes, [], "a first reply")
+        XCTAssertEqual(core.publication.subscriberCount, 1)
+    }
+
+    func testASubscriberLeavingWhileItWaitsForRoutesIsForgotten() throws {
+        core.update(snapshot: Self.provisionalSnapshot())
+        try send(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
+        try channel.close().wait()
+        (channel.eventLoop as? EmbeddedEventLoop)?.run()
+        core.update(snapshot: makeSnapshot())
+        XCTAssertEqual(core.publication.subscriberCount, 0)
+        XCTAssertEqual(try replies().count, 0)
+    }
+
     func testClosingRemovesTheSubscription() throws {
         try send(ReachabilityInterface.Method.subscribe, ["requiredInterfaceType": .string("wifi")], more: true)
         XCTAssertEqual(core.publication.subscriberCount, 1)

@@ -74,6 +74,21 @@ final class EngineRecheckTests: XCTestCase {
         XCTAssertEqual(kernel.watches.map(\.addresses), [[first.address, second.address], [first.address]])
     }
 
+    func testADeferredStartReadsWhatTheFirstAnswerNeedsThenTheRestFirstThing() throws {
+        // IPv4's lookup decides alone; IPv6 found no route, which its defaults may explain.
+        let answers: [AddressFamily: RouteLookup] = Self.throughRoute.merging([.ipv6: .failure(.noRoute)]) { $1 }
+        let kernel = ScriptedKernel(tracked: [Self.route], answers: [answers], pending: [.ipv4, .ipv6])
+        let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
+        defer { run.stop() }
+
+        XCTAssertEqual(run.firstSnapshot.pendingRouteFamilies, [.ipv4], "the first answer waited for IPv6's routes only")
+        let published = run.waitForPublications(1)
+        XCTAssertEqual(kernel.reads, ["ipv6", "finish"])
+        XCTAssertEqual(published.first?.pendingRouteFamilies, [], "the complete snapshot is published first thing")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(run.published.count, 1, "and the loop then waits for events")
+    }
+
     func testABatchWithoutRemovalsIsOneEvaluationAndNoTimer() throws {
         let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
         let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
@@ -98,13 +113,17 @@ private final class ScriptedKernel: KernelView, Sendable {
         var snapshots = 0
         /// Each `watch` call: the set, and how many snapshots had been taken by then.
         var watches: [(addresses: Set<IPAddress>, afterSnapshots: Int)] = []
+        /// Families whose routes a deferred start has not read.
+        var pending: Set<AddressFamily> = []
+        /// Each `readRoutes` call's families, then "finish" for each `finishStart`.
+        var reads: [String] = []
     }
 
     private let script: Mutex<Script>
     private let doorbell: EventDescriptor
 
-    init(tracked: [DefaultRoute], answers: [[AddressFamily: RouteLookup]]) {
-        script = Mutex(Script(tracked: tracked, answers: answers))
+    init(tracked: [DefaultRoute], answers: [[AddressFamily: RouteLookup]], pending: Set<AddressFamily> = []) {
+        script = Mutex(Script(tracked: tracked, answers: answers, pending: pending))
         doorbell = try! EventDescriptor()
     }
 
@@ -138,6 +157,24 @@ private final class ScriptedKernel: KernelView, Sendable {
 
     func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> { [] }
 
+    func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError) {
+        script.withLock {
+            $0.reads.append(families.map(\.rawValue).sorted().joined(separator: "+"))
+            $0.pending.subtract(families)
+        }
+    }
+
+    func finishStart() throws(NetlinkError) -> Set<DefaultRoute> {
+        script.withLock {
+            $0.reads.append("finish")
+            $0.pending = []
+        }
+        return []
+    }
+
+    /// What was read of the routes a deferred start left pending, in order.
+    var reads: [String] { script.withLock { $0.reads } }
+
     func watch(_ addresses: Set<IPAddress>) throws(NetlinkError) {
         script.withLock { $0.watches.append((addresses, $0.snapshots)) }
     }
@@ -153,7 +190,9 @@ private final class ScriptedKernel: KernelView, Sendable {
         script.withLock { script in
             script.snapshots += 1
             let answer = script.answers.count > 1 ? script.answers.removeFirst() : script.answers.first ?? [:]
-            return NetworkSnapshot(defaultRoutes: script.tracked, lookups: answer)
+            var snapshot = NetworkSnapshot(defaultRoutes: script.tracked, lookups: answer)
+            snapshot.pendingRouteFamilies = script.pending
+            return snapshot
         }
     }
 }
@@ -179,6 +218,8 @@ private final class EngineRun: Sendable {
     private let record = Recorder()
     private let mailbox: EngineMailbox
     private let finished = DispatchSemaphore(value: 0)
+    /// The engine's snapshot before its loop ran.
+    let firstSnapshot: NetworkSnapshot
 
     init(kernel: ScriptedKernel, directory: String) throws {
         let logger = Logger(label: "engine-test")
@@ -189,6 +230,7 @@ private final class EngineRun: Sendable {
         let signals = try SignalDescriptor([SIGUSR2])
         let handoff = Handoff(try ReachabilityEngine(kernel: kernel, resolver: resolver, signals: signals, logger: logger))
         mailbox = handoff.engine.mailbox
+        firstSnapshot = handoff.engine.snapshot
         let record = self.record
         let finished = self.finished
         Thread.detachNewThread {

@@ -79,10 +79,11 @@ func defaultRoute(
 
 /// The FIB answer "leaves by `dev`" (what `ip route get` prints).
 func routeVia(
-    _ index: Int32, gateway: String? = nil, source: String? = nil, type: RouteType = .unicast, linkdown: Bool = false
+    _ index: Int32, gateway: String? = nil, source: String? = nil, type: RouteType = .unicast, linkdown: Bool = false,
+    table: UInt32? = nil
 ) -> RouteLookup {
     .route(RouteLookupResult(type: type, outputInterface: index, gateway: gateway.map { ip($0) },
-                             preferredSource: source.map { ip($0) }, isLinkDown: linkdown))
+                             preferredSource: source.map { ip($0) }, isLinkDown: linkdown, table: table))
 }
 
 /// The FIB refused.
