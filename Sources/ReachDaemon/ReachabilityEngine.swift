@@ -258,6 +258,9 @@ public final class ReachabilityEngine {
             }
         }
 
+        // The start is over: the code only it ran need not stay mapped (ProcessResources).
+        ProcessResources.releaseStartupCode()
+
         while true {
             // While a resync waits for its retry, netlink is left out: a broken socket would
             // poll readable at once and spin.

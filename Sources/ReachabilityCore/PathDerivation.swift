@@ -252,11 +252,12 @@ struct Context {
     /// lookup's. Among defaults through the same hop, the one in the lookup's table (the
     /// kernel's choice, and the one known while routes are still read at start) wins.
     func gateways(of route: UsableRoute) -> [String] {
-        let candidates = snapshot.defaultRoutes.filter { candidate in
-            candidate.family == route.family && candidate.type == .unicast
-                && candidate.nextHops.contains { $0.interfaceIndex == route.interfaceIndex && $0.gateway == route.gateway }
+        var matching: DefaultRoute?
+        for candidate in snapshot.defaultRoutes where candidate.family == route.family && candidate.type == .unicast
+            && candidate.nextHops.contains(where: { $0.interfaceIndex == route.interfaceIndex && $0.gateway == route.gateway }) {
+            if candidate.table == route.table { matching = candidate; break }
+            if matching == nil { matching = candidate }
         }
-        let matching = candidates.first { $0.table == route.table } ?? candidates.first
         let hops = matching?.nextHops ?? [NextHop(interfaceIndex: route.interfaceIndex, gateway: route.gateway)]
         return hops.compactMap { $0.gateway?.description }
     }
