@@ -170,12 +170,7 @@ public final class NetlinkMonitor {
         if synchronizedOnce { resyncCount += 1 }
         if deferringRoutes {
             var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals)
-            let sysfs = self.sysfs
-            for request in [Dump.links, .addresses] {
-                for parsed in try dump(request) {
-                    fresh.apply(parsed) { sysfs.facts(for: $0) }
-                }
-            }
+            try apply([.links, .addresses], to: &fresh)
             state = fresh
             pendingRouteFamilies = Set(AddressFamily.allCases)
         } else {
@@ -187,10 +182,7 @@ public final class NetlinkMonitor {
     /// Dumps the default routes of `families` that a deferred start left pending.
     public func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError) {
         for family in AddressFamily.allCases where families.contains(family) && pendingRouteFamilies.contains(family) {
-            let sysfs = self.sysfs
-            for parsed in try dump(.routes(family)) {
-                state.apply(parsed) { sysfs.facts(for: $0) }
-            }
+            try apply([.routes(family)], to: &state)
             pendingRouteFamilies.remove(family)
         }
     }
@@ -334,12 +326,7 @@ public final class NetlinkMonitor {
         for _ in 0..<Self.maxSyncRounds {
             // Router advertisements cannot be dumped: what they announced is carried over.
             var fresh = TrackedState(announcedCaptivePortals: before.announcedCaptivePortals)
-            let sysfs = self.sysfs
-            for request in [Dump.links, .addresses, .routes(nil)] {
-                for parsed in try dump(request) {
-                    fresh.apply(parsed) { sysfs.facts(for: $0) }
-                }
-            }
+            try apply([.links, .addresses, .routes(nil)], to: &fresh)
             state = fresh
             let (stale, drained) = try drainAfterDump()
             removed.formUnion(drained)
@@ -366,6 +353,16 @@ public final class NetlinkMonitor {
             case .datagram: continue
             case .drained: return (stale, removed)
             case .eventsLost: return (true, removed)
+            }
+        }
+    }
+
+    /// Applies what these dumps hold to `tracked`, in order.
+    private func apply(_ requests: [Dump], to tracked: inout TrackedState) throws(NetlinkError) {
+        let sysfs = self.sysfs
+        for request in requests {
+            for parsed in try dump(request) {
+                tracked.apply(parsed) { sysfs.facts(for: $0) }
             }
         }
     }
