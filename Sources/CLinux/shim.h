@@ -15,17 +15,20 @@ static const int reachd_EAI_NODATA = -5;
 
 #include <stdint.h>
 #include <sys/mman.h>
-// The executable's read-only mappings, from its first byte to the end of its code, as the
-// linker marks them (GNU ld and gold define both symbols).
+#include <unistd.h>
+// The executable's first byte and the end of its code, as the linker marks them (GNU ld,
+// gold and lld define both). Everything between is read-only and never written: ELF and
+// symbol tables, relocation records, code. Relocated data (RELRO) and data come after it.
 extern const char __executable_start[];
 extern const char etext[];
 
-/// Unmaps the executable's read-only pages (headers, read-only data, code) from this
-/// process: they are clean copies of the file, so the next touch maps them back from the
-/// page cache. Returns madvise's result.
+/// Unmaps the executable's pages up to the end of its code from this process: they are
+/// clean copies of the file, so the next touch maps them back from the page cache.
+/// Returns madvise's result.
 static inline int reachd_release_executable_pages(void) {
-    uintptr_t start = (uintptr_t)__executable_start & ~(uintptr_t)4095;
-    uintptr_t end = ((uintptr_t)etext + 4095) & ~(uintptr_t)4095;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)__executable_start & ~(page - 1);
+    uintptr_t end = ((uintptr_t)etext + page - 1) & ~(page - 1);
     return madvise((void *)start, end - start, MADV_DONTNEED);
 }
 #endif
