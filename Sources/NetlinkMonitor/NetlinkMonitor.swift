@@ -191,14 +191,18 @@ public final class NetlinkMonitor {
     /// socket, and when it held tracked-state events (they may predate the dumps) syncs
     /// again from scratch, as `start()` does. Nothing to do after a complete start.
     ///
-    /// - Returns: the default routes taken away meanwhile (see `DrainOutcome.removedDefaultRoutes`).
+    /// The answer was already published, so events lost meanwhile (ENOBUFS) are what they
+    /// are in `drain()`: counted as a resync and reported in the outcome.
     @discardableResult
-    public func finishStart() throws(NetlinkError) -> Set<DefaultRoute> {
-        guard !pendingRouteFamilies.isEmpty else { return [] }
+    public func finishStart() throws(NetlinkError) -> DrainOutcome {
+        guard !pendingRouteFamilies.isEmpty else { return DrainOutcome() }
         try readRoutes(of: pendingRouteFamilies)
-        let (stale, removed) = try drainAfterDump()
-        guard stale else { return Set(removed) }
-        return Set(removed).union(try synchronize())
+        let (stale, lost, removed) = try drainAfterDump()
+        var outcome = DrainOutcome(changed: true, resynchronizedAfterLostEvents: lost, removedDefaultRoutes: Set(removed))
+        guard stale else { return outcome }
+        if lost { resyncCount += 1 }
+        outcome.removedDefaultRoutes.formUnion(try synchronize())
+        return outcome
     }
 
     /// Reads everything readable now (at most `maxDatagramsPerDrain` datagrams) without
@@ -328,7 +332,7 @@ public final class NetlinkMonitor {
             var fresh = TrackedState(announcedCaptivePortals: before.announcedCaptivePortals)
             try apply([.links, .addresses, .routes(nil)], to: &fresh)
             state = fresh
-            let (stale, drained) = try drainAfterDump()
+            let (stale, _, drained) = try drainAfterDump()
             removed.formUnion(drained)
             if !stale { break }
         }
@@ -336,9 +340,9 @@ public final class NetlinkMonitor {
     }
 
     /// Reads the event socket dry, applying what it holds. `stale` if it held
-    /// tracked-state events or overflowed, i.e. the dump must be repeated; `removed`,
-    /// the default routes those events took away.
-    private func drainAfterDump() throws(NetlinkError) -> (stale: Bool, removed: [DefaultRoute]) {
+    /// tracked-state events or overflowed (`lost`), i.e. the dump must be repeated;
+    /// `removed`, the default routes those events took away.
+    private func drainAfterDump() throws(NetlinkError) -> (stale: Bool, lost: Bool, removed: [DefaultRoute]) {
         var stale = false
         var removed: [DefaultRoute] = []
         while true {
@@ -351,8 +355,8 @@ public final class NetlinkMonitor {
             }
             switch reception {
             case .datagram: continue
-            case .drained: return (stale, removed)
-            case .eventsLost: return (true, removed)
+            case .drained: return (stale, false, removed)
+            case .eventsLost: return (true, true, removed)
             }
         }
     }

@@ -105,9 +105,9 @@ protocol KernelView: AnyObject {
     func resynchronize() throws(NetlinkError) -> Set<DefaultRoute>
     /// Reads the default routes of these families, which a deferred start left pending.
     func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError)
-    /// Reads every route still pending and settles the state; returns the default routes
-    /// taken away meanwhile.
-    func finishStart() throws(NetlinkError) -> Set<DefaultRoute>
+    /// Reads every route still pending and settles the state; says what it took away and
+    /// whether events were lost meanwhile, as `drain()` does.
+    func finishStart() throws(NetlinkError) -> DrainOutcome
     /// The tracked state plus fresh FIB lookups.
     func snapshot() -> NetworkSnapshot
     /// One FIB lookup, with a user's rules when `uid` is given.
@@ -247,11 +247,13 @@ public final class ReachabilityEngine {
         // command is taken: a target's answer may need them.
         if !snapshot.pendingRouteFamilies.isEmpty {
             do {
-                let removed = try monitor.finishStart()
+                let outcome = try monitor.finishStart()
+                account(outcome)
                 logger.debug("the remaining routes are read: publishing the complete snapshot")
                 snapshot = evaluate()
                 events.publish(snapshot)
-                recheckAt = scheduleRecheck(recheck.evaluate(removed: removed, snapshot: snapshot), attempt: recheck.attempts, now: clock.now)
+                let verdict = recheck.evaluate(removed: outcome.removedDefaultRoutes, snapshot: snapshot)
+                recheckAt = scheduleRecheck(verdict, attempt: recheck.attempts, now: clock.now)
             } catch {
                 logger.error("reading the routes at start failed: \(error); resynchronising")
                 retryAt = clock.now
@@ -310,11 +312,7 @@ public final class ReachabilityEngine {
             if ready[netlink] {
                 do {
                     let outcome = try monitor.drain()
-                    counters.netlinkEvents.add(outcome.events, ordering: .relaxed)
-                    if outcome.resynchronizedAfterLostEvents {
-                        counters.resyncsAfterLostEvents.add(1, ordering: .relaxed)
-                        logger.warning("netlink events were lost (receive buffer overflow): re-read links, addresses and default routes (resync #\(monitor.resyncCount))")
-                    }
+                    account(outcome)
                     dirty = outcome.changed
                     removed = outcome.removedDefaultRoutes
                 } catch {
@@ -358,6 +356,14 @@ public final class ReachabilityEngine {
                 nextPing = clock.now + interval
             }
         }
+    }
+
+    /// Counts what a drain read, and says so when events were lost.
+    private func account(_ outcome: DrainOutcome) {
+        counters.netlinkEvents.add(outcome.events, ordering: .relaxed)
+        guard outcome.resynchronizedAfterLostEvents else { return }
+        counters.resyncsAfterLostEvents.add(1, ordering: .relaxed)
+        logger.warning("netlink events were lost (receive buffer overflow): re-read links, addresses and default routes (resync #\(monitor.resyncCount))")
     }
 
     /// Carries out a `LookupRecheck` verdict: when to take the snapshot again, if at all.

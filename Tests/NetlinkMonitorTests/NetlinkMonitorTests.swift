@@ -82,6 +82,23 @@ final class NetlinkMonitorTests: XCTestCase {
         }
     }
 
+    func testEventsLostBeforeADeferredStartFinishesAreReported() throws {
+        try addVethPair()
+        try ns.ip("route", "add", "default", "via", "10.0.0.2")
+        try ns.inside { [ns = ns!] in
+            let monitor = try NetlinkMonitor(receiveBufferSize: 65536)
+            try monitor.start(deferringRoutes: true)
+            // The answer is out; 2,000 events about 8.8.8.8 (one per table) pass the route
+            // filter and overflow the 64 KiB buffer before the rest of the routes are read.
+            try ns.ipBatch((0..<2_000).map { "route add 8.8.8.8/32 via 10.0.0.2 table \(1000 + $0)" })
+            let outcome = try monitor.finishStart()
+            XCTAssertTrue(outcome.resynchronizedAfterLostEvents, "lost events after the answer are reported, as drain() reports them")
+            XCTAssertEqual(monitor.resyncCount, 1)
+            XCTAssertEqual(monitor.snapshot().pendingRouteFamilies, [])
+            XCTAssertEqual(monitor.snapshot().defaultRoutes.filter { $0.family == .ipv4 }.count, 1)
+        }
+    }
+
     func testInitialDumpSeesLoopbackAndVethWithAddresses() throws {
         try addVethPair()
         try withMonitor { monitor in

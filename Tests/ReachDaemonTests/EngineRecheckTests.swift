@@ -164,12 +164,12 @@ private final class ScriptedKernel: KernelView, Sendable {
         }
     }
 
-    func finishStart() throws(NetlinkError) -> Set<DefaultRoute> {
+    func finishStart() throws(NetlinkError) -> DrainOutcome {
         script.withLock {
             $0.reads.append("finish")
             $0.pending = []
         }
-        return []
+        return DrainOutcome(changed: true)
     }
 
     /// What was read of the routes a deferred start left pending, in order.
