@@ -29,9 +29,62 @@ public final class DirectoryWatch {
 
     deinit { try? descriptor.close() }
 
-    /// Reads and discards every queued event: the caller re-reads the files instead.
-    public func drain() {
+    /// What a drain read: which entries of the watched directories events were about.
+    /// The caller re-reads its files when one of theirs is named, instead of replaying events.
+    public struct Events: Sendable, Equatable {
+        /// The names of the entries events named (no directory part: the same name in two
+        /// watched directories is one name here).
+        public var names: Set<String>
+        /// Whether some event named no entry: the kernel's queue overflowed (events were
+        /// lost), or a watched directory itself was removed or moved.
+        public var unnamed: Bool
+
+        /// Creates a drain's result.
+        public init(names: Set<String> = [], unnamed: Bool = false) {
+            self.names = names
+            self.unnamed = unnamed
+        }
+    }
+
+    /// Reads every queued event and says what they were about.
+    @discardableResult
+    public func drain() -> Events {
+        var events = Events()
+        // Room for at least one event with the longest name (16 bytes + NAME_MAX + NUL).
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while (try? buffer.withUnsafeMutableBytes { try descriptor.read(into: $0) }) ?? 0 > 0 {}
+        while let count = try? buffer.withUnsafeMutableBytes({ try descriptor.read(into: $0) }), count > 0 {
+            Self.parse(buffer[..<count], into: &events)
+        }
+        return events
+    }
+
+    /// Parses `inotify_event` records as read(2) returns them: a 16-byte header (`wd`,
+    /// `mask`, `cookie`, `len`), then `len` bytes of NUL-padded name (none for events about
+    /// a watched directory itself, and for a queue overflow). A record cut short counts as
+    /// unnamed: whatever it was about, the caller should look.
+    public static func parse(_ bytes: ArraySlice<UInt8>, into events: inout Events) {
+        bytes.withUnsafeBytes { raw in
+            let header = 16
+            var offset = 0
+            while offset < raw.count {
+                guard offset + header <= raw.count else {
+                    events.unnamed = true
+                    return
+                }
+                let length = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                let end = offset + header + length
+                guard end <= raw.count else {
+                    events.unnamed = true
+                    return
+                }
+                let name = raw[(offset + header)..<end].prefix { $0 != 0 }
+                if name.isEmpty {
+                    events.unnamed = true
+                } else {
+                    events.names.insert(String(decoding: name, as: UTF8.self))
+                }
+                offset = end
+            }
+        }
     }
 }

@@ -336,7 +336,7 @@ public final class ReachabilityEngine {
                     retryAt = clock.now + delay
                 }
             }
-            if let resolverFiles, ready[resolverFiles], resolver.refresh() { dirty = true }
+            if let resolverFiles, ready[resolverFiles], resolver.handleEvents() { dirty = true }
             if let socketFiles, ready[socketFiles] {
                 socketWatch?.drain()
                 events.socketDirectoryChanged()

@@ -10,12 +10,17 @@ import SystemPackage
 /// *directories*: each file's own, every directory its symlink chain passes through, and,
 /// for one that does not exist yet, its nearest existing ancestor. The set is worked out
 /// again at every change, so a re-pointed link or a directory created later is followed.
-/// Confined to the engine thread.
+/// Only events about an entry on the way to the files count: a directory such as /etc or
+/// /run sees writes to many other files, and re-reading for each of them would cost CPU
+/// and map back code that has nothing to do (a log file written beside resolv.conf cost
+/// 2 MB of resident code). Confined to the engine thread.
 final class ResolverWatcher {
     private let paths: [String]
     /// Nil when inotify is unavailable: the answer is then read once and not followed.
     let watch: DirectoryWatch?
     private(set) var hasNameserver = false
+    /// The names of every entry on the way to the files as last followed.
+    private var relevantNames: Set<String> = []
 
     init(resolvConfPath: String, resolvedUpstreamPath: String, logger: Logger) {
         paths = [resolvConfPath, resolvedUpstreamPath]
@@ -31,9 +36,33 @@ final class ResolverWatcher {
     }
 
     /// Drains the watch, follows the files to wherever they point now, and re-reads them;
-    /// true if the answer changed. Also what a reload calls, events or not.
+    /// true if the answer changed. What a reload calls, events or not.
     func refresh() -> Bool {
         watch?.drain()
+        return reread()
+    }
+
+    /// Drains the watch and, when an event may concern the files, does what `refresh()`
+    /// does; true if the answer changed. What the engine calls when the watch is readable.
+    func handleEvents() -> Bool {
+        guard let events = watch?.drain(), Self.concerns(events, relevantNames) else { return false }
+        return reread()
+    }
+
+    /// Whether `events` may change what the files read: an event naming an entry on the
+    /// way to them (a file, a link it passes through, a directory not there yet), or one
+    /// naming nothing (events were lost, or a watched directory went away).
+    static func concerns(_ events: DirectoryWatch.Events, _ relevantNames: Set<String>) -> Bool {
+        events.unnamed || !events.names.isDisjoint(with: relevantNames)
+    }
+
+    /// The names of every path component on the way to `paths`, symbolic links followed:
+    /// events about any other entry cannot change what they read.
+    static func relevantNames(of paths: [String]) -> Set<String> {
+        Set(paths.flatMap(chain(of:)).flatMap { $0.split(separator: "/").map(String.init) })
+    }
+
+    private func reread() -> Bool {
         watchDirectories()
         let now = readConfiguration()
         defer { hasNameserver = now }
@@ -41,6 +70,7 @@ final class ResolverWatcher {
     }
 
     private func watchDirectories() {
+        relevantNames = Self.relevantNames(of: paths)
         guard let watch else { return }
         for directory in Set(paths.flatMap(Self.directories(leadingTo:))) {
             var candidate = directory
@@ -61,15 +91,20 @@ final class ResolverWatcher {
     }
 
     /// The directories whose changes can change what `path` reads: its own, and that of
-    /// every link its symlink chain passes through (at most 8 hops).
+    /// every link its symlink chain passes through.
     static func directories(leadingTo path: String) -> [String] {
-        var directories = [FileSystem.directory(containing: path)]
+        chain(of: path).map(FileSystem.directory(containing:))
+    }
+
+    /// `path` and every path its symlink chain passes through (at most 8 hops).
+    static func chain(of path: String) -> [String] {
+        var chain = [path]
         var current = path
         for _ in 0..<8 {
             guard let target = try? FileSystem.symbolicLinkTarget(of: current) else { break }
             current = target.hasPrefix("/") ? target : FileSystem.directory(containing: current) + "/" + target
-            directories.append(FileSystem.directory(containing: current))
+            chain.append(current)
         }
-        return directories
+        return chain
     }
 }
