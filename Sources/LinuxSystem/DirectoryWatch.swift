@@ -44,6 +44,12 @@ public final class DirectoryWatch {
             self.names = names
             self.unnamed = unnamed
         }
+
+        /// Whether these events may concern entries named `entries`: one of them was named,
+        /// or some event named nothing (then anything may have changed).
+        public func mayConcern(_ entries: Set<String>) -> Bool {
+            unnamed || !names.isDisjoint(with: entries)
+        }
     }
 
     /// Reads every queued event and says what they were about.

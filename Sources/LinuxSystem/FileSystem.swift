@@ -39,6 +39,12 @@ public enum FileSystem {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
+    /// The last component of `path`: what its directory lists it as.
+    public static func name(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
     /// Whether anything exists at `path` (a dangling symbolic link counts).
     public static func exists(_ path: String) -> Bool {
         (try? kind(of: path)).map { $0 != .nothing } ?? false

@@ -138,9 +138,9 @@ public enum Daemon {
         // Pinged at half the interval systemd asked for, through the event loop (see pingWatchdog).
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Duration.microseconds($0 / 2) }
         // A socket file deleted under reachd is noticed and put back (not one systemd passed).
-        let socketDirectory = activated ? nil : FileSystem.directory(containing: options.socketPath)
+        let socketFile = activated ? nil : options.socketPath
         let outcome = Result { () throws(EngineError) in
-            try engine.run(events, watchdogInterval: watchdogInterval, socketDirectory: socketDirectory)
+            try engine.run(events, watchdogInterval: watchdogInterval, socketFile: socketFile)
         }
 
         notifier.stopping()

@@ -36,7 +36,8 @@ public struct EngineEvents {
     public var reload: (_ token: Int?) -> Void
     /// Time to ping the systemd watchdog (only when it asked for pings).
     public var watchdog: () -> Void
-    /// The socket's directory changed: the socket file may have been deleted.
+    /// An event in the socket's directory named the socket file (or named nothing): the
+    /// file may have been deleted.
     public var socketDirectoryChanged: () -> Void
     /// The lookups a client asked for with `EngineCommand.lookUpTargets`, with its token.
     public var targetsLookedUp: (_ token: Int, [TargetLookup]) -> Void = { _, _ in }
@@ -221,16 +222,18 @@ public final class ReachabilityEngine {
     ///
     /// - Parameters:
     ///   - watchdogInterval: how often to call `events.watchdog` (nil: never).
-    ///   - socketDirectory: a directory to watch for the socket file's deletion
+    ///   - socketFile: the socket file to watch for deletion, through its directory
     ///     (`events.socketDirectoryChanged`); nil when reachd did not create the socket.
+    ///     Events about other entries there are ignored.
     /// - Throws: `EngineError` when it cannot go on: `poll` failed, netlink stayed broken
     ///   through every retry, or another thread posted `.fail`.
-    public func run(_ events: EngineEvents, watchdogInterval: Duration?, socketDirectory: String? = nil) throws(EngineError) -> Int32 {
+    public func run(_ events: EngineEvents, watchdogInterval: Duration?, socketFile: String? = nil) throws(EngineError) -> Int32 {
         let clock = ContinuousClock()
-        let socketWatch = socketDirectory.flatMap { directory -> DirectoryWatch? in
-            guard let watch = try? DirectoryWatch(), (try? watch.watch(directory)) == true else { return nil }
+        let socketWatch = socketFile.flatMap { file -> DirectoryWatch? in
+            guard let watch = try? DirectoryWatch(), (try? watch.watch(FileSystem.directory(containing: file))) == true else { return nil }
             return watch
         }
+        let socketName: Set<String> = socketFile.map { [FileSystem.name(of: $0)] } ?? []
         // Fixed slots first; the optional watches after them (a missing one is simply not polled).
         let (netlink, signal, commands) = (0, 1, 2)
         var descriptors = [monitor.eventDescriptor, signals.descriptor, mailbox.doorbell.descriptor]
@@ -337,8 +340,7 @@ public final class ReachabilityEngine {
                 }
             }
             if let resolverFiles, ready[resolverFiles], resolver.handleEvents() { dirty = true }
-            if let socketFiles, ready[socketFiles] {
-                socketWatch?.drain()
+            if let socketFiles, ready[socketFiles], socketWatch?.drain().mayConcern(socketName) == true {
                 events.socketDirectoryChanged()
             }
             // A due lookup recheck (rule 6) is one more evaluation; a batch drained meanwhile

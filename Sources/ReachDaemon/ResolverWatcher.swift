@@ -45,19 +45,13 @@ final class ResolverWatcher {
     /// Drains the watch and, when an event may concern the files, does what `refresh()`
     /// does; true if the answer changed. What the engine calls when the watch is readable.
     func handleEvents() -> Bool {
-        guard let events = watch?.drain(), Self.concerns(events, relevantNames) else { return false }
+        guard let events = watch?.drain(), events.mayConcern(relevantNames) else { return false }
         return reread()
     }
 
-    /// Whether `events` may change what the files read: an event naming an entry on the
-    /// way to them (a file, a link it passes through, a directory not there yet), or one
-    /// naming nothing (events were lost, or a watched directory went away).
-    static func concerns(_ events: DirectoryWatch.Events, _ relevantNames: Set<String>) -> Bool {
-        events.unnamed || !events.names.isDisjoint(with: relevantNames)
-    }
-
-    /// The names of every path component on the way to `paths`, symbolic links followed:
-    /// events about any other entry cannot change what they read.
+    /// The names of every path component on the way to `paths`, symbolic links followed
+    /// (a file, a link it passes through, a directory not there yet): events about any
+    /// other entry cannot change what they read.
     static func relevantNames(of paths: [String]) -> Set<String> {
         Set(paths.flatMap(chain(of:)).flatMap { $0.split(separator: "/").map(String.init) })
     }

@@ -8,8 +8,8 @@ import XCTest
 @testable import ReachDaemon
 
 /// The resolver watch re-reads only for events about entries on the way to its files:
-/// `DirectoryWatch.parse` (the inotify records), `ResolverWatcher.concerns` and
-/// `relevantNames` (the decision), and both against a real inotify instance.
+/// `DirectoryWatch.parse` (the inotify records), `Events.mayConcern` and
+/// `ResolverWatcher.relevantNames` (the decision), and both against a real inotify instance.
 final class ResolverWatcherTests: XCTestCase {
     // MARK: inotify records
 
@@ -62,7 +62,16 @@ final class ResolverWatcherTests: XCTestCase {
             ("events were lost", DirectoryWatch.Events(names: ["mtab"], unnamed: true), true),
         ]
         for (label, events, expected) in cases {
-            XCTAssertEqual(ResolverWatcher.concerns(events, relevant), expected, label)
+            XCTAssertEqual(events.mayConcern(relevant), expected, label)
+        }
+    }
+
+    func testAPathsNameIsItsLastComponent() {
+        let cases: [(String, String)] = [
+            ("/run/reachd/io.reachd.Reachability", "io.reachd.Reachability"), ("/c", "c"), ("c", "c"), ("a/b", "b"),
+        ]
+        for (path, name) in cases {
+            XCTAssertEqual(FileSystem.name(of: path), name, path)
         }
     }
 
