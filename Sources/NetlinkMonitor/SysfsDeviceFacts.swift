@@ -20,7 +20,7 @@ struct SysfsDeviceFacts {
         return DeviceFacts(
             isWireless: FileSystem.exists("\(base)/wireless") || FileSystem.exists("\(base)/phy80211"),
             deviceType: Self.deviceType(fromUevent: uevent ?? ""),
-            driver: driver.flatMap { $0.split(separator: "/").last.map(String.init) }
+            driver: driver.map(FileSystem.name(of:))
         )
     }
 

@@ -49,11 +49,11 @@ final class ResolverWatcher {
         return reread()
     }
 
-    /// The names of every path component on the way to `paths`, symbolic links followed
-    /// (a file, a link it passes through, a directory not there yet): events about any
+    /// The names of every component of the paths on the way to the files (`chain(of:)` of
+    /// each: a file, a link it passes through, a directory not there yet): events about any
     /// other entry cannot change what they read.
-    static func relevantNames(of paths: [String]) -> Set<String> {
-        Set(paths.flatMap(chain(of:)).flatMap { $0.split(separator: "/").map(String.init) })
+    static func relevantNames(along chain: [String]) -> Set<String> {
+        Set(chain.flatMap { $0.split(separator: "/").map(String.init) })
     }
 
     private func reread() -> Bool {
@@ -63,10 +63,13 @@ final class ResolverWatcher {
         return now != hasNameserver
     }
 
+    /// Follows the files' symlink chains once: what to watch (each path's directory) and
+    /// which names events must carry to matter.
     private func watchDirectories() {
-        relevantNames = Self.relevantNames(of: paths)
+        let chain = paths.flatMap(Self.chain(of:))
+        relevantNames = Self.relevantNames(along: chain)
         guard let watch else { return }
-        for directory in Set(paths.flatMap(Self.directories(leadingTo:))) {
+        for directory in Set(chain.map(FileSystem.directory(containing:))) {
             var candidate = directory
             // A directory that does not exist yet: watch the closest ancestor that does, to
             // see it appear.
@@ -82,12 +85,6 @@ final class ResolverWatcher {
 
     private static func text(of path: String) -> String? {
         (try? FileSystem.contents(of: path)).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// The directories whose changes can change what `path` reads: its own, and that of
-    /// every link its symlink chain passes through.
-    static func directories(leadingTo path: String) -> [String] {
-        chain(of: path).map(FileSystem.directory(containing:))
     }
 
     /// `path` and every path its symlink chain passes through (at most 8 hops).

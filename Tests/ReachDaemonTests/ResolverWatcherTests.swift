@@ -82,7 +82,8 @@ final class ResolverWatcherTests: XCTestCase {
         try "".write(toFile: base + "/run/first/stub.conf", atomically: false, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: base + "/etc/resolv.conf", withDestinationPath: "../run/first/stub.conf")
 
-        let names = ResolverWatcher.relevantNames(of: [base + "/etc/resolv.conf", base + "/missing/upstream.conf"])
+        let chain = [base + "/etc/resolv.conf", base + "/missing/upstream.conf"].flatMap(ResolverWatcher.chain(of:))
+        let names = ResolverWatcher.relevantNames(along: chain)
         for name in ["etc", "resolv.conf", "run", "first", "stub.conf", "missing", "upstream.conf"] {
             XCTAssertTrue(names.contains(name), "\(name) in \(names.sorted())")
         }
