@@ -81,6 +81,11 @@
 //   `DrainOutcome.removedDefaultRoutes`; the owner hands them to `LookupRecheck`
 //   (ReachabilityCore), which says when a lookup must be made again.
 //
+// * Router advertisements are the network's to send at will. Each RA option that would
+//   change what is tracked passes `AnnouncementLimiter` (per link: repeats cost nothing,
+//   changes are rate-limited, the latest one over budget is held); the owner applies held
+//   ones with `releaseHeldAnnouncements(now:)` at `nextAnnouncementRelease`.
+//
 // * No timers, no threads. The owner polls `eventDescriptor`, calls `drain()`, then
 //   `snapshot()` once per drained batch (rule 5), and again when its `LookupRecheck`
 //   asks (rule 6). `drain()` reads at most `maxDatagramsPerDrain` datagrams, so a flood
@@ -130,6 +135,8 @@ public final class NetlinkMonitor {
     private var watched: Set<IPAddress> = []
     /// Families whose default routes a deferred start has not read yet.
     private var pendingRouteFamilies: Set<AddressFamily> = []
+    /// How often RA options may change what is tracked, per link.
+    private var announcements: AnnouncementLimiter<String?>
 
     /// Resyncs so far (the initial sync is not counted): after lost events, and each
     /// `resynchronize()` or repeated `start()`.
@@ -141,10 +148,13 @@ public final class NetlinkMonitor {
     ///   - sysfsRoot: where sysfs is mounted (device facts come from `class/net/IF`).
     ///   - receiveBufferSize: the event socket's kernel receive buffer in bytes.
     ///   - lookupTargets: the destination looked up per family in `snapshot()`.
+    ///   - announcementBudget: how often RA options may change a link's tracked state.
     public init(
         sysfsRoot: String = "/sys", receiveBufferSize: Int = 8 << 20,
-        lookupTargets: [AddressFamily: IPAddress] = NetlinkMonitor.defaultLookupTargets
+        lookupTargets: [AddressFamily: IPAddress] = NetlinkMonitor.defaultLookupTargets,
+        announcementBudget: AnnouncementLimiter<String?>.Configuration = .routerAdvertisements
     ) throws(NetlinkError) {
+        announcements = AnnouncementLimiter(configuration: announcementBudget)
         events = try NetlinkSocket(role: "event", blocking: false)
         requests = try NetlinkSocket(role: "request", blocking: true)
         try events.setReceiveBufferSize(receiveBufferSize)
@@ -217,6 +227,11 @@ public final class NetlinkMonitor {
                 outcome.events += 1
                 let parsed = MessageParser.parse(message)
                 guard parsed.isRelevant else { return }
+                if case let .captivePortal(announcement) = parsed {
+                    // Only an applied change is news: a repeat or a held one changes nothing yet.
+                    if admit(announcement, now: .now) { outcome.changed = true }
+                    return
+                }
                 outcome.changed = true
                 if parsed.touchesTrackedState { outcome.removedDefaultRoutes.formUnion(apply(parsed)) }
             }
@@ -234,6 +249,23 @@ public final class NetlinkMonitor {
             }
         }
         return outcome
+    }
+
+    /// When an RA option held over its link's budget may be applied
+    /// (`releaseHeldAnnouncements(now:)`); nil when none is held.
+    public var nextAnnouncementRelease: ContinuousClock.Instant? { announcements.nextRelease }
+
+    /// Applies the held RA options whose link has budget again at `now`; whether any
+    /// changed the tracked state (take a snapshot then). A link that went down meanwhile
+    /// (a resync may have seen it without an event) keeps nothing of its old network.
+    public func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool {
+        var changed = false
+        for (link, uri) in announcements.release(now: now) {
+            guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { continue }
+            state.apply(.captivePortal(NDUserOption.CaptivePortal(interfaceIndex: link, apiURI: uri))) { _ in DeviceFacts() }
+            changed = true
+        }
+        return changed
     }
 
     /// Dumps links, addresses and default routes again into a fresh state (after
@@ -316,7 +348,20 @@ public final class NetlinkMonitor {
     /// Applies one message; returns the default routes it took away.
     private func apply(_ parsed: ParsedMessage) -> [DefaultRoute] {
         let sysfs = self.sysfs
+        if let voided = TrackedState.announcementsVoided(by: parsed) {
+            if voided.gone { announcements.forget(voided.link) } else { announcements.discardHeld(on: voided.link) }
+        }
         return state.apply(parsed) { sysfs.facts(for: $0) }
+    }
+
+    /// Applies an RA's captive-portal option if `AnnouncementLimiter` lets it change the
+    /// tracked state now; whether it did.
+    private func admit(_ announcement: NDUserOption.CaptivePortal, now: ContinuousClock.Instant) -> Bool {
+        let link = announcement.interfaceIndex
+        let current = state.announcedCaptivePortals[link]
+        guard announcements.offer(announcement.apiURI, on: link, current: current, now: now) == .apply else { return false }
+        state.apply(.captivePortal(announcement)) { _ in DeviceFacts() }
+        return true
     }
 
     /// Dumps everything into a fresh state, then drains the event socket; repeats
@@ -329,7 +374,7 @@ public final class NetlinkMonitor {
         var removed = Set<DefaultRoute>()
         for _ in 0..<Self.maxSyncRounds {
             // Router advertisements cannot be dumped: what they announced is carried over.
-            var fresh = TrackedState(announcedCaptivePortals: before.announcedCaptivePortals)
+            var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals)
             try apply([.links, .addresses, .routes(nil)], to: &fresh)
             state = fresh
             let (stale, _, drained) = try drainAfterDump()
@@ -348,6 +393,11 @@ public final class NetlinkMonitor {
         while true {
             let reception = try events.receive { message in
                 let parsed = MessageParser.parse(message)
+                if case let .captivePortal(announcement) = parsed {
+                    // RAs are not dumped, so one cannot make a dump stale.
+                    _ = admit(announcement, now: .now)
+                    return
+                }
                 if parsed.touchesTrackedState {
                     stale = true
                     removed += apply(parsed)

@@ -37,6 +37,7 @@ struct TrackedState {
     /// displaced, and the next hops flushed with their link or its last IPv4 address.
     @discardableResult
     mutating func apply(_ message: ParsedMessage, facts: (String) -> DeviceFacts) -> [DefaultRoute] {
+        if let voided = Self.announcementsVoided(by: message) { announcedCaptivePortals[voided.link] = nil }
         switch message {
         case .link(var link):
             if let old = links[link.index], old.name == link.name {
@@ -45,12 +46,10 @@ struct TrackedState {
                 link.device = facts(link.name)
             }
             links[link.index] = link
-            if !link.isUp || !link.carrier { announcedCaptivePortals[link.index] = nil }
             // DESIGN rule 3: admin-down flushes the link's IPv4 routes without RTM_DELROUTE.
             if !link.isUp { return dropRoutes(through: link.index, family: .ipv4) }
         case .linkRemoved(let index):
             links[index] = nil
-            announcedCaptivePortals[index] = nil
             addresses = addresses.filter { $0.key.interfaceIndex != index }
             return dropRoutes(through: index, family: nil)
         case .address(let address):
@@ -93,6 +92,16 @@ struct TrackedState {
             break
         }
         return []
+    }
+
+    /// The link whose announced captive portal `message` voids, and whether the link is
+    /// gone: a link that goes, goes down or loses carrier may come back on another network.
+    static func announcementsVoided(by message: ParsedMessage) -> (link: Int32, gone: Bool)? {
+        switch message {
+        case let .link(link) where !link.isUp || !link.carrier: (link.index, false)
+        case let .linkRemoved(index): (index, true)
+        default: nil
+        }
     }
 
     /// The default routes `old` tracked that `new` does not (what a resync found gone).

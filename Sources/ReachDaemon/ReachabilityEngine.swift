@@ -116,6 +116,15 @@ protocol KernelView: AnyObject {
     /// Route events about these addresses (besides the well-known lookup targets) must
     /// reach `drain()`; others may be dropped before they are queued.
     func watch(_ addresses: Set<IPAddress>) throws(NetlinkError)
+    /// When an RA option held over its link's budget may be applied; nil: none held.
+    var nextAnnouncementRelease: ContinuousClock.Instant? { get }
+    /// Applies the held RA options now due; whether the tracked state changed.
+    func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool
+}
+
+extension KernelView {
+    var nextAnnouncementRelease: ContinuousClock.Instant? { nil }
+    func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool { false }
 }
 
 extension NetlinkMonitor: KernelView {}
@@ -270,7 +279,7 @@ public final class ReachabilityEngine {
             // While a resync waits for its retry, netlink is left out: a broken socket would
             // poll readable at once and spin.
             polls.setEnabled(retryAt == nil, at: netlink)
-            let wakeUp = [retryAt, recheckAt, nextPing].compactMap { $0 }.min()
+            let wakeUp = [retryAt, recheckAt, nextPing, monitor.nextAnnouncementRelease].compactMap { $0 }.min()
             let ready: [Bool]
             do {
                 ready = try polls.wait(timeoutMilliseconds: wakeUp.map { Self.milliseconds(from: clock.now, to: $0) })
@@ -316,7 +325,7 @@ public final class ReachabilityEngine {
                 do {
                     let outcome = try monitor.drain()
                     account(outcome)
-                    dirty = outcome.changed
+                    if outcome.changed { dirty = true }  // a batch of held RAs must not undo a command's
                     removed = outcome.removedDefaultRoutes
                 } catch {
                     logger.error("netlink receive failed: \(error); resynchronising")
@@ -339,6 +348,9 @@ public final class ReachabilityEngine {
                     retryAt = clock.now + delay
                 }
             }
+            // An RA option held over its link's budget (NetlinkMonitor) whose time has come.
+            if let due = monitor.nextAnnouncementRelease, clock.now >= due,
+               monitor.releaseHeldAnnouncements(now: clock.now) { dirty = true }
             if let resolverFiles, ready[resolverFiles], resolver.handleEvents() { dirty = true }
             if let socketFiles, ready[socketFiles], socketWatch?.drain().mayConcern(socketName) == true {
                 events.socketDirectoryChanged()
