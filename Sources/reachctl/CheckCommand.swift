@@ -57,20 +57,21 @@ extension Reachctl {
             let path = reply.path
             var verdict: String
             switch path.status {
-            case .satisfied: verdict = "reachable via \(path.primaryInterface ?? "?") (\(path.primaryInterfaceType?.rawValue ?? "?"))"
-            case .requiresConnection: verdict = "reachable once \(path.primaryInterface ?? "?") connects"
+            case .satisfied: verdict = "reachable via \(path.primaryInterface.map(shown) ?? "?") (\(path.primaryInterfaceType?.rawValue ?? "?"))"
+            case .requiresConnection: verdict = "reachable once \(path.primaryInterface.map(shown) ?? "?") connects"
             case .unsatisfied: verdict = "not reachable: \(path.unsatisfiedReason?.rawValue ?? "?")"
             }
             let flags = path.flags.names
             if !flags.isEmpty { verdict += " [\(flags.joined(separator: ", "))]" }
-            var lines = ["\(reply.target): \(verdict)"]
+            var lines = ["\(shown(reply.target)): \(verdict)"]
             guard !path.addresses.isEmpty else { return lines[0] }
             var rows = [["ADDRESS", "FAMILY", "VERDICT", "INTERFACE", "GATEWAY", "SOURCE"]]
             for address in path.addresses {
                 rows.append([
-                    address.address, address.family.rawValue,
+                    shown(address.address), address.family.rawValue,
                     address.reachable ? "reachable" : address.unsatisfiedReason?.rawValue ?? "?",
-                    address.interface ?? "-", address.gateway ?? (address.interface == nil ? "-" : "on-link"), address.source ?? "-",
+                    address.interface.map(shown) ?? "-", address.gateway.map(shown) ?? (address.interface == nil ? "-" : "on-link"),
+                    address.source.map(shown) ?? "-",
                 ])
             }
             lines.append(table(rows))

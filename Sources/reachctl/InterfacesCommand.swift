@@ -27,11 +27,11 @@ extension Reachctl {
             var rows = [["INDEX", "NAME", "TYPE", "KIND", "STATE", "CARRIER", "IGNORED", "CONNECTIVITY", "ADDRESSES"]]
             for interface in interfaces {
                 let addresses = interface.addresses.map { address in
-                    "\(address.address)/\(address.prefixLength)" + (address.usable ? "" : "*")
+                    "\(shown(address.address))/\(address.prefixLength)" + (address.usable ? "" : "*")
                 }
                 rows.append([
-                    "\(interface.index)", interface.name, interface.type.rawValue, interface.kind ?? "-",
-                    interface.operState + (interface.up ? "" : ",admin-down"),
+                    "\(interface.index)", shown(interface.name), interface.type.rawValue, interface.kind.map(shown) ?? "-",
+                    shown(interface.operState) + (interface.up ? "" : ",admin-down"),
                     interface.carrier ? "yes" : "no", interface.ignored ? "yes" : "no", Self.connectivity(of: interface),
                     addresses.isEmpty ? "-" : addresses.joined(separator: " "),
                 ])
@@ -44,7 +44,7 @@ extension Reachctl {
                 printLine("(CONNECTIVITY: IPv4/IPv6 probe verdicts, - not probed)")
             }
             for interface in interfaces {
-                if let portal = interface.captivePortal { printLine("\(interface.name): portal: \(PortalFormatter.describe(portal))") }
+                if let portal = interface.captivePortal { printLine("\(shown(interface.name)): portal: \(PortalFormatter.describe(portal))") }
             }
         }
 

@@ -19,7 +19,8 @@ extension Reachctl {
         func run() async throws {
             do {
                 let text = try await connection.client(root).metrics()
-                print(text, terminator: "")
+                // Label values are escaped by reachd; this guards a terminal against any other.
+                print(shownLines(text), terminator: "")
             } catch {
                 throw fail(error)
             }

@@ -1,6 +1,12 @@
 import FoundationEssentials
 import LinuxSystem
+import ReachabilityCore
 import ReachProtocol
+
+// Everything reachd answers may carry text from the network (portal URLs, interface names
+// anyone may set in their own namespace): every string of a reply is written through
+// `shown(_:)` (UntrustedText's rule: no terminal control, always one line), and JSON
+// through `terminalSafe(json:)`.
 
 /// Writes a line to stdout unbuffered, so `watch` output reaches pipes at once.
 func printLine(_ text: String) {
@@ -12,12 +18,45 @@ func printError(_ text: String) {
     StandardStreams.printError(text)
 }
 
-/// Pretty or compact JSON of a wire value.
+/// Pretty or compact JSON of a wire value, safe for a terminal (`terminalSafe(json:)`).
 func json(_ value: some Encodable, pretty: Bool) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
     guard let data = try? encoder.encode(value) else { return "{}" }
-    return String(decoding: data, as: UTF8.self)
+    return terminalSafe(json: String(decoding: data, as: UTF8.self))
+}
+
+/// JSON text with every non-ASCII scalar `UntrustedText` escapes (C1 controls, bidi and
+/// other format characters, U+2028, …) and DEL written as JSON escapes (`\u202e`, a
+/// surrogate pair beyond the BMP). JSONEncoder escapes only C0 controls, `"` and `\`; the
+/// rest would reach the terminal as they are. The JSON decodes to the same values: such
+/// scalars can only stand inside strings, where any character may be escaped.
+func terminalSafe(json: String) -> String {
+    guard json.utf8.contains(where: { $0 >= 0x7F }) else { return json }
+    var output = String.UnicodeScalarView()
+    for scalar in json.unicodeScalars {
+        guard scalar.value >= 0x7F, UntrustedText.needsEscape(scalar) else {
+            output.append(scalar)
+            continue
+        }
+        let units = scalar.value > 0xFFFF ? Array(String(scalar).utf16) : [UInt16(scalar.value)]
+        for unit in units {
+            let hex = String(unit, radix: 16)
+            output.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+        }
+    }
+    return String(output)
+}
+
+/// A string from reachd's answer, as reachctl writes it: `UntrustedText`'s rule.
+func shown(_ text: String) -> String {
+    UntrustedText.escaped(text)
+}
+
+/// Text reachd sends as several lines (the metrics, a refused configuration's reason):
+/// each line under `UntrustedText`'s rule, the line breaks kept.
+func shownLines(_ text: String) -> String {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { UntrustedText.escaped($0) }.joined(separator: "\n")
 }
 
 /// Pads cells into aligned columns.

@@ -43,7 +43,7 @@ extension Reachctl {
             let checked = interfaces.filter { ($0.name == interface || interface == nil) && $0.lastChecked != nil }
             if checked.isEmpty { printLine("no interface was checked (none has a usable route)") }
             for described in checked {
-                var line = "\(described.name): IPv4 \(described.ipv4Connectivity.rawValue), IPv6 \(described.ipv6Connectivity.rawValue)"
+                var line = "\(shown(described.name)): IPv4 \(described.ipv4Connectivity.rawValue), IPv6 \(described.ipv6Connectivity.rawValue)"
                 if let portal = described.captivePortal { line += "; portal: \(PortalFormatter.describe(portal))" }
                 printLine(line)
             }

@@ -79,7 +79,7 @@ extension InterfaceType: ExpressibleByArgument {}
 
 /// Exit code 2 when reachd cannot be reached, 1 for any other failure; one line on stderr.
 func fail(_ error: ReachClientError) -> ExitCode {
-    printError("reachctl: \(error)")
+    printError("reachctl: \(shown(error.description))")
     switch error {
     case .daemonNotRunning, .permissionDenied, .connectionFailed, .timedOut: return ExitCode(2)
     case .connectionClosed, .protocolError, .remoteError: return ExitCode(1)

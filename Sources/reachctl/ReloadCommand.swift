@@ -26,7 +26,7 @@ extension Reachctl {
             } catch {
                 if case let .remoteError(_, name, parameters) = error {
                     if name == ReachabilityInterface.Error.reloadRefused {
-                        printError("reachctl: reload refused, reachd keeps its running configuration: \(parameters["reason"]?.stringValue ?? "no reason given")")
+                        printError("reachctl: reload refused, reachd keeps its running configuration: \(parameters["reason"]?.stringValue.map(shownLines) ?? "no reason given")")
                         throw ExitCode.failure
                     }
                     if name == VarlinkError.Name.permissionDenied {

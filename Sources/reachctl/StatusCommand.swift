@@ -49,7 +49,7 @@ enum StatusFormatter {
         var status = path.status.rawValue
         if let reason = path.unsatisfiedReason { status += " (\(reason.rawValue))" }
         lines.append(("Status", status))
-        var primary = path.primaryInterface ?? "none"
+        var primary = path.primaryInterface.map(shown) ?? "none"
         if let type = path.primaryInterfaceType { primary += " (\(type.rawValue))" }
         lines.append(("Primary", primary))
         lines.append(("Gateways", list(path.gateways)))
@@ -62,7 +62,7 @@ enum StatusFormatter {
         if let portal = path.captivePortal { lines.append(("Portal", PortalFormatter.describe(portal))) }
         lines.append(("Flags", list(path.flags.names)))
         lines.append(("Available", list(path.availableInterfaces)))
-        lines.append(("Sequence", "\(reply.sequence) (instance \(reply.instance))"))
+        lines.append(("Sequence", "\(reply.sequence) (instance \(shown(reply.instance)))"))
         let width = lines.map(\.0.count).max() ?? 0
         return lines.map { label, value in
             (label + ":").padded(to: width + 2) + value
@@ -76,10 +76,10 @@ enum StatusFormatter {
         if let reason = path.unsatisfiedReason { text += " (\(reason.rawValue))" }
         text += " \(path.reachability.rawValue)"
         if let primary = path.primaryInterface {
-            text += " via \(primary)"
+            text += " via \(shown(primary))"
             if let type = path.primaryInterfaceType { text += " (\(type.rawValue))" }
         }
-        if !path.gateways.isEmpty { text += " gw " + path.gateways.joined(separator: ",") }
+        if !path.gateways.isEmpty { text += " gw " + path.gateways.map(shown).joined(separator: ",") }
         let families = [path.supportsIPv4 ? "IPv4" : nil, path.supportsIPv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { text += " " + families.joined(separator: "+") }
         if path.supportsDNS { text += " DNS" }
@@ -92,7 +92,7 @@ enum StatusFormatter {
     }
 
     private static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
-    private static func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.joined(separator: ", ") }
+    private static func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.map(shown).joined(separator: ", ") }
 }
 
 /// Human-readable captive-portal facts.
@@ -101,15 +101,15 @@ enum PortalFormatter {
     static func describe(_ portal: CaptivePortal) -> String {
         var parts: [String] = []
         switch portal.captive {
-        case true?: parts.append("captive" + (portal.userPortalURL.map { ", log in at \($0)" } ?? ""))
+        case true?: parts.append("captive" + (portal.userPortalURL.map { ", log in at \(shown($0))" } ?? ""))
         case false?: parts.append("session open")
         case nil: parts.append("announced, not asked")
         }
         if let seconds = portal.secondsRemaining { parts.append("\(seconds) s left") }
         if let bytes = portal.bytesRemaining { parts.append("\(bytes) bytes left") }
         if portal.canExtendSession == true { parts.append("can be extended") }
-        if let api = portal.apiURI { parts.append("API \(api)") }
-        if let venue = portal.venueInfoURL { parts.append("venue \(venue)") }
+        if let api = portal.apiURI { parts.append("API \(shown(api))") }
+        if let venue = portal.venueInfoURL { parts.append("venue \(shown(venue))") }
         return parts.joined(separator: "; ")
     }
 }
