@@ -15,11 +15,17 @@ import ReachabilityCore
 /// judges the checks, `CaptivePortalAPI` the API's answer. Nothing runs unless `[probe]`
 /// names an endpoint or `[captive-portal] fetch-api` is on and a network announced an API:
 /// no timer, no socket, no wakeup.
+///
+/// A round that is no longer current (a newer one started, the interface stopped being
+/// eligible, reachd stops) is cancelled at once: its sockets are closed and its names no
+/// longer waited for. How many requests run at once is `HTTPFetcher`'s cap.
 final class ConnectivityMonitor {
     private struct Entry {
         var schedule: ProbeSchedule
         var context: ProbeContext
         var timer: Scheduled<Void>?
+        /// Ends the running round's requests when a newer round supersedes it.
+        var running: FetchCancellation?
         /// Clients waiting for the running round (`CheckConnectivity`).
         var waiters: [EventLoopPromise<Void>] = []
     }
@@ -88,6 +94,7 @@ final class ConnectivityMonitor {
         if !settings.probe.isEnabled { eligible = eligible.filter { $0.value.announcedAPI != nil } }
         for key in entries.keys.sorted() where eligible[key] == nil {
             perform(entries[key]?.schedule.pathChanged(eligible: false) ?? [], for: key)
+            entries[key]?.running?.cancel()
             finishWaiters(of: key)
             entries[key] = nil
             if next[key.interfaceIndex] != nil { next[key.interfaceIndex]?[key.family] = .unknown }
@@ -138,6 +145,7 @@ final class ConnectivityMonitor {
     func stop() {
         for key in entries.keys {
             entries[key]?.timer?.cancel()
+            entries[key]?.running?.cancel()
             finishWaiters(of: key)
         }
         entries = [:]
@@ -172,12 +180,16 @@ final class ConnectivityMonitor {
 
     private func startRound(_ round: Int, for key: ProbeKey) {
         guard let context = entries[key]?.context else { return }
+        // The round this one supersedes ends now, not at its deadline.
+        entries[key]?.running?.cancel()
+        let cancellation = FetchCancellation()
+        entries[key]?.running = cancellation
         let probe = settings.probe
         let timeout = TimeAmount(probe.timeout)
         func check(_ endpoint: HTTPEndpoint?, tls: (any TLSHandshaking)?) -> EventLoopFuture<HTTPFetcher.Result?> {
             guard let endpoint else { return eventLoop.makeSucceededFuture(nil) }
             let request = HTTPFetcher.Request(endpoint: endpoint, interfaceIndex: key.interfaceIndex, family: key.family,
-                                              timeout: timeout, tls: endpoint.isHTTPS ? tls : nil)
+                                              timeout: timeout, tls: endpoint.isHTTPS ? tls : nil, cancellation: cancellation)
             return fetcher.fetch(request, hasNameserver: hasNameserver).map { $0 }
         }
         let api: HTTPEndpoint? = settings.captivePortal.fetchAPI
@@ -187,7 +199,8 @@ final class ConnectivityMonitor {
         let https = check(probe.httpsURL, tls: probeTLS)
         let apiAnswer: EventLoopFuture<HTTPFetcher.Result?> = api.map { endpoint in
             let request = HTTPFetcher.Request(endpoint: endpoint, interfaceIndex: key.interfaceIndex, family: nil,
-                                              timeout: .seconds(5), accept: CaptivePortalAPI.mediaType, tls: apiTLS)
+                                              timeout: .seconds(5), accept: CaptivePortalAPI.mediaType, tls: apiTLS,
+                                              cancellation: cancellation)
             return fetcher.fetch(request, hasNameserver: hasNameserver).map { $0 }
         } ?? eventLoop.makeSucceededFuture(nil)
         http.and(https).and(apiAnswer).assumeIsolated().whenSuccess { [self] checks, apiResult in
@@ -198,6 +211,7 @@ final class ConnectivityMonitor {
     private func finishRound(_ round: Int, for key: ProbeKey, http: HTTPFetcher.Result?, https: HTTPFetcher.Result?,
                              api: HTTPFetcher.Result?, apiURI: String?) {
         guard let entry = entries[key], entry.schedule.isCurrent(round: round) else { return }  // superseded
+        entries[key]?.running = nil
         let judgement = ProbeVerdict.judge(http: http?.outcome, https: https?.outcome, expect: settings.probe.expectation)
         var apiAnswer: CaptivePortal?
         if let api {
@@ -211,10 +225,11 @@ final class ConnectivityMonitor {
             judgement, apiAnswer: apiAnswer, apiURI: apiURI, family: key.family, probesEnabled: settings.probe.isEnabled,
             facts: table[key.interfaceIndex] ?? InterfaceConnectivity(), checkedAt: Int(time(nil))
         )
-        let sessionEnds = outcome.sessionSecondsLeft.map { ContinuousClock.now + .seconds($0) }
+        let now = ContinuousClock.now
+        let sessionEnds = outcome.sessionSecondsLeft.map { ProbeSchedule.instant(seconds: $0, after: now) }
         log(key: key, context: entry.context, verdict: outcome.scheduleVerdict, http: http, https: https)
 
-        let actions = entries[key]?.schedule.probeFinished(round: round, connectivity: outcome.scheduleVerdict, sessionEnds: sessionEnds, now: .now) ?? []
+        let actions = entries[key]?.schedule.probeFinished(round: round, connectivity: outcome.scheduleVerdict, sessionEnds: sessionEnds, now: now) ?? []
         var next = table
         next[key.interfaceIndex] = outcome.facts
         commit(next)
@@ -265,12 +280,4 @@ public struct ConnectivitySettings: Sendable, Equatable {
 
     /// Off: no probes, no API fetches (router advertisements are still read).
     public init() {}
-}
-
-extension TimeAmount {
-    /// The same span as a Swift `Duration` (whole nanoseconds).
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
 }

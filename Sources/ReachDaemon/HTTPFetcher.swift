@@ -17,6 +17,11 @@ protocol TLSHandshaking: Sendable {
 /// and to one family, no redirects followed, the body read up to a cap, and a deadline on
 /// the whole exchange. Runs on the event loop that owns the published state; names are
 /// resolved off it by `NameResolver`.
+///
+/// At most `ProbeSlots.defaultCapacity` requests are in flight at once, whoever asks (more
+/// wait, within their deadline; more than the queue are refused as "too many probes"),
+/// and a request whose `FetchCancellation` fires ends at once: its socket is closed and
+/// its name resolution no longer waited for.
 final class HTTPFetcher {
     /// One request.
     struct Request {
@@ -32,6 +37,8 @@ final class HTTPFetcher {
         var accept = "*/*"
         /// For `https`: how the server must prove who it is.
         var tls: (any TLSHandshaking)?
+        /// Ends the request early (its round was superseded).
+        var cancellation: FetchCancellation?
     }
 
     /// What came back: the verdict's view of it, and the body as read (up to `bodyLimit`).
@@ -47,11 +54,20 @@ final class HTTPFetcher {
 
     private let eventLoop: any EventLoop
     private let resolver: NameResolver
+    /// Which requests run and which wait.
+    private var slots: ProbeSlots
+    /// How to start each waiting request, by id.
+    private var waiting: [Int: () -> Void] = [:]
+    private var nextID = 0
 
-    init(eventLoop: any EventLoop, resolver: NameResolver) {
+    init(eventLoop: any EventLoop, resolver: NameResolver, slots: ProbeSlots = ProbeSlots()) {
         self.eventLoop = eventLoop
         self.resolver = resolver
+        self.slots = slots
     }
+
+    /// Requests holding a slot now (resolving, connecting or reading).
+    var requestsInFlight: Int { slots.running.count }
 
     /// Fetches `request.endpoint`; never fails: every error is an outcome.
     func fetch(_ request: Request, hasNameserver: Bool) -> EventLoopFuture<Result> {
@@ -59,11 +75,36 @@ final class HTTPFetcher {
             return eventLoop.makeSucceededFuture(Result(outcome: .untrusted("no trust policy for \(request.endpoint)")))
         }
         let promise = eventLoop.makePromise(of: Result.self)
+        let id = nextID
+        nextID += 1
+        // The deadline counts from the ask: time spent waiting for a slot is part of it.
         let deadline = eventLoop.assumeIsolated().scheduleTask(in: request.timeout) {
             promise.succeed(Result(outcome: .timedOut))
         }
-        promise.futureResult.whenComplete { _ in deadline.cancel() }
+        request.cancellation?.onCancel { promise.succeed(Result(outcome: .failed("superseded"))) }
+        promise.futureResult.assumeIsolated().whenComplete { [self] _ in
+            deadline.cancel()
+            waiting[id] = nil
+            for next in slots.finished(id) { waiting.removeValue(forKey: next)?() }
+        }
+        let begin = { [self] in start(request, hasNameserver: hasNameserver, promise: promise) }
+        switch slots.admit(id) {
+        case .start: begin()
+        case .wait: waiting[id] = begin
+        case .refuse: promise.succeed(Result(outcome: .failed("too many probes in flight")))
+        }
+        return promise.futureResult
+    }
+
+    /// Resolves, connects and reads for an admitted request, unless it already has an
+    /// outcome (a deadline or a cancellation while it waited or resolved).
+    private func start(_ request: Request, hasNameserver: Bool, promise: EventLoopPromise<Result>) {
+        let finished = NIOLoopBoundBox(false, eventLoop: eventLoop)
+        promise.futureResult.assumeIsolated().whenComplete { _ in finished.value = true }
+        guard !finished.value else { return }
         address(of: request, hasNameserver: hasNameserver).assumeIsolated().whenComplete { [self] resolved in
+            // Given up meanwhile: no socket for an answer nobody waits for.
+            guard !finished.value else { return }
             switch resolved {
             case let .success(.unusable(reason)):
                 promise.succeed(Result(outcome: .failed(reason)))
@@ -73,7 +114,6 @@ final class HTTPFetcher {
                 promise.succeed(Result(outcome: .failed("\(error)")))
             }
         }
-        return promise.futureResult
     }
 
     /// The address to connect to: the host itself when it is a literal, else the first of
@@ -86,13 +126,14 @@ final class HTTPFetcher {
             }
             return eventLoop.makeSucceededFuture(Self.socketAddress(literal, port: endpoint.port))
         }
+        let family = request.family
         return resolver.resolve(endpoint.host, hasNameserver: hasNameserver, interfaceIndex: request.interfaceIndex).map { outcome in
             switch outcome {
             case let .failed(reason):
                 return .unusable("\(endpoint.host): \(reason.rawValue)")
             case let .addresses(addresses):
-                guard let address = addresses.first(where: { request.family == nil || $0.family == request.family }) else {
-                    return .unusable("\(endpoint.host) has no \(request.family?.rawValue ?? "") address")
+                guard let address = addresses.first(where: { family == nil || $0.family == family }) else {
+                    return .unusable("\(endpoint.host) has no \(family?.rawValue ?? "") address")
                 }
                 return Self.socketAddress(address, port: endpoint.port)
             }
@@ -134,11 +175,13 @@ final class HTTPFetcher {
             .connectTimeout(request.timeout)
             .channelOption(ChannelOptions.socketOption(Self.bindToInterfaceIndex), value: SocketOptionValue(request.interfaceIndex))
             .channelInitializer { channel in
+                // An outcome (the deadline, a cancellation, an answer) closes the socket,
+                // also while it is still connecting.
+                promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
                 do {
                     let pipeline = channel.pipeline.syncOperations
                     if let tlsHandler { try pipeline.addHandler(tlsHandler.value) }
-                    try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .dropBytes)
-                    try pipeline.addHandler(ResponseReader(head: requestHead, promise: promise, refusal: refusal))
+                    try ResponseReader.addHandlers(to: pipeline, head: requestHead, promise: promise, refusal: refusal)
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
@@ -146,11 +189,7 @@ final class HTTPFetcher {
             }
             .connect(to: address)
             .whenComplete { result in
-                switch result {
-                case let .success(channel):
-                    // The deadline, or an answer, ends the exchange: close whatever is left.
-                    promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
-                case let .failure(error):
+                if case let .failure(error) = result {
                     promise.succeed(Result(outcome: .failed(Self.describe(error))))
                 }
             }
@@ -163,6 +202,29 @@ final class HTTPFetcher {
         }
         if error is ChannelError, case .connectTimeout = error as? ChannelError { return "connection timed out" }
         return "\(error)"
+    }
+}
+
+/// Ends the requests of one probe round at once when the round is superseded: each
+/// request's outcome becomes "superseded", which closes its socket and stops waiting for its
+/// name. Used on the event loop only.
+final class FetchCancellation {
+    private var handlers: [() -> Void] = []
+    /// Whether `cancel` was called.
+    private(set) var isCancelled = false
+
+    /// Runs `handler` on `cancel` (at once if cancelled already).
+    func onCancel(_ handler: @escaping () -> Void) {
+        if isCancelled { handler() } else { handlers.append(handler) }
+    }
+
+    /// Cancels every request that registered; later ones are cancelled as they register.
+    func cancel() {
+        guard !isCancelled else { return }
+        isCancelled = true
+        let pending = handlers
+        handlers = []
+        for handler in pending { handler() }
     }
 }
 

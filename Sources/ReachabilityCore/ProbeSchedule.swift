@@ -83,8 +83,8 @@ public struct ProbeSchedule: Sendable, Equatable {
         guard isCurrent(round: finished) else { return [] }  // superseded
         if result == .full {
             failures = 0
-            let recheck = configuration.recheckInterval.map { now + $0 }
-            let sessionCheck = sessionEnds.map { $0 - configuration.sessionMargin }
+            let recheck = configuration.recheckInterval.map { now + min($0, Self.longestWait) }
+            let sessionCheck = sessionEnds.map { min($0, now + Self.longestWait) - configuration.sessionMargin }
             guard let next = [recheck, sessionCheck].compactMap({ $0 }).min() else {
                 state = .settled
                 return []
@@ -118,11 +118,24 @@ public struct ProbeSchedule: Sendable, Equatable {
     /// Whether `finished` is the round running now (not superseded by a later one).
     public func isCurrent(round finished: Int) -> Bool { state == .probing && finished == round }
 
+    /// The longest a timer is ever armed for: a round at least once a day, whatever an
+    /// RFC 8908 session claims (the configured delays are at most a day too).
+    public static let longestWait: Duration = .seconds(86_400)
+
+    /// `seconds` after `now`, from a number the network sent: never before `now`, never
+    /// past `longestWait` (no arithmetic on the number itself, so none can overflow).
+    public static func instant(seconds: Int, after now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        let longest = Int(longestWait.components.seconds)
+        return now + .seconds(min(max(seconds, 0), longest))
+    }
+
     /// The retry delay after `failures` earlier failed rounds: doubling, capped.
     func delay(afterFailures failures: Int) -> Duration {
-        var delay = configuration.initialDelay
-        for _ in 0..<min(failures, 32) where delay < configuration.maximumDelay { delay *= 2 }
-        return min(delay, configuration.maximumDelay)
+        let longest = min(configuration.maximumDelay, Self.longestWait)
+        var delay = min(configuration.initialDelay, longest)
+        // Doubles only below the cap (a day at most): it cannot overflow.
+        for _ in 0..<min(failures, 32) where delay < longest { delay *= 2 }
+        return min(delay, longest)
     }
 
     private mutating func start() -> [Action] {
