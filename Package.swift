@@ -89,6 +89,8 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // EmbeddedChannel, for FuzzEntryPoints.network only (the probe's HTTP handlers, fed bytes).
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -202,5 +204,6 @@ if Context.environment["REACHD_FUZZ"] != nil {
         .executableTarget(name: "fuzz-config", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-config"),
         .executableTarget(name: "fuzz-varlink", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-varlink"),
         .executableTarget(name: "fuzz-netlink", dependencies: ["NetlinkMonitor"], path: "Fuzz/Sources/fuzz-netlink"),
+        .executableTarget(name: "fuzz-network", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-network"),
     ]
 }

@@ -23,8 +23,10 @@ public enum NDUserOption {
     }
 
     /// The captive-portal option of one `RTM_NEWNDUSEROPT` payload, if it carries one.
-    /// Malformed payloads (short, lengths past the end, zero-length options, a URI that is
-    /// not printable ASCII) give nil, as the kernel's own option walk would stop.
+    /// Malformed payloads (short, lengths past the end, zero-length options) give nil, as
+    /// the kernel's own option walk would stop; so does a URI that is neither the
+    /// `unrestricted` URN nor an `https` URI `WebURI` accepts (an API that cannot be fetched
+    /// announces no portal, and its text is never published).
     public static func captivePortal(inPayload payload: [UInt8]) -> CaptivePortal? {
         guard payload.count >= headerSize, payload[0] == UInt8(10) /* AF_INET6 */ else { return nil }
         // The struct's fields are in host byte order.
@@ -41,9 +43,11 @@ public enum NDUserOption {
             if type == captivePortalType {
                 let value = payload[(offset + 2)..<(offset + length)]
                 let text = value.prefix { $0 != 0 }  // padded with NUL to 8 octets
-                guard !text.isEmpty, text.allSatisfy({ (0x21...0x7e).contains($0) }) else { return nil }
+                guard !text.isEmpty, text.count <= WebURI.maximumLength, text.allSatisfy({ (0x21...0x7e).contains($0) }) else { return nil }
                 let uri = String(decoding: text, as: UTF8.self)
-                return CaptivePortal(interfaceIndex: interfaceIndex, apiURI: uri == unrestricted ? nil : uri)
+                if uri == unrestricted { return CaptivePortal(interfaceIndex: interfaceIndex, apiURI: nil) }
+                guard case let .success(api) = WebURI.validate(uri, schemes: [.https]) else { return nil }
+                return CaptivePortal(interfaceIndex: interfaceIndex, apiURI: api.text)
             }
             offset += length
         }

@@ -8,17 +8,29 @@ import ReachabilityCore
 /// Rules, from the RFC and Android's NetworkStack: the API URI must be `https`; the answer
 /// must be `application/captive+json` and at most 4,096 bytes; `captive` is required; a
 /// captive answer without a `user-portal-url` is refused (nowhere to send the user); URLs
-/// in the answer must be `https` too. A captive answer from the API is authoritative.
+/// in the answer must be `https` too. Every URI passes `WebURI` (port, characters, length)
+/// or the whole answer is refused. `seconds-remaining` and `bytes-remaining` are clamped
+/// to 0…`maximumSecondsRemaining` / `maximumBytesRemaining` while still a `Double` (a
+/// non-number is dropped), so no answer can make a conversion or a timer overflow. A
+/// captive answer from the API is authoritative.
 public enum CaptivePortalAPI {
     /// The largest answer read.
     public static let maximumBodySize = 4096
+    /// The most `seconds-remaining` taken from an answer: one year. A larger value means
+    /// the same to reachd (look again before it runs out), and this one keeps every timer
+    /// built from it (nanoseconds in an `Int64`) far from overflowing.
+    public static let maximumSecondsRemaining = 31_536_000
+    /// The most `bytes-remaining` taken from an answer: 2^53, the largest integer a JSON
+    /// number (an IEEE double) carries exactly.
+    public static let maximumBytesRemaining = 1 << 53
     /// The media type the answer must have.
     public static let mediaType = "application/captive+json"
 
     /// Why an API URI or answer is not used.
     public enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
-        /// A URI (the API's, or one in the answer) that is not `https`.
-        case notHTTPS(String)
+        /// A URI (the API's, or one in the answer) that `WebURI` refuses as an `https`
+        /// URI; the text names which URI (`API URI`, `user-portal-url`, `venue-info-url`).
+        case unusableURI(String, WebURI.Problem)
         /// The answer's Content-Type is not `application/captive+json`.
         case wrongMediaType(String?)
         /// The answer is larger than `maximumBodySize`.
@@ -31,7 +43,7 @@ public enum CaptivePortalAPI {
         /// One line for the log.
         public var description: String {
             switch self {
-            case let .notHTTPS(uri): return "not an https URI: \(uri)"
+            case let .unusableURI(which, problem): return "\(which) refused: \(problem)"
             case let .wrongMediaType(type): return "media type \(type ?? "(none)"), not \(CaptivePortalAPI.mediaType)"
             case let .tooLarge(size): return "answer of \(size) bytes, more than \(CaptivePortalAPI.maximumBodySize)"
             case let .malformed(reason): return "malformed answer: \(reason)"
@@ -40,9 +52,9 @@ public enum CaptivePortalAPI {
         }
     }
 
-    /// The API URI if it may be fetched: `https` with a host.
+    /// The API URI if it may be fetched: an `https` URI that `WebURI` accepts.
     public static func validate(apiURI: String) -> Result<String, Problem> {
-        isHTTPS(apiURI) ? .success(apiURI) : .failure(.notHTTPS(apiURI))
+        WebURI.validate(apiURI, schemes: [.https]).map(\.text).mapError { .unusableURI("API URI", $0) }
     }
 
     /// What an answer says, or why it is not used.
@@ -56,23 +68,26 @@ public enum CaptivePortalAPI {
         } catch {
             return .failure(.malformed("\(error)".prefix(120).description))
         }
-        for url in [answer.userPortalURL, answer.venueInfoURL].compactMap({ $0 }) where !isHTTPS(url) {
-            return .failure(.notHTTPS(url))
+        for (name, url) in [("user-portal-url", answer.userPortalURL), ("venue-info-url", answer.venueInfoURL)] {
+            guard let url else { continue }
+            if case let .failure(problem) = WebURI.validate(url, schemes: [.https]) { return .failure(.unusableURI(name, problem)) }
         }
         if answer.captive && answer.userPortalURL == nil { return .failure(.captiveWithoutPortal) }
         return .success(CaptivePortal(
             captive: answer.captive, userPortalURL: answer.userPortalURL, venueInfoURL: answer.venueInfoURL,
             canExtendSession: answer.canExtendSession,
-            secondsRemaining: answer.secondsRemaining.map { max(0, Int($0)) },
-            bytesRemaining: answer.bytesRemaining.map { max(0, Int($0)) }
+            secondsRemaining: clamped(answer.secondsRemaining, to: maximumSecondsRemaining),
+            bytesRemaining: clamped(answer.bytesRemaining, to: maximumBytesRemaining)
         ))
     }
 
-    private static func isHTTPS(_ uri: String) -> Bool {
-        let lower = uri.lowercased()
-        guard lower.hasPrefix("https://") else { return false }
-        let host = lower.dropFirst("https://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        return !host.isEmpty && !host.contains(" ")
+    /// `value` within 0…`maximum`, compared while still a `Double` (`Int(1e300)` traps);
+    /// nil for a missing value or NaN.
+    static func clamped(_ value: Double?, to maximum: Int) -> Int? {
+        guard let value, !value.isNaN else { return nil }
+        if value <= 0 { return 0 }
+        if value >= Double(maximum) { return maximum }
+        return Int(value)
     }
 
     /// The JSON of RFC 8908 section 5.

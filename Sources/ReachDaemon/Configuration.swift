@@ -291,7 +291,8 @@ extension ReachdConfiguration {
     }
 }
 
-/// An `http://` or `https://` URL with a host: a probe endpoint or an RFC 8908 API.
+/// An `http://` or `https://` URL with a host: a probe endpoint or an RFC 8908 API, as
+/// `WebURI` checks it (port 1–65535, RFC 3986 characters, no user info, 2,048 bytes).
 public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible {
     static let expected = "a string"
     /// `https`.
@@ -305,26 +306,30 @@ public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible
     /// The URL as written.
     public var description: String
 
-    /// Parses `text`; nil unless it is an absolute http(s) URL with a host and no user info.
+    /// Parses `text`; nil unless `WebURI` accepts it as an `http` or `https` URI.
     public init?(_ text: String) {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host(percentEncoded: false), !host.isEmpty, url.user == nil
-        else { return nil }
-        isHTTPS = scheme == "https"
-        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        port = url.port ?? (isHTTPS ? 443 : 80)
-        let path = url.path(percentEncoded: true)
-        target = (path.isEmpty ? "/" : path) + (url.query(percentEncoded: true).map { "?" + $0 } ?? "")
-        description = text
+        guard case let .success(uri) = WebURI.validate(text, schemes: [.http, .https]) else { return nil }
+        self.init(uri)
     }
 
-    /// Reads a URL string; refuses anything `init?(_:)` refuses.
+    /// The endpoint a checked URI names.
+    public init(_ uri: WebURI) {
+        isHTTPS = uri.scheme == .https
+        host = uri.host
+        port = uri.port
+        target = uri.target
+        description = uri.text
+    }
+
+    /// Reads a URL string; refuses anything `WebURI` refuses, saying why (a port out of
+    /// range would otherwise pass here and stop reachd at its first probe).
     public init(from decoder: any Decoder) throws {
         let text: String = try decoder.scalar()
-        guard let endpoint = HTTPEndpoint(text) else {
-            throw decoder.invalid("\"\(text)\" is not an http:// or https:// URL with a host")
+        switch WebURI.validate(text, schemes: [.http, .https]) {
+        case let .success(uri): self.init(uri)
+        case let .failure(problem):
+            throw decoder.invalid("\"\(UntrustedText.escaped(text, limit: 120))\" is not a usable http:// or https:// URL: \(problem)")
         }
-        self = endpoint
     }
 
     /// The `Host` header: the host, bracketed when it is an IPv6 literal, with a port that is not the scheme's.

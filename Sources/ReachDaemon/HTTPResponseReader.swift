@@ -4,20 +4,49 @@ import ReachabilityCore
 
 /// Sends the request once connected and reads the answer: status, headers and up to
 /// `HTTPFetcher.bodyLimit` bytes of body; redirects are reported, never followed.
+///
+/// What it keeps from a server it does not trust is bounded: at most `maximumHeaders`
+/// headers, each value at most `maximumHeaderValueLength` bytes (a longer one, `Location`
+/// included, is dropped, never cut), and at most `maximumInformationalHeads` 1xx heads
+/// before the real one: a server sending `100 Continue` forever gets a `.failed` outcome
+/// after a few, instead of the whole probe timeout of parsing.
 final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
+
+    /// The most 1xx heads (other than 101) read before the answer's; one more fails the exchange.
+    static let maximumInformationalHeads = 4
+    /// The most header fields kept from one answer; later ones are ignored.
+    static let maximumHeaders = 64
+    /// The longest header value kept, in bytes: `WebURI.maximumLength`, so that every
+    /// `Location` kept can still pass `WebURI`.
+    static let maximumHeaderValueLength = WebURI.maximumLength
 
     private let head: HTTPRequestHead
     private let promise: EventLoopPromise<HTTPFetcher.Result>
     private let refusal: (@Sendable () -> String?)?
     private var response: ProbeResponse?
     private var body: [UInt8] = []
+    private var informationalHeads = 0
 
     init(head: HTTPRequestHead, promise: EventLoopPromise<HTTPFetcher.Result>, refusal: (@Sendable () -> String?)?) {
         self.head = head
         self.promise = promise
         self.refusal = refusal
+    }
+
+    /// Adds what one exchange needs behind the TLS handler, if any: NIO's request encoder and
+    /// response decoder (forwarding 1xx heads, so that this reader can count them) and a
+    /// reader completing `promise`.
+    static func addHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, head: HTTPRequestHead,
+        promise: EventLoopPromise<HTTPFetcher.Result>, refusal: (@Sendable () -> String?)?
+    ) throws {
+        let decoder = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
+        try pipeline.addHandler(HTTPRequestEncoder())
+        try pipeline.addHandler(ByteToMessageHandler(decoder))
+        try pipeline.addHandler(NIOHTTPRequestHeadersValidator())
+        try pipeline.addHandler(ResponseReader(head: head, promise: promise, refusal: refusal))
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -30,9 +59,17 @@ final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case let .head(head):
-            var headers: [String: String] = [:]
-            for (name, value) in head.headers { headers[name.lowercased()] = value }
-            response = ProbeResponse(status: Int(head.status.code), location: headers["location"], headers: headers)
+            let status = Int(head.status.code)
+            if (100..<200).contains(status) && status != 101 {
+                informationalHeads += 1
+                if informationalHeads > Self.maximumInformationalHeads {
+                    fail(context: context, reason: "more than \(Self.maximumInformationalHeads) informational (1xx) answers")
+                }
+                return
+            }
+            guard response == nil else { return }  // a second head after the answer's: not HTTP/1.1
+            let headers = Self.keptHeaders(head.headers)
+            response = ProbeResponse(status: status, location: headers["location"], headers: headers)
         case var .body(buffer):
             let room = HTTPFetcher.bodyLimit - body.count
             body += buffer.readBytes(length: min(room, buffer.readableBytes)) ?? []
@@ -40,6 +77,16 @@ final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             finish(context: context)
         }
+    }
+
+    /// The headers kept: names lowercased, the first `maximumHeaders` fields, values no
+    /// longer than `maximumHeaderValueLength`; a repeated name keeps its last value.
+    static func keptHeaders(_ fields: HTTPHeaders) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in fields.prefix(maximumHeaders) where value.utf8.count <= maximumHeaderValueLength {
+            headers[name.lowercased()] = value
+        }
+        return headers
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -60,6 +107,11 @@ final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
             promise.succeed(HTTPFetcher.Result(outcome: .failed("connection closed without an answer")))
         }
         context.fireChannelInactive()
+    }
+
+    private func fail(context: ChannelHandlerContext, reason: String) {
+        promise.succeed(HTTPFetcher.Result(outcome: .failed(reason)))
+        context.close(promise: nil)
     }
 
     private func finish(context: ChannelHandlerContext) {

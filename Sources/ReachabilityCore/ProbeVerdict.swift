@@ -6,7 +6,9 @@
 /// - HTTP answers what was expected (204 by default; or a configured status, body prefix or
 ///   header, NetworkManager-style): the HTTP check passed.
 /// - HTTP redirects (3xx with a Location; redirects are never followed): a portal, whose
-///   login page is that Location (shill's portal-redirect).
+///   login page is that Location (shill's portal-redirect) when `WebURI` accepts it as an
+///   absolute `http` or `https` URI; any other Location (relative, `javascript:`, controls,
+///   a bad port) still means a portal, one without a login page.
 /// - HTTP answers 200–399 with anything else: a portal (Android). Except a 200 whose body
 ///   is at most 4 bytes when a body was expected: a broken proxy, not a portal (Android:
 ///   failed).
@@ -103,13 +105,14 @@ public enum ProbeVerdict {
     static func classify(_ outcome: ProbeOutcome, expect: ProbeExpectation) -> Check {
         guard case let .response(response) = outcome else { return .failed }
         if expect.matches(response) { return .passed }
+        let loginPage = response.location.flatMap { try? WebURI.validate($0, schemes: [.http, .https]).get().text }
         switch response.status {
         case 300...399 where response.location != nil:
-            return .portal(response.location)
+            return .portal(loginPage)
         case 200 where expect.bodyPrefix != nil && response.bodyLength <= 4:
             return .failed
         case 200...399:
-            return .portal(response.location)
+            return .portal(loginPage)
         default:
             return .failed
         }

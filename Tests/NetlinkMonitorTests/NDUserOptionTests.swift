@@ -35,6 +35,24 @@ final class NDUserOptionTests: XCTestCase {
             ("empty URI", payload(options: option(37, [])), nil),
             ("control characters in the URI", payload(options: option(37, Array("https://a\n.test".utf8))), nil),
             ("short header", [10, 0, 8, 0], nil),
+            // Issue 23: an API URI that cannot be fetched announces no portal.
+            ("port 99999 (crashed reachd)", payload(options: option(37, Array("https://10.77.0.1:99999/captive".utf8))), nil),
+            ("port 0", payload(options: option(37, Array("https://10.77.0.1:0/captive".utf8))), nil),
+            ("port 65536", payload(options: option(37, Array("https://10.77.0.1:65536/captive".utf8))), nil),
+            ("largest port", payload(options: option(37, Array("https://10.77.0.1:65535/captive".utf8))),
+             .init(interfaceIndex: 3, apiURI: "https://10.77.0.1:65535/captive")),
+            ("plain http", payload(options: option(37, Array("http://portal.test/api".utf8))), nil),
+            ("javascript:", payload(options: option(37, Array("javascript:alert(1)".utf8))), nil),
+            ("file:", payload(options: option(37, Array("file:///etc/shadow".utf8))), nil),
+            ("user info", payload(options: option(37, Array("https://u:p@portal.test/".utf8))), nil),
+            ("ESC in the URI", payload(options: option(37, Array("https://portal.test/\u{1B}[2J".utf8))), nil),
+            ("U+202E in the URI", payload(options: option(37, Array("https://portal.test/\u{202E}".utf8))), nil),
+            ("C1 CSI in the URI", payload(options: option(37, [UInt8](Array("https://portal.test/".utf8)) + [0xC2, 0x9B])), nil),
+            ("a quote in the URI", payload(options: option(37, Array("https://portal.test/\"x".utf8))), nil),
+            ("NUL ends the URI: the rest is padding", payload(options: option(37, uri + [0] + Array("junk".utf8))),
+             .init(interfaceIndex: 3, apiURI: "https://portal.test/api")),
+            ("the longest option (2,040 bytes)", payload(options: option(37, Array(("https://portal.test/" + String(repeating: "a", count: 2018)).utf8))),
+             .init(interfaceIndex: 3, apiURI: "https://portal.test/" + String(repeating: "a", count: 2018))),
         ]
         for (name, bytes, expected) in cases {
             XCTAssertEqual(NDUserOption.captivePortal(inPayload: bytes), expected, name)

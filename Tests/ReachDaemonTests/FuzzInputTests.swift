@@ -18,4 +18,10 @@ final class FuzzInputTests: XCTestCase {
             FuzzEntryPoints.varlink(bytes)
         }
     }
+
+    func testNetworkInputs() throws {
+        for (_, bytes) in try FuzzInputs.inputs(for: "network") {
+            FuzzEntryPoints.network(bytes)
+        }
+    }
 }

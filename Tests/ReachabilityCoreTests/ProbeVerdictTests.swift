@@ -35,6 +35,17 @@ final class ProbeVerdictTests: XCTestCase {
             ("body expected, 204: portal-ish answer, not online", Self.noContent, nil, networkManager, .portal, nil),
             ("NetworkManager header", Self.nmOnline, nil, byHeader, .full, nil),
             ("header expected, missing on a 204", Self.noContent, nil, byHeader, .portal, nil),
+            // Issue 23: a Location is a login page only when it is a usable http(s) URI.
+            ("Location https", .response(ProbeResponse(status: 302, location: "https://portal.test/login?x=1")), nil, standard, .portal, "https://portal.test/login?x=1"),
+            ("Location with ESC: a portal, no login page", .response(ProbeResponse(status: 302, location: "http://portal.test/\u{1B}]0;owned\u{07}")), nil, standard, .portal, nil),
+            ("Location with C1", .response(ProbeResponse(status: 302, location: "http://portal.test/\u{9B}31m")), nil, standard, .portal, nil),
+            ("Location with U+202E", .response(ProbeResponse(status: 302, location: "http://portal.test/\u{202E}gpj.exe")), nil, standard, .portal, nil),
+            ("Location with a newline", .response(ProbeResponse(status: 302, location: "http://portal.test/\nSTATUS=forged")), nil, standard, .portal, nil),
+            ("Location javascript:", .response(ProbeResponse(status: 302, location: "javascript:alert(1)")), nil, standard, .portal, nil),
+            ("Location file:", .response(ProbeResponse(status: 302, location: "file:///etc/shadow")), nil, standard, .portal, nil),
+            ("Location with port 99999", .response(ProbeResponse(status: 302, location: "http://portal.test:99999/")), nil, standard, .portal, nil),
+            ("Location relative", .response(ProbeResponse(status: 302, location: "/login")), nil, standard, .portal, nil),
+            ("200 login page with a javascript: Location", .response(ProbeResponse(status: 200, location: "javascript:x", bodyPrefix: "<html>", bodyLength: 900)), nil, standard, .portal, nil),
         ]
         for (name, http, https, expect, connectivity, portal) in cases {
             let judgement = ProbeVerdict.judge(http: http, https: https, expect: expect)

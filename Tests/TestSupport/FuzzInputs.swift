@@ -7,7 +7,7 @@ public enum FuzzInputs {
     /// `Fuzz/` in the repository.
     public static let directory = Paths.repository.appendingPathComponent("Fuzz")
 
-    /// Every seed and regression input of `target` (`varlink`, `netlink`, `config`), as
+    /// Every seed and regression input of `target` (`varlink`, `netlink`, `config`, `network`), as
     /// `corpus/NAME` or `regressions/NAME` and its bytes, in name order.
     ///
     /// - Throws: when the seed directory is missing or empty, so a moved folder cannot turn

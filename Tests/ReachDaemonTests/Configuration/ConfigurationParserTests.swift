@@ -190,7 +190,7 @@ final class ConfigurationParserTests: XCTestCase {
         BadCase(
             name: "probe url that is not a URL",
             text: "[probe]\nurl = \"probe.test/generate_204\"\n",
-            expected: [":2: probe.url: \"probe.test/generate_204\" is not an http:// or https:// URL with a host"]
+            expected: [":2: probe.url: \"probe.test/generate_204\" is not a usable http:// or https:// URL: no scheme"]
         ),
         BadCase(
             name: "probe url given as https",
