@@ -1,0 +1,204 @@
+import Foundation
+import ReachClient
+import ReachProtocol
+import ReachabilityCore
+import TestSupport
+import XCTest
+
+/// Issue 23, finding 4: the router floods the link with RAs, each with a new RFC 8910
+/// captive-portal URI (`Tests/Fixtures/ra_flood.py`, 1,000 a second for 5 s, from the router
+/// namespace). reachd must treat it as a flood, not as news: a bounded number of
+/// publications, subscriber replies, log lines, `STATUS=` messages and probe rounds, a
+/// GetStatus that stays fast, descriptors that stay few, and afterwards the last URI
+/// announced is the one reported. Nothing leaves the test's two namespaces.
+final class RAFloodTests: DaemonTestCase {
+    private static let rate = 1000
+    private static let seconds = 5
+    private static let lastURI = "https://portal.test/\(rate * seconds - 1)"
+
+    private var server: Process?
+    private var work: String!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        work = try temporaryDirectory("reachd-ra-flood")
+        try topology.hostFiles(hosts: "127.0.0.1 localhost\n10.77.0.1 probe.test portal.test\n", nsswitch: "hosts: files\n")
+        try topology.configureIPv4()
+    }
+
+    override func tearDown() {
+        if let server {
+            kill(server.processIdentifier, SIGKILL)  // children of the test runner have SIGTERM blocked
+            server.waitUntilExit()
+        }
+        super.tearDown()
+    }
+
+    // MARK: Helpers
+
+    /// Waits until DAD is done on both ends' link-local addresses (an RA needs a
+    /// link-local source, and a host that takes it).
+    private func waitForLinkLocal() async throws {
+        for _ in 0..<100 {
+            let tentative = try topology.host.ip("-6", "addr", "show", "tentative") + topology.router.ip("-6", "addr", "show", "tentative")
+            let linkLocal = try topology.router.ip("-6", "addr", "show", "dev", "eth0", "scope", "link")
+            if tentative.isEmpty && linkLocal.contains("fe80") { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("link-local addresses still tentative after 10 s")
+    }
+
+    /// What was seen while the flood lasted.
+    private struct Observation {
+        var getStatus: [Duration] = []
+        var getStatusFailures = 0
+        var descriptors = 0
+        var sent = ""
+    }
+
+    /// Runs the flood from the router namespace and, while it lasts, times GetStatus on a
+    /// fresh connection each time, counts reachd's open descriptors and reads its
+    /// sd_notify datagrams (a full queue would block its next `STATUS=`).
+    private func flood(_ daemon: DaemonProcess) throws -> Observation {
+        let output = Pipe()
+        let sender = try Command.launch(
+            ["ip", "netns", "exec", topology.router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/ra_flood.py").path,
+             "eth0", "\(Self.rate)", "\(Self.seconds)"], stdout: output
+        )
+        var seen = Observation()
+        let clock = ContinuousClock()
+        while sender.isRunning {
+            let started = clock.now
+            do {
+                let connection = try RawVarlinkConnection(path: daemon.socketPath)
+                let reply = try connection.request(#"{"method": "io.reachd.Reachability.GetStatus"}"#, timeout: 10)
+                if reply.error == nil { seen.getStatus.append(clock.now - started) } else { seen.getStatusFailures += 1 }
+            } catch {
+                seen.getStatusFailures += 1
+            }
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.process.processIdentifier)/fd").count) ?? 0
+            seen.descriptors = max(seen.descriptors, open)
+            daemon.notify.drain()
+            usleep(10_000)
+        }
+        sender.waitUntilExit()
+        seen.sent = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return seen
+    }
+
+    private static func percentile(_ values: [Duration], _ fraction: Double) -> Duration {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? .zero : sorted[min(sorted.count - 1, Int(fraction * Double(sorted.count)))]
+    }
+
+    // MARK: Tests
+
+    /// Default configuration (RAs read, nothing fetched): a flood of new URIs costs a few
+    /// publications, not one per RA; GetStatus stays fast; the last URI is reported.
+    func testVaryingURIFloodIsBoundedAndEndsOnTheLastURI() async throws {
+        let (daemon, client) = try startDaemon(extraArguments: ["--log-level", "info"])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "first answer") { _ in true }
+        try await waitForLinkLocal()
+        daemon.notify.drain()
+        let (repliesBefore, statusesBefore, logBefore) = (recorder.replies.count, daemon.notify.statuses.count, daemon.log.split(separator: "\n").count)
+
+        let seen = try flood(daemon)
+        XCTAssertEqual(seen.sent, "sent \(Self.rate * Self.seconds) \(Self.lastURI)\n")
+        let replies = recorder.replies.count - repliesBefore
+        let statuses = daemon.notify.statuses.count - statusesBefore
+        let logLines = daemon.log.split(separator: "\n").count - logBefore
+        let p99 = Self.percentile(seen.getStatus, 0.99)
+        print("RA flood \(Self.rate)/s for \(Self.seconds) s: \(replies) replies, \(statuses) STATUS=, \(logLines) log lines, " +
+              "GetStatus p50 \(Self.percentile(seen.getStatus, 0.5)) p99 \(p99) (\(seen.getStatus.count) calls, \(seen.getStatusFailures) failed), " +
+              "\(seen.descriptors) descriptors")
+        // 3 at once, then one every 2 s: about 6 over 5 s. Before: about one per RA.
+        XCTAssertLessThanOrEqual(replies, 12, "subscriber replies during the flood")
+        XCTAssertLessThanOrEqual(statuses, 12, "STATUS= messages during the flood")
+        XCTAssertLessThanOrEqual(logLines, 12, "log lines during the flood")
+        XCTAssertEqual(seen.getStatusFailures, 0)
+        XCTAssertGreaterThan(seen.getStatus.count, 20, "GetStatus was asked throughout")
+        XCTAssertLessThan(p99, .milliseconds(200), "GetStatus p99 during the flood")
+
+        // The last URI was held over budget: it is applied when the link's budget refills.
+        let settled = await expectPath(recorder, "the last URI announced is reported", timeout: 5) {
+            $0.captivePortal?.apiURI == Self.lastURI
+        }
+        XCTAssertNotNil(settled)
+        // The same URI again and again is no news at all.
+        let quietBefore = recorder.replies.count
+        let repeated = try runCommand(["ip", "netns", "exec", topology.router.name, "python3",
+                                       Paths.repository.appendingPathComponent("Tests/Fixtures/ra_flood.py").path,
+                                       "eth0", "500", "1", Self.lastURI + "?"])
+        XCTAssertTrue(repeated.hasPrefix("sent 500"))
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertLessThanOrEqual(recorder.replies.count - quietBefore, 4, "500 new URIs: a burst at most")
+        _ = await expectPath(recorder, "then the last of them", timeout: 5) { $0.captivePortal?.apiURI == Self.lastURI + "?499" }
+        let steady = recorder.replies.count
+        let steadyLog = daemon.log.split(separator: "\n").count
+        for _ in 0..<3 {
+            _ = try runCommand(["ip", "netns", "exec", topology.router.name, "python3",
+                                Paths.repository.appendingPathComponent("Tests/Fixtures/send_ra.py").path, "eth0", Self.lastURI + "?499"])
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertEqual(recorder.replies.count, steady, "a repeated URI is no publication")
+        XCTAssertEqual(daemon.log.split(separator: "\n").count, steadyLog, "nor a log line")
+    }
+
+    /// Probes and the RFC 8908 API on, the probe server in the router namespace: each new
+    /// URI would start a round. Rounds stay few, superseded ones are cancelled and their
+    /// sockets closed, so reachd's descriptors stay bounded and the probe server sees a
+    /// bounded number of requests; GetStatus stays fast.
+    func testProbeRoundsAndDescriptorsStayBoundedUnderFlood() async throws {
+        guard Command.exists("openssl") else { return XCTFail("openssl is needed (scripts/bootstrap --test installs it)") }
+        let certificate = work + "/cert.pem"
+        _ = try sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                   "-keyout", work + "/key.pem", "-out", certificate, "-days", "2", "-subj", "/CN=portal.test",
+                   "-addext", "subjectAltName=DNS:probe.test,DNS:portal.test")
+        let state = work + "/state.json"
+        try #"{"http": "204", "https": "204", "api": {"captive": true, "user-portal-url": "https://portal.test/login"}}"#
+            .write(toFile: state, atomically: true, encoding: .utf8)
+        let ready = Pipe()
+        server = try Command.launch(
+            ["ip", "netns", "exec", topology.router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/probe_server.py").path,
+             state, "--cert", certificate, "--key", work + "/key.pem"], stdout: ready
+        )
+        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), "the probe server started")
+        let configuration = work + "/reachd.toml"
+        try """
+            [probe]
+            url = "http://probe.test/generate_204"
+            timeout = 2
+            families = ["ipv4"]
+            [captive-portal]
+            fetch-api = true
+            [captive-portal.trust]
+            pinning = "certificate"
+            pinned-certificates = ["\(certificate)"]
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration, "--log-level", "info"])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "probed: full") { $0.connectivity == .full }
+        try await waitForLinkLocal()
+        let requestLog = state + ".log"
+        try? FileManager.default.removeItem(atPath: requestLog)
+
+        let seen = try flood(daemon)
+        XCTAssertTrue(seen.sent.hasPrefix("sent \(Self.rate * Self.seconds) "), seen.sent)
+        let settled = await expectPath(recorder, "the last URI announced is reported", timeout: 8) {
+            $0.captivePortal?.apiURI == Self.lastURI
+        }
+        XCTAssertNotNil(settled)
+        try await Task.sleep(for: .seconds(1))  // the last round's requests arrive
+        let requests = ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").count
+        let p99 = Self.percentile(seen.getStatus, 0.99)
+        print("RA flood with probes: \(requests) probe-server requests, \(seen.descriptors) descriptors at most, " +
+              "GetStatus p50 \(Self.percentile(seen.getStatus, 0.5)) p99 \(p99) (\(seen.getStatus.count) calls, \(seen.getStatusFailures) failed)")
+        // About 7 rounds (3, then one per 2 s, plus the last), two requests each.
+        XCTAssertLessThanOrEqual(requests, 30, "requests the probe server saw")
+        // About 15 at rest; probe requests add at most 16 sockets.
+        XCTAssertLessThanOrEqual(seen.descriptors, 48, "reachd's open descriptors")
+        XCTAssertEqual(seen.getStatusFailures, 0)
+        XCTAssertLessThan(p99, .milliseconds(200), "GetStatus p99 during the flood")
+    }
+}
