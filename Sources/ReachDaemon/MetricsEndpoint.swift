@@ -27,38 +27,36 @@ enum MetricsRequest: Equatable {
 }
 
 /// The optional HTTP endpoint (`[metrics] listen`): `GET /metrics` only, on the event loop
-/// that owns the state, one request per connection. Bounded like the Varlink socket: at
-/// most `maximumConnections` at once (more are closed at once), and each closed after
-/// `connectionDeadline` whatever the client does.
+/// that owns the state, one request per connection. Bounded like the Varlink socket
+/// (`MetricsAdmission` decides): connections in all and per peer (uid or address) are
+/// capped, more are closed at once; the request head must arrive within `headDeadline`,
+/// the connection ends after `connectionDeadline`, and a client may send `requestBytes`.
 enum MetricsEndpoint {
-    /// Connections served at once.
-    static let maximumConnections = 8
-    /// How long one connection may stay open.
-    static let connectionDeadline = TimeAmount.seconds(10)
-
     /// Binds `address` and serves; the channel is the listening socket (close it to stop).
     static func start(
-        _ address: MetricsListenAddress, eventLoop: any EventLoop, core: NIOLoopBoundBox<ServerCore>
+        _ address: MetricsListenAddress, eventLoop: any EventLoop, core: NIOLoopBoundBox<ServerCore>,
+        limits: MetricsAdmission.Limits = MetricsAdmission.Limits()
     ) throws -> any Channel {
+        let books = NIOLoopBoundBox.makeBoxSendingValue(MetricsAdmission(limits: limits), eventLoop: eventLoop)
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    guard core.value.metricsConnections < maximumConnections else {
+                peer(of: channel).flatMapThrowing { peer in
+                    if let refusal = books.value.admit(peer) {
                         channel.close(promise: nil)
-                        core.value.refuse(nil, "refused a metrics connection: \(maximumConnections) are open", kind: "metrics connections")
+                        core.value.refuse(nil, "refused a metrics connection of \(peer): limit on \(refusal.rawValue) reached", kind: refusal.rawValue)
                         return
                     }
-                    core.value.metricsConnections += 1
-                    let deadline = channel.eventLoop.scheduleTask(in: connectionDeadline) { channel.close(promise: nil) }
-                    channel.closeFuture.whenComplete { _ in
-                        core.value.metricsConnections -= 1
-                        deadline.cancel()
+                    channel.closeFuture.whenComplete { _ in books.value.release(peer) }
+                    let refuse: (String, String) -> Void = { what, kind in
+                        core.value.refuse(nil, "closed a metrics connection of \(peer): \(what)", kind: kind)
                     }
+                    try channel.pipeline.syncOperations.addHandler(MetricsRequestGuard(limits: limits, refuse: refuse))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(MetricsHTTPHandler { core.value.metricsText() })
                 }
             }
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 16384))
         switch address {
         case let .tcp(ip, port):
             return try bootstrap.bind(host: ip.description, port: port).wait()
@@ -68,6 +66,75 @@ enum MetricsEndpoint {
             try FileSystem.setPermissions(path, [.ownerReadWrite, .groupReadWrite, .otherReadWrite])
             return channel
         }
+    }
+
+    /// Who is connecting: the uid on a Unix socket (`SO_PEERCRED`), else the address.
+    private static func peer(of channel: any Channel) -> EventLoopFuture<MetricsAdmission.Peer> {
+        if let remote = channel.remoteAddress, remote.protocol != .unix {
+            return channel.eventLoop.makeSucceededFuture(remote.ipAddress.map { .address($0) } ?? .unknown)
+        }
+        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(.unknown) }
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: .socket, name: NIOBSDSocket.Option(rawValue: PeerCredentials.socketOption)
+        )
+        return credentials.map { .user($0.uid) }.recover { _ in .unknown }
+    }
+}
+
+/// Holds a metrics connection to its limits, in front of the HTTP decoder: the request
+/// head within `headDeadline` (a slow writer cannot hold a slot), the whole connection
+/// within `connectionDeadline`, and at most `requestBytes` received.
+private final class MetricsRequestGuard: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let limits: MetricsAdmission.Limits
+    private let refuse: (String, String) -> Void
+    private var received = 0
+    private var headDeadline: Scheduled<Void>?
+    private var connectionDeadline: Scheduled<Void>?
+
+    init(limits: MetricsAdmission.Limits, refuse: @escaping (String, String) -> Void) {
+        self.limits = limits
+        self.refuse = refuse
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loop = context.eventLoop.assumeIsolated()
+        headDeadline = loop.scheduleTask(in: limits.headDeadline.timeAmount) { [self] in
+            refuse("no request within \(limits.headDeadline)", "metrics request deadline")
+            context.close(promise: nil)
+        }
+        connectionDeadline = loop.scheduleTask(in: limits.connectionDeadline.timeAmount) { [self] in
+            refuse("still open after \(limits.connectionDeadline)", "metrics connection deadline")
+            context.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        received += unwrapInboundIn(data).readableBytes
+        guard received <= limits.requestBytes else {
+            refuse("more than \(limits.requestBytes) bytes of request", "metrics request size")
+            context.close(promise: nil)
+            return
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// The response starts: the request head has arrived whole.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        headDeadline?.cancel()
+        headDeadline = nil
+        context.write(data, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        headDeadline?.cancel()
+        connectionDeadline?.cancel()
+        (headDeadline, connectionDeadline) = (nil, nil)
+        context.fireChannelInactive()
     }
 }
 

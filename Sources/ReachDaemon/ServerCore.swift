@@ -62,8 +62,6 @@ final class ServerCore {
     private var refusals: [String: Int] = [:]
     /// When the path last changed (or the server started), seconds since the epoch.
     private var lastChange = ServerCore.wallClockSeconds()
-    /// Connections open on the metrics endpoint (`MetricsEndpoint` keeps it under its cap).
-    var metricsConnections = 0
     /// The metrics endpoint's listening socket, when `[metrics] listen` is set.
     var metricsChannel: (any Channel)?
     /// Where `reachd.prom` is written on every change, when `[metrics] textfile-directory` is set.
