@@ -1,4 +1,5 @@
 import Logging
+import ReachabilityCore
 
 /// How log lines are written: for the journal or for a person at a terminal.
 public enum LogOutputStyle: Sendable, Equatable {
@@ -23,15 +24,19 @@ public enum LogFormat {
         }
     }
 
-    /// The record as one or more lines, each ending in a newline.
+    /// The record as exactly one line, ending in a newline.
     ///
     /// - Parameters:
     ///   - secondsSinceEpoch: the record's time (plain style only).
     ///   - metadata: appended as `key=value`, sorted by key; values with spaces, quotes or
     ///     `=` are quoted.
-    /// For the journal every line of a multi-line message carries the prefix, so journald
-    /// keeps the priority for all of them.
     ///   Journal fields (`isJournalField`) are left out: they are the journal's alone.
+    ///
+    /// Messages and values carry text from the network (portal URLs, probe answers,
+    /// certificate names, interface names), so both are written under `UntrustedText`'s rule:
+    /// a newline in them is `\n`, never a second line (which journald would take for a
+    /// record of its own), and no terminal control reaches whoever reads the log. A caller
+    /// with several lines to say logs several records.
     public static func format(
         style: LogOutputStyle, level: Logger.Level, label: String, message: String,
         metadata: Logger.Metadata = [:], secondsSinceEpoch: Int = 0
@@ -39,20 +44,18 @@ public enum LogFormat {
         let body = self.body(message: message, metadata: metadata)
         switch style {
         case .journal:
-            let prefix = "<\(syslogPriority(level))>"
-            return body.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { prefix + $0 + "\n" }
-                .joined()
+            return "<\(syslogPriority(level))>\(body)\n"
         case .plain:
             return "\(timestamp(secondsSinceEpoch)) \(level.rawValue) \(label): \(body)\n"
         }
     }
 
-    /// The message with its metadata as `key=value`, sorted by key, journal fields left out.
+    /// The message with its metadata as `key=value`, sorted by key, journal fields left out;
+    /// one line, everything under `UntrustedText`'s rule.
     public static func body(message: String, metadata: Logger.Metadata) -> String {
-        var body = message
+        var body = UntrustedText.escaped(message)
         for key in metadata.keys.sorted() where !isJournalField(key) {
-            body += " \(key)=\(quoteIfNeeded(render(metadata[key]!)))"
+            body += " \(UntrustedText.escaped(key))=\(quoteIfNeeded(UntrustedText.escaped(render(metadata[key]!))))"
         }
         return body
     }
@@ -68,9 +71,10 @@ public enum LogFormat {
         }
     }
 
-    /// A record's journal fields, rendered, sorted by key.
+    /// A record's journal fields, rendered under `UntrustedText`'s rule (one line, no
+    /// controls: `journalctl` and log shippers print them as they are), sorted by key.
     public static func journalFields(_ metadata: Logger.Metadata) -> [(String, String)] {
-        metadata.keys.sorted().filter(isJournalField).map { ($0, render(metadata[$0]!)) }
+        metadata.keys.sorted().filter(isJournalField).map { ($0, UntrustedText.escaped(render(metadata[$0]!))) }
     }
 
     /// `2026-11-21T05:30:00Z`: RFC 3339 in UTC, to the second.
@@ -106,18 +110,12 @@ public enum LogFormat {
         }
     }
 
+    /// Quotes an escaped value (`UntrustedText`: its only whitespace is U+0020, its `\` are
+    /// already doubled) when it has a space, a quote or `=`.
     private static func quoteIfNeeded(_ text: String) -> String {
-        let needsQuotes = text.isEmpty || text.contains { $0.isWhitespace || $0 == "\"" || $0 == "=" }
+        let needsQuotes = text.isEmpty || text.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
         guard needsQuotes else { return text }
-        var escaped = "\""
-        for character in text {
-            switch character {
-            case "\"", "\\": escaped += "\\\(character)"
-            case "\n": escaped += "\\n"
-            default: escaped.append(character)
-            }
-        }
-        return escaped + "\""
+        return "\"" + text.replacing("\"", with: "\\\"") + "\""
     }
 }
 

@@ -66,7 +66,10 @@ enum MetricsExposition {
         if facts.probing {
             oneHot(registry, "reachd_path_connectivity", label: "state", Connectivity.allCases.map(\.rawValue), path.connectivity.rawValue,
                    help: "The primary interface's connectivity as probes found it, one-hot.")
-            set(registry, "reachd_path_captive_portal", help: "1 when the primary interface is behind a captive portal.", to: path.connectivity == .portal || path.captivePortal != nil ? 1 : 0)
+            // What the network said, not that it announced an API: `captive: false` (session
+            // open) or an API nobody asked yet is no portal in the way.
+            let captive = path.connectivity == .portal || path.captivePortal?.captive == true
+            set(registry, "reachd_path_captive_portal", help: "1 when the primary interface is behind a captive portal.", to: captive ? 1 : 0)
         }
 
         for interface in facts.state.interfaces {
@@ -101,13 +104,20 @@ enum MetricsExposition {
 
     /// Sets the gauge `name` with `labels` to `value`.
     private static func set(_ registry: PrometheusCollectorRegistry, _ name: String, _ labels: [(String, String)] = [], help: String, to value: Double) {
-        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels).set(to: value)
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: displayed(labels)).set(to: value)
     }
 
     /// Sets the counter `name` with `labels` to `value` (a fresh registry's counters start at 0).
     private static func count(_ registry: PrometheusCollectorRegistry, _ name: String, _ labels: [(String, String)] = [], help: String, _ value: Int) {
-        registry.makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
+        registry.makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: displayed(labels))
             .increment(by: Int64(value))
+    }
+
+    /// Label values under `UntrustedText`'s rule: an interface name is anyone's text (a
+    /// network namespace's owner names its links), and swift-prometheus escapes only `\`,
+    /// `"` and newline, so ESC or U+202E would reach every dashboard and terminal as they are.
+    static func displayed(_ labels: [(String, String)]) -> [(String, String)] {
+        labels.map { ($0.0, UntrustedText.escaped($0.1)) }
     }
 
     /// One gauge per value of `label`, 1 for `current`, 0 for the others.

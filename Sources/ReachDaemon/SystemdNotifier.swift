@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import ReachabilityCore
 
 /// Talks to the service manager through `sd_notify(3)`.
 ///
@@ -16,12 +17,24 @@ public struct SystemdNotifier: Sendable {
         isListening = getenv("NOTIFY_SOCKET") != nil
     }
 
-    /// Sends raw `KEY=VALUE` lines. Failures are ignored: the manager's absence or a full
-    /// socket must never stop the daemon.
+    /// Sends `KEY=VALUE` lines (see `datagram(_:)`). Failures are ignored: the manager's
+    /// absence or a full socket must never stop the daemon.
     public func send(_ lines: [String]) {
         guard isListening else { return }
-        let message = lines.joined(separator: "\n")
-        _ = sd_notify(0, message)
+        _ = sd_notify(0, Self.datagram(lines))
+    }
+
+    /// The longest line sent, in scalars: `systemctl status` shows one line of `STATUS=`.
+    public static let lineLimit = 512
+
+    /// The datagram for `lines`: one assignment each, newline-separated (sd_notify(3)).
+    ///
+    /// A value may carry text from the network (a portal URL in `STATUS=`), and a newline in
+    /// it would be a further assignment (`WATCHDOG=trigger`, a forged `STATUS=`). So each
+    /// line is written under `UntrustedText`'s rule, which leaves `KEY=` alone and makes
+    /// the value one line without controls, and is cut at `lineLimit`. Pure.
+    public static func datagram(_ lines: [String]) -> String {
+        lines.map { UntrustedText.escaped($0, limit: lineLimit) }.joined(separator: "\n")
     }
 
     /// `READY=1` with the current status line.

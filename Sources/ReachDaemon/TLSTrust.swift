@@ -42,7 +42,7 @@ public final class TLSTrust: Sendable {
                 let chain = try presented.map { try Certificate(derEncoded: $0.toDERBytes()) }
                 verdict = evaluator.evaluate(chain: chain, host: host, now: Date())
             } catch {
-                verdict = .refused(reason: "the server's certificate cannot be parsed: \(error)")
+                verdict = .refused(reason: "the server's certificate cannot be parsed: \(TrustEvaluation.shown(error))")
             }
             recorder.record(verdict)
             promise.succeed(verdict == .trusted ? .certificateVerified : .failed)

@@ -126,6 +126,27 @@ public enum TrustEvaluation {
         return spki.encodedBytes
     }
 
+    /// The most characters of one certificate-provided name (a subject, a SAN) a reason shows.
+    static let shownNameLimit = 128
+    /// The most subjectAltNames a reason lists; a certificate may carry thousands.
+    static let listedNameLimit = 4
+
+    /// A certificate's text (subject, a SAN, a parse error) as a reason shows it: cut at
+    /// `shownNameLimit` scalars. The server chose it: wherever the reason is written (the
+    /// log) it goes under `UntrustedText`'s rule, which escapes it once, there.
+    static func shown(_ value: Any) -> String {
+        let text = String(describing: value)
+        let scalars = text.unicodeScalars
+        guard scalars.count > shownNameLimit else { return text }
+        return String(String.UnicodeScalarView(scalars.prefix(shownNameLimit - 1))) + "…"
+    }
+
+    /// `names` as a reason lists them: the first `listedNameLimit`, then how many more.
+    static func listed(_ names: [String]) -> String {
+        let shownNames = names.prefix(listedNameLimit).map { shown($0) }.joined(separator: ", ")
+        return names.count > listedNameLimit ? shownNames + " … and \(names.count - listedNameLimit) more" : shownNames
+    }
+
     /// Nil when `host` matches the leaf's subjectAltName; otherwise why not, in one line.
     ///
     /// Hosts that are IP literals match iPAddress entries only; names match dNSName entries,
@@ -135,11 +156,11 @@ public enum TrustEvaluation {
         let names: SubjectAlternativeNames
         do {
             guard let found = try leaf.extensions.subjectAlternativeNames else {
-                return "name \(host) does not match the certificate (it has no subjectAltName)"
+                return "name \(shown(host)) does not match the certificate (it has no subjectAltName)"
             }
             names = found
         } catch {
-            return "the certificate's subjectAltName cannot be read: \(error)"
+            return "the certificate's subjectAltName cannot be read: \(shown(error))"
         }
         var literal = Substring(host)
         if literal.hasPrefix("["), literal.hasSuffix("]") { literal = literal.dropFirst().dropLast() }
@@ -159,9 +180,9 @@ public enum TrustEvaluation {
         }
         if matches { return nil }
         var listed: [String] = []
-        if !dnsNames.isEmpty { listed.append("DNS: " + dnsNames.joined(separator: ", ")) }
-        if !addresses.isEmpty { listed.append("IP: " + addresses.joined(separator: ", ")) }
-        return "name \(host) does not match the certificate (\(listed.isEmpty ? "no DNS or IP names" : listed.joined(separator: "; ")))"
+        if !dnsNames.isEmpty { listed.append("DNS: " + Self.listed(dnsNames)) }
+        if !addresses.isEmpty { listed.append("IP: " + Self.listed(addresses)) }
+        return "name \(shown(host)) does not match the certificate (\(listed.isEmpty ? "no DNS or IP names" : listed.joined(separator: "; ")))"
     }
 
     /// RFC 6125 6.4: exact (ASCII case-insensitive, a final dot ignored), or `*.rest` for one

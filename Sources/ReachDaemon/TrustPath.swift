@@ -57,7 +57,7 @@ struct PathSearch {
             budget -= 1
             let next: PathOutcome
             if !candidate.publicKey.isValidSignature(current.signature, for: current) {
-                next = .invalid("the signature on \(current.subject) does not verify with the key of \(candidate.subject)")
+                next = .invalid("the signature on \(TrustEvaluation.shown(current.subject)) does not verify with the key of \(TrustEvaluation.shown(candidate.subject))")
             } else if enforcesValidity, let problem = CertificateRules.validity(candidate, at: now)
                 ?? CertificateRules.issuer(candidate, certificatesBelow: path.count)
                 ?? (isAnchor(candidate) ? nil : CertificateRules.unsupportedCriticalExtension(candidate)) {
@@ -83,10 +83,10 @@ enum CertificateRules {
 
     static func validity(_ certificate: Certificate, at now: Date) -> String? {
         if now > certificate.notValidAfter {
-            return "certificate expired on \(certificate.notValidAfter.formatted(.iso8601)) (\(certificate.subject))"
+            return "certificate expired on \(certificate.notValidAfter.formatted(.iso8601)) (\(TrustEvaluation.shown(certificate.subject)))"
         }
         if now < certificate.notValidBefore {
-            return "certificate not valid before \(certificate.notValidBefore.formatted(.iso8601)) (\(certificate.subject))"
+            return "certificate not valid before \(certificate.notValidBefore.formatted(.iso8601)) (\(TrustEvaluation.shown(certificate.subject)))"
         }
         return nil
     }
@@ -95,9 +95,9 @@ enum CertificateRules {
     static func serverUsage(_ leaf: Certificate) -> String? {
         do {
             guard let usages = try leaf.extensions.extendedKeyUsage else { return nil }
-            return usages.contains(.serverAuth) ? nil : "certificate is not for TLS servers (extended key usage without serverAuth) (\(leaf.subject))"
+            return usages.contains(.serverAuth) ? nil : "certificate is not for TLS servers (extended key usage without serverAuth) (\(TrustEvaluation.shown(leaf.subject)))"
         } catch {
-            return "extended key usage of \(leaf.subject) cannot be read: \(error)"
+            return "extended key usage of \(TrustEvaluation.shown(leaf.subject)) cannot be read: \(TrustEvaluation.shown(error))"
         }
     }
 
@@ -106,25 +106,25 @@ enum CertificateRules {
     static func issuer(_ issuer: Certificate, certificatesBelow: Int) -> String? {
         do {
             guard case let .isCertificateAuthority(maxPathLength) = try issuer.extensions.basicConstraints else {
-                return "\(issuer.subject) is not a CA (basicConstraints) but issued a certificate"
+                return "\(TrustEvaluation.shown(issuer.subject)) is not a CA (basicConstraints) but issued a certificate"
             }
             if let keyUsage = try issuer.extensions.keyUsage, !keyUsage.keyCertSign {
-                return "\(issuer.subject) may not sign certificates (key usage without keyCertSign)"
+                return "\(TrustEvaluation.shown(issuer.subject)) may not sign certificates (key usage without keyCertSign)"
             }
             if let maxPathLength, certificatesBelow - 1 > maxPathLength {
-                return "\(issuer.subject) allows \(maxPathLength) intermediate certificates below it, the chain has \(certificatesBelow - 1)"
+                return "\(TrustEvaluation.shown(issuer.subject)) allows \(maxPathLength) intermediate certificates below it, the chain has \(certificatesBelow - 1)"
             }
             return nil
         } catch {
-            return "extensions of \(issuer.subject) cannot be read: \(error)"
+            return "extensions of \(TrustEvaluation.shown(issuer.subject)) cannot be read: \(TrustEvaluation.shown(error))"
         }
     }
 
     static func unsupportedCriticalExtension(_ certificate: Certificate) -> String? {
         guard let unknown = certificate.extensions.first(where: { $0.critical && !understood.contains($0.oid) }) else { return nil }
         if unknown.oid == .X509ExtensionID.nameConstraints {
-            return "name constraints are not supported (\(certificate.subject))"
+            return "name constraints are not supported (\(TrustEvaluation.shown(certificate.subject)))"
         }
-        return "unsupported critical extension \(unknown.oid) (\(certificate.subject))"
+        return "unsupported critical extension \(unknown.oid) (\(TrustEvaluation.shown(certificate.subject)))"
     }
 }

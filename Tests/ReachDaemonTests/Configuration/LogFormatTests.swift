@@ -15,7 +15,7 @@ final class LogFormatTests: XCTestCase {
             ("journal info", .journal, .info, [:], "path changed: satisfied", 1_795_239_000, "<6>path changed: satisfied\n"),
             ("journal critical", .journal, .critical, [:], "cannot start", 0, "<2>cannot start\n"),
             ("journal debug", .journal, .debug, [:], "drained 3", 0, "<7>drained 3\n"),
-            ("journal multi-line", .journal, .error, [:], "bad config:\n  line 3", 0, "<3>bad config:\n<3>  line 3\n"),
+            ("journal: a newline never makes a second record", .journal, .error, [:], "bad config:\n  line 3", 0, #"<3>bad config:\n  line 3"# + "\n"),
             ("journal metadata", .journal, .warning, ["b": "2", "a": "1"], "slow", 0, "<4>slow a=1 b=2\n"),
             ("plain info", .plain, .info, [:], "path changed: satisfied", 1_795_239_000, "2026-11-21T05:30:00Z info reachd: path changed: satisfied\n"),
             ("plain notice", .plain, .notice, [:], "hello", 0, "1970-01-01T00:00:00Z notice reachd: hello\n"),
