@@ -58,11 +58,16 @@ enum JournalTrail {
     }
 
     /// Sends one entry (`sd_journal_sendv`); a journal that refuses it loses the entry.
+    ///
+    /// No value can add a field: each field is an iovec of its own, and `sd_journal_sendv`
+    /// writes a value holding a newline in the protocol's binary form (name, newline, 64-bit
+    /// length, bytes). Values arrive escaped besides (`LogFormat.journalFields`: one line, no
+    /// controls), and a field whose name journald would not take is left out.
     static func send(_ fields: [(String, String)]) {
         // One buffer holds every FIELD=value; each iovec points into it.
         var bytes: [UInt8] = []
         var ranges: [Range<Int>] = []
-        for (name, value) in fields {
+        for (name, value) in fields where LogFormat.isJournalField(name) {
             let start = bytes.count
             bytes += "\(name)=\(value)".utf8
             ranges.append(start..<bytes.count)
