@@ -7,19 +7,23 @@ import ReachabilityCore
 import ReachProtocol
 import SystemPackage
 
-/// Resolves target names without blocking the event loop or the engine, on a small thread
-/// pool started on first use: through systemd-resolved's Varlink API
-/// (`io.systemd.Resolve.ResolveHostname`) when its socket exists, which tells a missing
-/// name from missing servers precisely; otherwise (or when resolved cannot be asked)
-/// `getaddrinfo(3)`, so `/etc/hosts`, nsswitch and the resolver configuration apply as for
-/// any program. Owned by the event loop: every
-/// method runs there.
+/// Resolves target names without blocking the event loop or the engine: through
+/// systemd-resolved's Varlink API (`io.systemd.Resolve.ResolveHostname`) when its socket
+/// exists, which tells a missing name from missing servers precisely; otherwise (or when
+/// resolved cannot be asked) `getaddrinfo(3)`, so nsswitch and the resolver configuration
+/// apply as for any program. Owned by the event loop: every method runs there.
+///
+/// Each blocking lookup runs on a thread of its own, started for it; `ResolverSchedule`
+/// decides when, so that one uid's lookups (stuck against a server that never answers:
+/// glibc cannot be interrupted) never hold up another uid's or reachd's own. When
+/// nsswitch.conf asks `files` first, a name of /etc/hosts is answered from the file at
+/// once (`HostsTable`, re-read off the loop when the file changed), without any thread.
 ///
 /// A name gets an answer within `timeout` whatever the resolver does (a server that drops
-/// queries makes glibc wait 5 s per try); the late answer is dropped. Answers are cached
-/// for a short fixed time (getaddrinfo reports no TTL), and the cache is emptied when the
-/// path changes (another interface, other DNS servers). Concurrent asks for one name
-/// share one resolution.
+/// queries makes glibc wait 5 s per try); the late answer is still cached. Answers are
+/// cached for a short fixed time (getaddrinfo reports no TTL), and the cache is emptied
+/// when the path changes (another interface, other DNS servers). Concurrent asks of one
+/// owner for one name share one lookup.
 public final class NameResolver {
     /// What a name resolved to.
     enum Outcome: Sendable, Equatable {
@@ -30,6 +34,18 @@ public final class NameResolver {
         case failed(UnsatisfiedReason)
     }
 
+    /// One blocking lookup (name, whether DNS servers are configured, interface index),
+    /// run on a worker thread.
+    typealias BlockingLookup = @Sendable (_ name: String, _ hasNameserver: Bool, _ interfaceIndex: Int32?) -> Outcome
+
+    /// The files a name is looked up in before any thread is asked.
+    struct LocalFiles: Sendable {
+        /// hosts(5).
+        var hosts = "/etc/hosts"
+        /// nsswitch.conf(5): whether `files` comes first.
+        var nsswitch = "/etc/nsswitch.conf"
+    }
+
     /// How long an answer may take.
     let timeout: TimeAmount
     /// How long a found name's addresses are reused.
@@ -37,81 +53,203 @@ public final class NameResolver {
     /// systemd-resolved's Varlink socket; nil: never ask it.
     let resolvedSocket: String?
     private let eventLoop: any EventLoop
-    private var pool: NIOThreadPool?
+    private let blockingLookup: BlockingLookup
+    private let localFiles: LocalFiles?
+    private var schedule: ResolverSchedule
+    private var jobs: [Int: Job] = [:]
+    /// The lookup of each owner's name (with its interface), queued or running.
+    private var jobByName: [NameKey: Int] = [:]
+    private var lastJob = 0
     private var cache: [String: (expires: NIODeadline, outcome: Outcome)] = [:]
-    private var inFlight: [String: EventLoopFuture<Outcome>] = [:]
+    /// Bumped when answers are forgotten: a lookup started before then is not cached.
+    private var generation = 0
+    private var hosts = HostsFileState()
+    private var isShutDown = false
 
     /// The path where systemd-resolved serves Varlink.
     public static let systemdResolvedSocket = "/run/systemd/resolve/io.systemd.Resolve"
+    /// The most cached answers kept; beyond, expired ones are dropped, then all.
+    static let cacheCapacity = 1024
 
     init(
         eventLoop: any EventLoop, resolvedSocket: String? = NameResolver.systemdResolvedSocket,
-        timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30)
+        timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30),
+        limits: ResolverSchedule.Limits = .init(), localFiles: LocalFiles? = LocalFiles(), blockingLookup: BlockingLookup? = nil
     ) {
         self.eventLoop = eventLoop
         self.resolvedSocket = resolvedSocket
         self.timeout = timeout
         self.cacheLifetime = cacheLifetime
-    }
-
-    /// The addresses of `name`. `hasNameserver` tells a resolver failure with no DNS server
-    /// configured (`noDNSServer`) from one with servers that failed. With `interfaceIndex`,
-    /// systemd-resolved asks that interface's DNS servers (a probe's name is resolved as
-    /// the network it checks would resolve it); `getaddrinfo` cannot, and ignores it.
-    func resolve(_ name: String, hasNameserver: Bool, interfaceIndex: Int32? = nil) -> EventLoopFuture<Outcome> {
-        let key = interfaceIndex.map { "\(name)%\($0)" } ?? name
-        if let cached = cache[key], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
-        if let running = inFlight[key] { return running }
-        let promise = eventLoop.makePromise(of: Outcome.self)
-        inFlight[key] = promise.futureResult
-        let deadline = eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-            promise.succeed(.failed(.resolutionTimedOut))
-        }
-        let resolvedSocket = self.resolvedSocket
-        threadPool().runIfActive(eventLoop: eventLoop) {
+        self.schedule = ResolverSchedule(limits: limits)
+        self.localFiles = localFiles
+        self.blockingLookup = blockingLookup ?? { name, hasNameserver, interfaceIndex in
             if let resolvedSocket, FileSystem.exists(resolvedSocket),
-               let answer = Self.askResolved(name, interfaceIndex: interfaceIndex, socket: resolvedSocket) {
+               let answer = NameResolver.askResolved(name, interfaceIndex: interfaceIndex, socket: resolvedSocket) {
                 return answer
             }
-            return Self.lookUp(name, hasNameserver: hasNameserver)
+            return NameResolver.lookUp(name, hasNameserver: hasNameserver)
         }
-            .assumeIsolated().whenComplete { result in
-                deadline.cancel()
-                let outcome = (try? result.get()) ?? .failed(.resolutionFailed)
-                promise.succeed(outcome)  // a no-op if the deadline came first
-            }
-        promise.futureResult.assumeIsolated().whenSuccess { [self] outcome in
-            inFlight[key] = nil
-            switch outcome {
-            case .addresses: cache[key] = (.now() + cacheLifetime, outcome)
-            case .failed(.nameNotFound): cache[key] = (.now() + .seconds(5), outcome)
-            case .failed: break
-            }
+    }
+
+    /// The addresses of `name`, looked up for `owner` (whose share of the resolver threads
+    /// it takes). `hasNameserver` tells a resolver failure with no DNS server configured
+    /// (`noDNSServer`) from one with servers that failed. With `interfaceIndex`,
+    /// systemd-resolved asks that interface's DNS servers (a probe's name is resolved as
+    /// the network it checks would resolve it); `getaddrinfo` cannot, and ignores it.
+    func resolve(_ name: String, hasNameserver: Bool, interfaceIndex: Int32? = nil, owner: LookupOwner = .daemon) -> EventLoopFuture<Outcome> {
+        if isShutDown { return eventLoop.makeSucceededFuture(.failed(.resolutionFailed)) }
+        if let localFiles, !hosts.isCurrent(at: .now()) {
+            return refreshHostsFile(localFiles).assumeIsolated().flatMap { [self] in
+                answer(name, hasNameserver: hasNameserver, interfaceIndex: interfaceIndex, owner: owner)
+            }.nonisolated()
         }
+        return answer(name, hasNameserver: hasNameserver, interfaceIndex: interfaceIndex, owner: owner)
+    }
+
+    private func answer(_ name: String, hasNameserver: Bool, interfaceIndex: Int32?, owner: LookupOwner) -> EventLoopFuture<Outcome> {
+        if let addresses = hosts.table.addresses(of: name) { return eventLoop.makeSucceededFuture(.addresses(addresses)) }
+        let key = interfaceIndex.map { "\(name)%\($0)" } ?? name
+        if let cached = cache[key], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
+        let nameKey = NameKey(owner: owner, key: key)
+        if let id = jobByName[nameKey], let job = jobs[id] {
+            if let promise = job.promise { return promise.futureResult }
+            // Its caller gave up, but the lookup still runs: wait for it rather than queue another.
+            _ = schedule.callerReturned(id)
+            return wait(for: id)
+        }
+        lastJob += 1
+        let id = lastJob
+        let lookup = blockingLookup
+        jobs[id] = Job(owner: owner, name: nameKey, generation: generation, work: { lookup(name, hasNameserver, interfaceIndex) })
+        jobByName[nameKey] = id
+        let answer = wait(for: id)
+        perform(schedule.enqueue(id, owner: owner))
+        return answer
+    }
+
+    /// A caller's promise for job `id`, answered `resolutionTimedOut` after `timeout`.
+    private func wait(for id: Int) -> EventLoopFuture<Outcome> {
+        let promise = eventLoop.makePromise(of: Outcome.self)
+        jobs[id]?.promise = promise
+        jobs[id]?.deadline = eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in callerGaveUp(id) }
         return promise.futureResult
+    }
+
+    private func callerGaveUp(_ id: Int) {
+        guard let promise = jobs[id]?.promise else { return }
+        jobs[id]?.promise = nil
+        jobs[id]?.deadline = nil
+        promise.succeed(.failed(.resolutionTimedOut))
+        perform(schedule.callerGaveUp(id))
+    }
+
+    private func perform(_ actions: [ResolverSchedule.Action]) {
+        for action in actions {
+            switch action {
+            case let .start(id):
+                guard let work = jobs[id]?.work else { continue }
+                let eventLoop = self.eventLoop
+                let resolver = NIOLoopBound(self, eventLoop: eventLoop)
+                let started = WorkerThread.start {
+                    let outcome = work()
+                    eventLoop.execute { resolver.value.finished(id, outcome) }
+                }
+                // No thread to be had (the system's limit): the lookup fails, its slot is freed.
+                if !started { eventLoop.execute { resolver.value.finished(id, .failed(.resolutionFailed)) } }
+            case let .drop(id):
+                forget(id)
+            }
+        }
+    }
+
+    /// Job `id` returned `outcome` (nil: work that answers its caller itself).
+    private func finished(_ id: Int, _ outcome: Outcome?) {
+        guard let job = forget(id) else { return }
+        if let outcome, let name = job.name {
+            if job.generation == generation { remember(outcome, for: name.key) }
+            job.promise?.succeed(outcome)
+        }
+        perform(schedule.finished(id))
+    }
+
+    @discardableResult
+    private func forget(_ id: Int) -> Job? {
+        guard let job = jobs.removeValue(forKey: id) else { return nil }
+        job.deadline?.cancel()
+        if let name = job.name, jobByName[name] == id { jobByName[name] = nil }
+        return job
+    }
+
+    private func remember(_ outcome: Outcome, for key: String) {
+        let lifetime: TimeAmount
+        switch outcome {
+        case .addresses: lifetime = cacheLifetime
+        case .failed(.nameNotFound): lifetime = .seconds(5)
+        case .failed: return
+        }
+        let now = NIODeadline.now()
+        if cache.count >= Self.cacheCapacity { cache = cache.filter { $0.value.expires > now } }
+        if cache.count >= Self.cacheCapacity { cache = [:] }  // a flood of fresh names: start over
+        cache[key] = (now + lifetime, outcome)
+    }
+
+    /// Re-reads nsswitch.conf and hosts off the loop if they changed; at most once a second,
+    /// however many names are asked meanwhile.
+    private func refreshHostsFile(_ files: LocalFiles) -> EventLoopFuture<Void> {
+        if let checking = hosts.checking { return checking }
+        let promise = eventLoop.makePromise(of: HostsFileState.Reading.self)
+        let known = hosts.stamps
+        if !WorkerThread.start({ promise.succeed(HostsFileState.read(files, known: known)) }) {
+            promise.succeed(HostsFileState.Reading(stamps: known, table: nil))
+        }
+        let checked = promise.futureResult.assumeIsolated().map { [self] reading in
+            hosts.checking = nil
+            hosts.checked = .now()
+            hosts.stamps = reading.stamps
+            if let table = reading.table { hosts.table = table }
+        }.nonisolated()
+        hosts.checking = checked
+        return checked
     }
 
     /// Forgets every cached answer (the path changed: another network may answer differently).
     func forgetAnswers() {
         cache = [:]
+        generation += 1
     }
 
-    /// Stops the pool without waiting for a resolution stuck in the resolver.
+    /// Answers every waiting caller and starts no more lookups. A lookup stuck in the
+    /// resolver keeps its thread until it returns; nobody waits for it.
     func shutdown() {
-        pool?.shutdownGracefully { _ in }
-        pool = nil
+        isShutDown = true
+        for id in Array(jobs.keys) {
+            guard let job = forget(id) else { continue }
+            job.promise?.succeed(.failed(.resolutionFailed))
+            job.cancel?()
+        }
     }
 
-    private func threadPool() -> NIOThreadPool {
-        if let pool { return pool }
-        let started = NIOThreadPool(numberOfThreads: 2)
-        started.start()
-        pool = started
-        return started
+    /// Runs `body` on a worker thread, in reachd's own share (blocking work: another
+    /// service's Varlink socket, which has a timeout of its own).
+    func runOffLoop<Value: Sendable>(_ body: @escaping @Sendable () -> Value) -> EventLoopFuture<Value> {
+        let promise = eventLoop.makePromise(of: Value.self)
+        if isShutDown {
+            promise.fail(ChannelError.ioOnClosedChannel)
+            return promise.futureResult
+        }
+        lastJob += 1
+        var job = Job(owner: .daemon, name: nil, generation: generation) {
+            promise.succeed(body())
+            return nil
+        }
+        job.cancel = { promise.fail(ChannelError.ioOnClosedChannel) }
+        jobs[lastJob] = job
+        perform(schedule.enqueue(lastJob, owner: .daemon))
+        return promise.futureResult
     }
 
     /// One blocking `getaddrinfo`, both families, addresses in the resolver's order.
-    private static func lookUp(_ name: String, hasNameserver: Bool) -> Outcome {
+    static func lookUp(_ name: String, hasNameserver: Bool) -> Outcome {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)  // one entry per address, not per socket type
@@ -132,7 +270,7 @@ public final class NameResolver {
 
     /// One `io.systemd.Resolve.ResolveHostname` call; nil when resolved cannot be asked
     /// (not running, refusing, not speaking Varlink), so the caller falls back.
-    private static func askResolved(_ name: String, interfaceIndex: Int32?, socket: String) -> Outcome? {
+    static func askResolved(_ name: String, interfaceIndex: Int32?, socket: String) -> Outcome? {
         var parameters: JSONObject = ["name": .string(name)]
         if let interfaceIndex { parameters["ifindex"] = .integer(Int(interfaceIndex)) }
         switch BlockingVarlinkCall.call("io.systemd.Resolve.ResolveHostname", parameters: parameters, socket: socket, timeout: .seconds(6)) {
@@ -140,11 +278,6 @@ public final class NameResolver {
         case .timedOut: return .failed(.resolutionTimedOut)
         case .unavailable: return nil
         }
-    }
-
-    /// Runs `body` on the pool (blocking work: another service's Varlink socket).
-    func runOffLoop<Value: Sendable>(_ body: @escaping @Sendable () -> Value) -> EventLoopFuture<Value> {
-        threadPool().runIfActive(eventLoop: eventLoop, body)
     }
 
     /// What systemd-resolved's answer means for a target. Pure.
@@ -180,6 +313,120 @@ public final class NameResolver {
         default: return hasNameserver ? .resolutionFailed : .noDNSServer
         }
     }
+}
+
+/// One owner's lookup of one name (on one interface): what concurrent asks share.
+private struct NameKey: Hashable {
+    var owner: LookupOwner
+    /// The name, with `%` and the interface index when there is one.
+    var key: String
+}
+
+/// A blocking lookup queued or running, and who waits for it.
+private struct Job {
+    var owner: LookupOwner
+    /// nil for other blocking work (`runOffLoop`).
+    var name: NameKey?
+    var generation: Int
+    /// Runs on the worker thread; the outcome, or nil when the work answers its caller itself.
+    var work: @Sendable () -> NameResolver.Outcome?
+    /// The waiting caller's promise; nil once it gave up (or for other work).
+    var promise: EventLoopPromise<NameResolver.Outcome>?
+    var deadline: Scheduled<Void>?
+    /// Answers other work's caller when the resolver shuts down first.
+    var cancel: (() -> Void)?
+
+    init(owner: LookupOwner, name: NameKey?, generation: Int, work: @escaping @Sendable () -> NameResolver.Outcome?) {
+        self.owner = owner
+        self.name = name
+        self.generation = generation
+        self.work = work
+    }
+}
+
+/// What the resolver knows of /etc/hosts: the table (empty unless nsswitch.conf asks
+/// `files` first), which files it came from, and when they were last looked at.
+private struct HostsFileState {
+    /// The result of one look at the files, made on a worker thread.
+    struct Reading: Sendable {
+        var stamps: [FileStamp?]
+        /// nil: unchanged since `stamps` were taken.
+        var table: HostsTable?
+    }
+
+    /// A file's identity and version: what changes when it is replaced or written.
+    struct FileStamp: Sendable, Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+        var changed: Int64
+    }
+
+    /// hosts files larger than this are not indexed (their names go to `getaddrinfo`):
+    /// a blocklist of a million names would otherwise stay in reachd's memory.
+    static let largestIndexed = 1 << 20
+    /// How long a look at the files is trusted.
+    static let recheckInterval = TimeAmount.seconds(1)
+
+    var table = HostsTable()
+    var stamps: [FileStamp?] = []
+    var checked: NIODeadline?
+    var checking: EventLoopFuture<Void>?
+
+    func isCurrent(at now: NIODeadline) -> Bool {
+        guard let checked else { return false }
+        return now < checked + Self.recheckInterval
+    }
+
+    /// Looks at nsswitch.conf and hosts; reads and parses them only when either changed
+    /// since `known`. Blocking: on a worker thread.
+    static func read(_ files: NameResolver.LocalFiles, known: [FileStamp?]) -> Reading {
+        let stamps = [stamp(files.nsswitch), stamp(files.hosts)]
+        if stamps == known { return Reading(stamps: stamps, table: nil) }
+        let nsswitch = try? FileSystem.contents(of: files.nsswitch, limit: 64 << 10)
+        guard HostsTable.consultsFilesFirst(nsswitch: nsswitch.map { String(decoding: $0, as: UTF8.self) }),
+              let hosts = try? FileSystem.contents(of: files.hosts, limit: largestIndexed)
+        else { return Reading(stamps: stamps, table: HostsTable()) }
+        return Reading(stamps: stamps, table: HostsTable(parsing: String(decoding: hosts, as: UTF8.self)))
+    }
+
+    private static func stamp(_ path: String) -> FileStamp? {
+        guard let info = try? Stat(FilePath(path), followTargetSymlink: true) else { return nil }
+        let nanoseconds = { (time: timespec) in Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+        return FileStamp(
+            device: UInt64(info.deviceID.rawValue), inode: UInt64(info.inode.rawValue), size: info.size,
+            modified: nanoseconds(info.st_mtim), changed: nanoseconds(info.st_ctim)
+        )
+    }
+}
+
+/// A detached thread per blocking lookup: it exists only while the lookup runs, and a
+/// lookup stuck in glibc (which cannot be cancelled) holds nothing but its own thread.
+private enum WorkerThread {
+    /// Starts `body` on a new detached thread; false if the system refuses one.
+    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let context = Unmanaged.passRetained(WorkerBody(body)).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let status = pthread_create(&thread, &attributes, { context in
+            Unmanaged<WorkerBody>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<WorkerBody>.fromOpaque(context).release()
+            return false
+        }
+        return true
+    }
+}
+
+private final class WorkerBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 extension IPAddress {

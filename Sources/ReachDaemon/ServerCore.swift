@@ -280,7 +280,7 @@ final class ServerCore {
     }
 
     func checkTarget(_ target: Target, uid: UInt32) -> EventLoopFuture<TargetReply> {
-        resolve(target).assumeIsolated().flatMap { [self] outcome -> EventLoopFuture<TargetReply> in
+        resolve(target, uid: uid).assumeIsolated().flatMap { [self] outcome -> EventLoopFuture<TargetReply> in
             switch outcome {
             case let .failed(reason):
                 return eventLoop.makeSucceededFuture(TargetReply(target: target.description, path: TargetDerivation.unresolved(reason)))
@@ -293,10 +293,10 @@ final class ServerCore {
         }.nonisolated()
     }
 
-    private func resolve(_ target: Target) -> EventLoopFuture<NameResolver.Outcome> {
+    private func resolve(_ target: Target, uid: UInt32) -> EventLoopFuture<NameResolver.Outcome> {
         switch target {
         case let .address(address): return eventLoop.makeSucceededFuture(.addresses([address]))
-        case let .host(name): return resolver.resolve(name, hasNameserver: publication.state.snapshot.hasNameserver)
+        case let .host(name): return resolver.resolve(name, hasNameserver: publication.state.snapshot.hasNameserver, owner: .user(uid))
         }
     }
 
@@ -326,7 +326,7 @@ final class ServerCore {
     /// the first time, and whenever resolution fails, answers from here.
     private func resolveAgain(_ id: Int) {
         guard let watch = targetWatches[id] else { return }
-        resolve(watch.target).assumeIsolated().whenSuccess { [self] outcome in
+        resolve(watch.target, uid: watch.uid).assumeIsolated().whenSuccess { [self] outcome in
             guard var watch = targetWatches[id] else { return }  // the client left meanwhile
             let keys: [TargetKey]
             switch outcome {

@@ -1,5 +1,10 @@
 import CLinux
+import Dispatch
+import Foundation
 import Glibc
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 import ReachabilityCore
 import ReachProtocol
 import XCTest
@@ -43,5 +48,100 @@ final class NameResolverTests: XCTestCase {
         for (status, servers, expected) in cases {
             XCTAssertEqual(NameResolver.reason(forError: status, hasNameserver: servers), expected, "\(status) servers: \(servers)")
         }
+    }
+
+    // MARK: Fairness, with a fake blocking lookup
+
+    /// A resolver on a real loop whose lookups of names starting with "stuck" block until
+    /// `release` (a DNS server that never answers); any other name resolves at once.
+    private final class Harness: @unchecked Sendable {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let started = NIOLockedValueBox(0)
+        let blocked = NIOLockedValueBox(0)
+        private var resolver: NIOLoopBound<NameResolver>!
+
+        init(timeout: TimeAmount, localFiles: NameResolver.LocalFiles? = nil) throws {
+            let loop = group.next()
+            let gate = self.gate, started = self.started, blocked = self.blocked
+            resolver = try loop.submit {
+                NIOLoopBound(NameResolver(eventLoop: loop, resolvedSocket: nil, timeout: timeout, localFiles: localFiles) { name, _, _ in
+                    started.withLockedValue { $0 += 1 }
+                    if name.hasPrefix("stuck") {
+                        blocked.withLockedValue { $0 += 1 }
+                        gate.wait()
+                    }
+                    return .addresses([IPAddress("198.51.100.1")!])
+                }, eventLoop: loop)
+            }.wait()
+        }
+
+        func resolve(_ name: String, owner: LookupOwner) -> EventLoopFuture<NameResolver.Outcome> {
+            let resolver = self.resolver!
+            return resolver.eventLoop.flatSubmit { resolver.value.resolve(name, hasNameserver: true, owner: owner) }
+        }
+
+        /// Lets every blocked lookup return, then stops the loop.
+        func finish() throws {
+            for _ in 0..<blocked.withLockedValue({ $0 }) { gate.signal() }
+            let resolver = self.resolver!
+            try resolver.eventLoop.submit { resolver.value.shutdown() }.wait()
+            try group.syncShutdownGracefully()
+        }
+    }
+
+    /// uid 65534 asks for 100 names the server never answers: its share of threads hangs, the
+    /// rest of its names wait and are dropped at their deadline without ever running, while
+    /// another uid's names and reachd's own resolve at once, also after the deadlines.
+    func testOneUserCannotStallAnother() throws {
+        let harness = try Harness(timeout: .milliseconds(300))
+        let flood = (0..<100).map { harness.resolve("stuck\($0).test", owner: .user(65534)) }
+        let begin = ContinuousClock.now
+        XCTAssertEqual(try harness.resolve("fine.test", owner: .user(1000)).wait(), .addresses([IPAddress("198.51.100.1")!]))
+        XCTAssertEqual(try harness.resolve("probe.test", owner: .daemon).wait(), .addresses([IPAddress("198.51.100.1")!]))
+        XCTAssertLessThan(ContinuousClock.now - begin, .milliseconds(100), "another uid waited for uid 65534's lookups")
+        for answer in flood { XCTAssertEqual(try answer.wait(), .failed(.resolutionTimedOut)) }
+        XCTAssertEqual(try harness.resolve("fine2.test", owner: .user(1000)).wait(), .addresses([IPAddress("198.51.100.1")!]))
+        XCTAssertEqual(harness.blocked.withLockedValue { $0 }, ResolverSchedule.Limits().perUser, "only uid 65534's share ever ran")
+        XCTAssertEqual(harness.started.withLockedValue { $0 }, ResolverSchedule.Limits().perUser + 3)
+        try harness.finish()
+    }
+
+    /// A stuck lookup asked again by its owner is waited for, not queued twice; once it
+    /// returns, its answer is cached.
+    func testAbandonedLookupIsJoinedAndItsAnswerKept() throws {
+        let harness = try Harness(timeout: .milliseconds(100))
+        XCTAssertEqual(try harness.resolve("stuck.test", owner: .user(1000)).wait(), .failed(.resolutionTimedOut))
+        let again = harness.resolve("stuck.test", owner: .user(1000))
+        harness.gate.signal()
+        XCTAssertEqual(try again.wait(), .addresses([IPAddress("198.51.100.1")!]))
+        XCTAssertEqual(try harness.resolve("stuck.test", owner: .user(1001)).wait(), .addresses([IPAddress("198.51.100.1")!]), "cached")
+        XCTAssertEqual(harness.started.withLockedValue { $0 }, 1)
+        try harness.finish()
+    }
+
+    /// With nsswitch.conf asking files first, hosts names answer from the file even for a uid
+    /// whose threads are all stuck; a changed file is read again; with dns first, the file
+    /// is left to getaddrinfo.
+    func testHostsFileAnswersWithoutAThread() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-hosts-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = NameResolver.LocalFiles(hosts: directory + "/hosts", nsswitch: directory + "/nsswitch.conf")
+        try "hosts: files dns\n".write(toFile: files.nsswitch, atomically: true, encoding: .utf8)
+        try "10.77.0.1 gateway.test\n".write(toFile: files.hosts, atomically: true, encoding: .utf8)
+        let harness = try Harness(timeout: .milliseconds(300), localFiles: files)
+        let flood = (0..<10).map { harness.resolve("stuck\($0).test", owner: .user(65534)) }
+        XCTAssertEqual(try harness.resolve("Gateway.test", owner: .user(65534)).wait(), .addresses([IPAddress("10.77.0.1")!]))
+        try "10.77.0.2 gateway.test\n10.77.0.3 new.test\n".write(toFile: files.hosts, atomically: true, encoding: .utf8)
+        usleep(1_100_000)  // the files are looked at again after a second
+        XCTAssertEqual(try harness.resolve("new.test", owner: .user(65534)).wait(), .addresses([IPAddress("10.77.0.3")!]))
+        XCTAssertEqual(try harness.resolve("gateway.test", owner: .user(1000)).wait(), .addresses([IPAddress("10.77.0.2")!]))
+        try "hosts: dns files\n".write(toFile: files.nsswitch, atomically: true, encoding: .utf8)
+        usleep(1_100_000)
+        XCTAssertEqual(try harness.resolve("new.test", owner: .user(65534)).wait(), .failed(.resolutionTimedOut), "left to the stuck uid's threads")
+        for answer in flood { _ = try answer.wait() }
+        XCTAssertEqual(harness.started.withLockedValue { $0 }, ResolverSchedule.Limits().perUser)
+        try harness.finish()
     }
 }
