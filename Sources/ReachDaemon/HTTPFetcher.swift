@@ -101,7 +101,8 @@ final class HTTPFetcher {
     private func start(_ request: Request, hasNameserver: Bool, promise: EventLoopPromise<Result>) {
         let finished = NIOLoopBoundBox(false, eventLoop: eventLoop)
         promise.futureResult.assumeIsolated().whenComplete { _ in finished.value = true }
-        guard !finished.value else { return }
+        // A cancelled round's waiting request may get a slot while the cancellation runs.
+        guard !finished.value, request.cancellation?.isCancelled != true else { return }
         address(of: request, hasNameserver: hasNameserver).assumeIsolated().whenComplete { [self] resolved in
             // Given up meanwhile: no socket for an answer nobody waits for.
             guard !finished.value else { return }
