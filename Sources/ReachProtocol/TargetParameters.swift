@@ -18,12 +18,40 @@ public enum Target: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a host parameter: an address literal is an address; otherwise a valid name.
     public init?(host text: String) {
-        if let address = IPAddress(text) {
-            self = .address(address)
-            return
+        guard case let .success(target) = Self.parse(host: text) else { return nil }
+        self = target
+    }
+
+    /// Why a parameter names no target.
+    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// Neither an address literal nor a valid host name.
+        case invalid
+        /// `0.0.0.0` or `::`: "any address" when binding, no host to reach (the kernel would
+        /// send to this host itself, so the answer would say reachable via whatever route).
+        case unspecifiedAddress(IPAddress)
+
+        /// What follows "'TEXT' is " in a message.
+        public var description: String {
+            switch self {
+            case .invalid: return "neither an address nor a valid host name"
+            case .unspecifiedAddress: return "an unspecified address: it names no host"
+            }
         }
-        guard let name = Self.validName(text) else { return nil }
-        self = .host(name)
+    }
+
+    /// A host parameter as a target: an address literal (not an unspecified one) is an
+    /// address; otherwise it must be a valid name.
+    public static func parse(host text: String) -> Result<Target, Problem> {
+        if IPAddress(text) != nil { return parse(address: text) }
+        guard let name = validName(text) else { return .failure(.invalid) }
+        return .success(.host(name))
+    }
+
+    /// An address parameter as a target: an IPv4 or IPv6 literal other than `0.0.0.0` and `::`.
+    public static func parse(address text: String) -> Result<Target, Problem> {
+        guard let address = IPAddress(text) else { return .failure(.invalid) }
+        guard address.bytes.contains(where: { $0 != 0 }) else { return .failure(.unspecifiedAddress(address)) }
+        return .success(.address(address))
     }
 
     /// RFC 1123 host names (plus `_`, which real service names use), at most 253 bytes.
@@ -60,7 +88,8 @@ public struct TargetParameters: Codable, Sendable, Hashable {
     /// Validates loosely typed parameters as the server received them.
     ///
     /// - Throws: `InvalidParameter` naming an unknown parameter, one of the wrong type, a
-    ///   malformed name or address, or `host` when neither or both are given.
+    ///   malformed name or address, an unspecified address (`0.0.0.0`, `::`), or `host`
+    ///   when neither or both are given.
     public static func target(validating parameters: JSONObject) throws(VarlinkError) -> Target {
         for key in parameters.keys.sorted() where key != "host" && key != "address" {
             throw .invalidParameter(parameter: key)
@@ -75,11 +104,11 @@ public struct TargetParameters: Codable, Sendable, Hashable {
         }
         switch (try string("host"), try string("address")) {
         case let (host?, nil):
-            guard let target = Target(host: host) else { throw .invalidParameter(parameter: "host") }
+            guard case let .success(target) = Target.parse(host: host) else { throw .invalidParameter(parameter: "host") }
             return target
         case let (nil, address?):
-            guard let parsed = IPAddress(address) else { throw .invalidParameter(parameter: "address") }
-            return .address(parsed)
+            guard case let .success(target) = Target.parse(address: address) else { throw .invalidParameter(parameter: "address") }
+            return target
         default:
             throw .invalidParameter(parameter: "host")
         }

@@ -25,9 +25,7 @@ extension Reachctl {
         var target: String
 
         func validate() throws {
-            guard Target(host: target) != nil else {
-                throw ValidationError("'\(target)' is neither an address nor a valid host name")
-            }
+            if case let .failure(problem) = Target.parse(host: target) { throw ValidationError("'\(target)' is \(problem)") }
         }
 
         func run() async throws {

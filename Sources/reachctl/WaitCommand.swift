@@ -36,9 +36,7 @@ extension Reachctl {
 
         func validate() throws {
             guard timeout >= 0 else { throw ValidationError("--timeout must be 0 (forever) or more seconds") }
-            if let target, Target(host: target) == nil {
-                throw ValidationError("'\(target)' is neither an address nor a valid host name")
-            }
+            if let target, case let .failure(problem) = Target.parse(host: target) { throw ValidationError("'\(target)' is \(problem)") }
         }
 
         /// Whether a path meets what was asked for.

@@ -83,6 +83,26 @@ final class CheckConfigCommandTests: XCTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("none.toml: no such configuration file"), missing.stderr)
     }
+
+    /// Issue 23: `[probe] url = "http://x:99999/"` passed --check-config, then stopped reachd
+    /// at its first probe (SocketAddress traps). Refused now, with the reason.
+    func testCheckConfigRefusesUnusableProbeURLs() throws {
+        try requireBuiltTools()
+        let cases: [(key: String, value: String, message: String)] = [
+            ("url", "http://x:99999/", "\"http://x:99999/\" is not a usable http:// or https:// URL: port 99999 is not in 1–65535"),
+            ("url", "http://x:65536/", "\"http://x:65536/\" is not a usable http:// or https:// URL: port 65536 is not in 1–65535"),
+            ("https-url", "https://x:0/", "\"https://x:0/\" is not a usable http:// or https:// URL: port 0 is not in 1–65535"),
+            ("url", "http://user@x/", "\"http://user@x/\" is not a usable http:// or https:// URL: user information before the host"),
+            ("url", "http://x/\\u001b[2J", "\"http://x/\\x1b[2J\" is not a usable http:// or https:// URL: character U+001B at byte 9 is not allowed in a URI"),
+        ]
+        for (index, testCase) in cases.enumerated() {
+            let path = try write("url-\(index).toml", "[probe]\n\(testCase.key) = \"\(testCase.value)\"\n")
+            let result = try Command.run([reachd, "--check-config", path])
+            XCTAssertEqual(result.status, 1, testCase.value)
+            XCTAssertEqual(result.stdout, "", testCase.value)
+            XCTAssertEqual(result.stderr, "\(path):2: probe.\(testCase.key): \(testCase.message)\n", testCase.value)
+        }
+    }
 }
 
 /// Both binaries report the one version reachd has, the one `GetInfo` serves.
