@@ -1,6 +1,5 @@
 import LinuxSystem
 import SystemPackage
-import TOMLKit
 
 /// Reads the configuration file from disk.
 public enum ConfigurationLoader {
@@ -115,7 +114,7 @@ extension ReachdConfiguration {
         }
         let table = try Self.parseTable(text, file: file).get()
         do {
-            self = try TOMLDecoder().decode(ReachdConfiguration.self, from: table)
+            self = try TOMLDocumentDecoder.decode(ReachdConfiguration.self, from: table)
         } catch {
             let lines = Self.keyLines(text)
             let errors = (error as? ConfigurationProblems)?.errors ?? [error]
@@ -126,20 +125,15 @@ extension ReachdConfiguration {
     }
 
     /// toml++'s reading of `text`, its syntax error located.
-    static func parseTable(_ text: String, file: String) -> Result<TOMLTable, ConfigurationError> {
-        do {
-            return .success(try TOMLTable(string: text))
-        } catch let error as TOMLParseError {
-            let (line, column) = (error.source.begin.line, error.source.begin.column)
-            return .failure(.invalid([ConfigurationDiagnostic(file: file, line: line, column: column, message: error.description)]))
-        } catch {
-            return .failure(.invalid([ConfigurationDiagnostic(file: file, message: "\(error)")]))
+    static func parseTable(_ text: String, file: String) -> Result<TOMLNode, ConfigurationError> {
+        TOMLNode.parse(text).mapError { error in
+            .invalid([ConfigurationDiagnostic(file: file, line: error.line, column: error.column, message: error.description)])
         }
     }
 
     /// A decoding error as users see it: the key's path, its line, and what is wrong.
     static func diagnostic(
-        _ error: any Error, file: String, table: TOMLTable, lines: [String: Int]
+        _ error: any Error, file: String, table: TOMLNode, lines: [String: Int]
     ) -> ConfigurationDiagnostic {
         var steps: [String] = [], message = "\(error)", showsKey = true
         switch error {
@@ -148,7 +142,7 @@ extension ReachdConfiguration {
             message = "unknown key \"\(steps.joined())\"" + (error.suggestion.map { " (did you mean \"\($0)\"?)" } ?? "")
         case let DecodingError.typeMismatch(type, context):
             steps = Self.steps(context.codingPath)
-            // TOMLKit names TOMLTable when an array element is not a table.
+            // A table or an array of tables that is something else names no `Setting` type.
             var expected = (type as? any Setting.Type)?.expected ?? "a table"
             if expected.hasSuffix("of tables") { expected += " ([[\(steps.joined())]])" }
             message = "expected \(expected), found \(typeName(at: context.codingPath, in: table))"
@@ -163,12 +157,13 @@ extension ReachdConfiguration {
     }
 
     /// The TOML type of the value at `codingPath`, named as messages name it.
-    static func typeName(at codingPath: [any CodingKey], in table: TOMLTable) -> String {
-        let value = codingPath.reduce(table as (any TOMLValueConvertible)?) { value, key in
-            guard let index = key.intValue else { return value?.table?[key.stringValue] }
-            return value?.array.flatMap { $0.indices.contains(index) ? $0[index] : nil }
+    static func typeName(at codingPath: [any CodingKey], in table: TOMLNode) -> String {
+        let value = codingPath.reduce(table as TOMLNode?) { value, key in
+            guard let index = key.intValue else { return value?[key.stringValue] }
+            guard case let .array(elements)? = value, elements.indices.contains(index) else { return nil }
+            return elements[index]
         }
-        return value.map { [TOMLType.double: "float", .bool: "boolean"][$0.type] ?? $0.type.description } ?? "nothing"
+        return value?.typeName ?? "nothing"
     }
 
     /// `codingPath` as TOML writes it, a piece per step (`interfaces`, `.override`, `[1]`,
@@ -265,17 +260,14 @@ private struct AnyKey: CodingKey {
 }
 
 extension KeyedDecodingContainer {
-    /// The value at `key`, or nil when the file leaves it out.
-    ///
-    /// Goes through `T.init(from:)` even for `Bool`, `Int` and `String`: their single-value
-    /// containers report a wrong type as `typeMismatch` with the path, where TOMLKit's keyed
-    /// `decode(Bool.self, forKey:)` says `keyNotFound`. A mismatch at `key` itself is
-    /// re-thrown naming `T`, as TOMLKit names the type it found for dates.
     /// The error for a key whose value does not fit with the rest of its table.
     func invalid(_ key: Key, _ message: String) -> DecodingError {
         .dataCorruptedError(forKey: key, in: self, debugDescription: message)
     }
 
+    /// The value at `key`, or nil when the file leaves it out. A type mismatch at `key`
+    /// itself is re-thrown naming `T` (the decoder names the Swift type it tried, `String`
+    /// for a `FileMode`), so that the message says what the setting expects.
     func setting<T: Setting>(_ type: T.Type, _ key: Key) throws -> T? {
         guard contains(key) else { return nil }
         do {
