@@ -3,6 +3,9 @@ extension Path {
     /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS`, then the probes'
     /// verdict once there is one (`, internet full`, `, behind a captive portal (URL)`), or
     /// `not reachable: noCarrier`.
+    ///
+    /// The interface name and portal URL are the network's text, as they came: the places
+    /// that write the summary (the log, `STATUS=`) apply `UntrustedText`'s rule, once.
     public var summary: String {
         switch status {
         case .satisfied:
