@@ -2,7 +2,6 @@ import CLinux
 import Glibc
 import LinuxSystem
 import NIOCore
-import NIOPosix
 import ReachabilityCore
 import ReachProtocol
 import SystemPackage
