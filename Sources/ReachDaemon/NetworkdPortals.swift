@@ -9,12 +9,15 @@ enum NetworkdPortals {
     static let defaultSocket = "/run/systemd/netif/io.systemd.Network"
 
     /// The URIs by interface index, from a `Describe` reply's parameters. Pure; a link
-    /// without an index or a string URI is skipped.
+    /// without an index or a string URI is skipped, and so is one whose URI
+    /// `CaptivePortalAPI.validate` refuses (networkd passes on what the network sent).
     static func captivePortals(inDescribe parameters: JSONObject) -> [Int32: String] {
         var portals: [Int32: String] = [:]
         for link in parameters["Interfaces"]?.arrayValue ?? [] {
             guard let object = link.objectValue, case let .integer(index)? = object["Index"],
-                  let uri = object["CaptivePortal"]?.stringValue, !uri.isEmpty, let key = Int32(exactly: index)
+                  let uri = object["CaptivePortal"]?.stringValue, !uri.isEmpty, let key = Int32(exactly: index),
+                  // From DHCP or an RA, like option 37: only an API URI that may be fetched.
+                  case .success = CaptivePortalAPI.validate(apiURI: uri)
             else { continue }
             portals[key] = uri
         }

@@ -90,7 +90,10 @@ final class CaptivePortalAPITests: XCTestCase {
               {"Index": 3, "CaptivePortal": ""},
               {"Index": "4", "CaptivePortal": "https://x.test/"},
               {"Name": "noindex", "CaptivePortal": "https://y.test/"},
-              {"Index": 5, "CaptivePortal": 7}
+              {"Index": 5, "CaptivePortal": 7},
+              {"Index": 6, "CaptivePortal": "https://10.77.0.1:99999/captive"},
+              {"Index": 7, "CaptivePortal": "javascript:alert(1)"},
+              {"Index": 8, "CaptivePortal": "https://portal.test/\u001b]0;x\u0007"}
             ]}
             """#.utf8))
         XCTAssertEqual(NetworkdPortals.captivePortals(inDescribe: reply), [2: "https://portal.test/api"])
