@@ -81,6 +81,15 @@ final class NameResolverTests: XCTestCase {
             return resolver.eventLoop.flatSubmit { resolver.value.resolve(name, hasNameserver: true, owner: owner) }
         }
 
+        func runOffLoop(_ body: @escaping @Sendable () -> Int) -> EventLoopFuture<Int> {
+            resolver.value.runOffLoop(body)
+        }
+
+        func shutdown() throws {
+            let resolver = self.resolver!
+            try resolver.eventLoop.submit { resolver.value.shutdown() }.wait()
+        }
+
         /// Lets every blocked lookup return, then stops the loop.
         func finish() throws {
             for _ in 0..<blocked.withLockedValue({ $0 }) { gate.signal() }
@@ -141,6 +150,21 @@ final class NameResolverTests: XCTestCase {
         usleep(1_100_000)
         XCTAssertEqual(try harness.resolve("new.test", owner: .user(65534)).wait(), .failed(.resolutionTimedOut), "left to the stuck uid's threads")
         for answer in flood { _ = try answer.wait() }
+        XCTAssertEqual(harness.started.withLockedValue { $0 }, ResolverSchedule.Limits().perUser)
+        try harness.finish()
+    }
+
+    /// Shutting down answers every caller still waiting, queued or running (a stuck lookup
+    /// keeps only its own thread), and refuses new work.
+    func testShutdownAnswersEveryone() throws {
+        let harness = try Harness(timeout: .seconds(30))
+        let waiting = (0..<6).map { harness.resolve("stuck\($0).test", owner: .user(1000)) }
+        let loop = harness.group.next()
+        let offLoop = try loop.submit { [harness] in harness.runOffLoop { 7 } }.wait()
+        XCTAssertEqual(try offLoop.wait(), 7)
+        try harness.shutdown()
+        for answer in waiting { XCTAssertEqual(try answer.wait(), .failed(.resolutionFailed)) }
+        XCTAssertEqual(try harness.resolve("fine.test", owner: .user(1000)).wait(), .failed(.resolutionFailed))
         XCTAssertEqual(harness.started.withLockedValue { $0 }, ResolverSchedule.Limits().perUser)
         try harness.finish()
     }
