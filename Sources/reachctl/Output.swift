@@ -53,10 +53,20 @@ func shown(_ text: String) -> String {
     UntrustedText.escaped(text)
 }
 
-/// Text reachd sends as several lines (the metrics, a refused configuration's reason):
-/// each line under `UntrustedText`'s rule, the line breaks kept.
+/// Text reachd sends as several lines, in a format of its own (the metrics exposition, a
+/// refused configuration's reason): line breaks and `\` kept, so that the text still means
+/// what it did (`reachctl metrics | promtool`), every other scalar `UntrustedText` escapes
+/// written as its escape. reachd escapes label values itself; this guards the terminal.
 func shownLines(_ text: String) -> String {
-    text.split(separator: "\n", omittingEmptySubsequences: false).map { UntrustedText.escaped($0) }.joined(separator: "\n")
+    var output = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        if scalar == "\n" || scalar == "\\" || !UntrustedText.needsEscape(scalar) {
+            output.append(scalar)
+        } else {
+            output.append(contentsOf: UntrustedText.escaped(String(scalar)).unicodeScalars)
+        }
+    }
+    return String(output)
 }
 
 /// Pads cells into aligned columns.

@@ -145,3 +145,36 @@ final class HostileTextOutputTests: XCTestCase {
         XCTAssertEqual(listed.interfaces.first?.addresses.first?.address, "10.0.0.2\u{202E}")
     }
 }
+
+/// The real reachd with an interface whose name is hostile text (the kernel refuses only
+/// `/`, `:` and whitespace; anyone may name links in a namespace of their own): `STATUS=`,
+/// the log, `reachctl status` and `interfaces` and the metrics show it escaped.
+final class HostileInterfaceNameTests: DaemonTestCase {
+    func testInterfaceNameIsEscapedWhereverReachdWritesIt() throws {
+        let name = "e\u{1b}]0;x\u{7}\u{202E}"  // 10 bytes of the 15 a name may have
+        let shown = #"e\x1b]0;x\x07\u{202E}"#
+        try topology.addPair(hostName: name, routerName: "hostile0", prefix: "10.78.0")
+        try topology.host.ip("route", "add", "default", "via", "10.78.0.1", "dev", name)
+        let (daemon, _) = try startDaemon()
+
+        let statuses = daemon.notify.statuses
+        XCTAssertTrue(statuses.contains { $0.hasPrefix("reachable via \(shown) (") }, "\(statuses)")
+        for message in daemon.notify.messages { XCTAssertEqual(HostileTextOutputTests.raw(in: message), [], message.debugDescription) }
+
+        let status = try reachctl(["status", "--socket", daemon.socketPath])
+        XCTAssertEqual(status.status, 0, status.stderr)
+        XCTAssertTrue(status.stdout.contains("Primary:      \(shown) ("), status.stdout)
+        let interfaces = try reachctl(["interfaces", "--socket", daemon.socketPath])
+        XCTAssertTrue(interfaces.stdout.contains(shown), interfaces.stdout)
+        let metrics = try reachctl(["metrics", "--socket", daemon.socketPath])
+        // Escaped by reachd, its backslashes doubled by the exposition format.
+        XCTAssertTrue(metrics.stdout.contains(#"reachd_path_info{primary_interface="e\\x1b]0;x\\x07\\u{202E}""#), metrics.stdout)
+        for output in [status.stdout, interfaces.stdout, metrics.stdout] {
+            XCTAssertEqual(HostileTextOutputTests.raw(in: output), [], output.debugDescription)
+        }
+
+        let log = daemon.log
+        XCTAssertTrue(log.contains("initial state: reachable via \(shown) ("), log)
+        XCTAssertEqual(HostileTextOutputTests.raw(in: log), [], log.debugDescription)
+    }
+}
