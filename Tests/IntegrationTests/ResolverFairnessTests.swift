@@ -48,6 +48,7 @@ final class ResolverFairnessTests: DaemonTestCase {
         let started = ContinuousClock.now
         var slowest: [String: Duration] = [:]
         var round = 0
+        var mostThreads = 0
         while ContinuousClock.now - started < .seconds(20) {
             round += 1
             for name in ["gateway-\(round).test", "open-\(round).test"] {
@@ -64,15 +65,24 @@ final class ResolverFairnessTests: DaemonTestCase {
                 }
                 XCTAssertLessThan(took, .seconds(1), "\(name) at \(at) took \(took)")
             }
+            mostThreads = max(mostThreads, try threads(of: daemon.process.processIdentifier))
             try await Task.sleep(for: .milliseconds(500))
         }
-        print("slowest answers to root under the flood and after: \(slowest)")
+        print("slowest answers to root under the flood and after: \(slowest); most threads in reachd: \(mostThreads)")
+        // uid 65534 holds at most its share of resolver threads, however many names it asks for.
+        XCTAssertLessThanOrEqual(mostThreads, 16, "reachd's threads under the flood")
 
         flooder?.waitUntilExit()
         let summary = String(decoding: flood.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         print("uid 65534's answers: \(summary)")
         // The flood reached the resolver: its names timed out (rather than being refused).
         XCTAssertTrue(summary.contains("resolutionTimedOut"), summary)
+    }
+
+    private func threads(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") } ?? ""
+        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
     /// Opens one connection per name as the uid it runs as, 60 names over 10 s, and prints
