@@ -162,6 +162,8 @@ final class NameResolverTests: XCTestCase {
         let loop = harness.group.next()
         let offLoop = try loop.submit { [harness] in harness.runOffLoop { 7 } }.wait()
         XCTAssertEqual(try offLoop.wait(), 7)
+        // The share's threads are started, the rest of the names queued.
+        for _ in 0..<200 where harness.blocked.withLockedValue({ $0 }) < ResolverSchedule.Limits().perUser { usleep(10_000) }
         try harness.shutdown()
         for answer in waiting { XCTAssertEqual(try answer.wait(), .failed(.resolutionFailed)) }
         XCTAssertEqual(try harness.resolve("fine.test", owner: .user(1000)).wait(), .failed(.resolutionFailed))
