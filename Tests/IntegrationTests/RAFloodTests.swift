@@ -2,6 +2,7 @@ import Foundation
 import ReachClient
 import ReachProtocol
 import ReachabilityCore
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -27,6 +28,17 @@ final class RAFloodTests: DaemonTestCase {
     }
 
     override func tearDown() {
+        // reachd blocks in sd_notify while the listener's queue is full (a flood on the old
+        // code fills it): keep reading while it stops, so it can.
+        if let daemon, daemon.process.isRunning {
+            kill(daemon.process.processIdentifier, SIGTERM)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while daemon.process.isRunning && ContinuousClock.now < deadline {
+                daemon.notify.drain()
+                usleep(10_000)
+            }
+            if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) }
+        }
         if let server {
             kill(server.processIdentifier, SIGKILL)  // children of the test runner have SIGTERM blocked
             server.waitUntilExit()
@@ -48,6 +60,66 @@ final class RAFloodTests: DaemonTestCase {
         XCTFail("link-local addresses still tentative after 10 s")
     }
 
+    /// Waits for the recorder's latest path to satisfy `predicate`, reading reachd's
+    /// sd_notify datagrams meanwhile; fails the test if it never does.
+    private func waitForPath(_ recorder: PathRecorder, _ daemon: DaemonProcess, _ what: String, timeout: Duration = .seconds(5),
+                             file: StaticString = #filePath, line: UInt = #line, _ predicate: (Path) -> Bool) -> Path? {
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            daemon.notify.drain()
+            if let path = recorder.latest, predicate(path) { return path }
+            usleep(5_000)
+        } while ContinuousClock.now < deadline
+        XCTFail("\(what): latest path \(String(describing: recorder.latest)) \(recorder.error ?? "")", file: file, line: line)
+        return nil
+    }
+
+    /// Lets `duration` pass, reading reachd's sd_notify datagrams meanwhile.
+    private func pause(_ daemon: DaemonProcess, _ duration: Duration) {
+        let deadline = ContinuousClock.now + duration
+        while ContinuousClock.now < deadline {
+            daemon.notify.drain()
+            usleep(5_000)
+        }
+    }
+
+    /// One GetStatus on a fresh connection, every step bounded by `timeout` (a blocking
+    /// connect waits as long as reachd's listen backlog stays full); whether it answered.
+    private static func getStatus(_ socketPath: String, timeout: Int = 10) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))  // connect(2) too
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (index, byte) in socketPath.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { return false }
+        let call = Array(#"{"method": "io.reachd.Reachability.GetStatus"}"#.utf8) + [0]
+        guard call.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == call.count else { return false }
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while reply.last != 0 {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { return false }
+            reply += buffer[..<count]
+        }
+        return String(decoding: reply, as: UTF8.self).contains(#""parameters""#)
+    }
+
+    /// The most descriptors reachd had open, as a sampling thread saw.
+    private final class DescriptorSampler: Sendable {
+        let maximum = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let done = Atomic<Bool>(false)
+    }
+
     /// What was seen while the flood lasted.
     private struct Observation {
         var getStatus: [Duration] = []
@@ -65,23 +137,32 @@ final class RAFloodTests: DaemonTestCase {
             ["ip", "netns", "exec", topology.router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/ra_flood.py").path,
              "eth0", "\(Self.rate)", "\(Self.seconds)"], stdout: output
         )
+        // Descriptors are counted, and sd_notify datagrams read, on a thread of their own: a
+        // GetStatus may take seconds, and reachd blocks in sd_notify while the queue is full.
+        let pid = daemon.process.processIdentifier
+        let sampler = DescriptorSampler()
+        nonisolated(unsafe) let notify = daemon.notify  // only this thread reads it until it is done
+        let thread = Thread {
+            while !sampler.stop.load(ordering: .relaxed) {
+                let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+                sampler.maximum.max(open, ordering: .relaxed)
+                notify.drain()
+                usleep(2_000)
+            }
+            sampler.done.store(true, ordering: .relaxed)
+        }
+        thread.start()
         var seen = Observation()
         let clock = ContinuousClock()
         while sender.isRunning {
             let started = clock.now
-            do {
-                let connection = try RawVarlinkConnection(path: daemon.socketPath)
-                let reply = try connection.request(#"{"method": "io.reachd.Reachability.GetStatus"}"#, timeout: 10)
-                if reply.error == nil { seen.getStatus.append(clock.now - started) } else { seen.getStatusFailures += 1 }
-            } catch {
-                seen.getStatusFailures += 1
-            }
-            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.process.processIdentifier)/fd").count) ?? 0
-            seen.descriptors = max(seen.descriptors, open)
-            daemon.notify.drain()
+            if Self.getStatus(daemon.socketPath) { seen.getStatus.append(clock.now - started) } else { seen.getStatusFailures += 1 }
             usleep(10_000)
         }
         sender.waitUntilExit()
+        sampler.stop.store(true, ordering: .relaxed)
+        while !sampler.done.load(ordering: .relaxed) { usleep(1_000) }
+        seen.descriptors = sampler.maximum.load(ordering: .relaxed)
         seen.sent = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return seen
     }
@@ -121,7 +202,7 @@ final class RAFloodTests: DaemonTestCase {
         XCTAssertLessThan(p99, .milliseconds(200), "GetStatus p99 during the flood")
 
         // The last URI was held over budget: it is applied when the link's budget refills.
-        let settled = await expectPath(recorder, "the last URI announced is reported", timeout: 5) {
+        let settled = waitForPath(recorder, daemon, "the last URI announced is reported") {
             $0.captivePortal?.apiURI == Self.lastURI
         }
         XCTAssertNotNil(settled)
@@ -131,16 +212,16 @@ final class RAFloodTests: DaemonTestCase {
                                        Paths.repository.appendingPathComponent("Tests/Fixtures/ra_flood.py").path,
                                        "eth0", "500", "1", Self.lastURI + "?"])
         XCTAssertTrue(repeated.hasPrefix("sent 500"))
-        try await Task.sleep(for: .milliseconds(300))
+        pause(daemon, .milliseconds(300))
         XCTAssertLessThanOrEqual(recorder.replies.count - quietBefore, 4, "500 new URIs: a burst at most")
-        _ = await expectPath(recorder, "then the last of them", timeout: 5) { $0.captivePortal?.apiURI == Self.lastURI + "?499" }
+        _ = waitForPath(recorder, daemon, "then the last of them") { $0.captivePortal?.apiURI == Self.lastURI + "?499" }
         let steady = recorder.replies.count
         let steadyLog = daemon.log.split(separator: "\n").count
         for _ in 0..<3 {
             _ = try runCommand(["ip", "netns", "exec", topology.router.name, "python3",
                                 Paths.repository.appendingPathComponent("Tests/Fixtures/send_ra.py").path, "eth0", Self.lastURI + "?499"])
         }
-        try await Task.sleep(for: .milliseconds(300))
+        pause(daemon, .milliseconds(300))
         XCTAssertEqual(recorder.replies.count, steady, "a repeated URI is no publication")
         XCTAssertEqual(daemon.log.split(separator: "\n").count, steadyLog, "nor a log line")
     }
@@ -185,11 +266,11 @@ final class RAFloodTests: DaemonTestCase {
 
         let seen = try flood(daemon)
         XCTAssertTrue(seen.sent.hasPrefix("sent \(Self.rate * Self.seconds) "), seen.sent)
-        let settled = await expectPath(recorder, "the last URI announced is reported", timeout: 8) {
+        let settled = waitForPath(recorder, daemon, "the last URI announced is reported", timeout: .seconds(8)) {
             $0.captivePortal?.apiURI == Self.lastURI
         }
         XCTAssertNotNil(settled)
-        try await Task.sleep(for: .seconds(1))  // the last round's requests arrive
+        pause(daemon, .seconds(1))  // the last round's requests arrive
         let requests = ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").count
         let p99 = Self.percentile(seen.getStatus, 0.99)
         print("RA flood with probes: \(requests) probe-server requests, \(seen.descriptors) descriptors at most, " +
