@@ -61,6 +61,14 @@ public enum Daemon {
     /// - Throws: `DaemonFailure` (already logged) when reachd cannot start or cannot go on;
     ///   the process should exit non-zero so the service manager restarts it.
     public static func run(_ options: DaemonOptions, logger: Logger) throws(DaemonFailure) {
+        // First, what --check-config and a reload check too: pinned certificates, the metrics address.
+        let resources: StartResources
+        do {
+            resources = try options.checkStartRequirements(metricsListener: .none)
+        } catch {
+            for line in error.problems.dropLast() { logger.critical("\(line)") }
+            throw fail(error.problems.last ?? "\(error)", logger: logger)
+        }
         let notifier = SystemdNotifier()
         let signals: SignalDescriptor
         let engine: ReachabilityEngine
@@ -72,12 +80,6 @@ public enum Daemon {
             engine = try ReachabilityEngine(configuration: options.engine, signals: signals, logger: logger, policy: options.policy)
         } catch {
             throw fail("\(error)", logger: logger)
-        }
-        let tls: (probe: TLSTrust?, api: TLSTrust?)
-        do {
-            tls = try options.connectivity.makeTLS()
-        } catch {
-            throw fail(error.description, logger: logger)
         }
         let first = ReachabilityState(snapshot: engine.snapshot, policy: options.policy)
         logger.info("initial state: \(first.path.summary)")
@@ -100,7 +102,7 @@ public enum Daemon {
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
             notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) },
-            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: tls.probe, apiTLS: tls.api,
+            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: resources.probeTLS, apiTLS: resources.apiTLS,
             counters: engine.counters
         )
         do {
@@ -180,6 +182,15 @@ public enum Daemon {
         } catch {
             logger.error("configuration reload refused, keeping the running configuration:")
             for line in error.description.split(separator: "\n") { logger.error("  \(line)") }
+            server.finishReload(.refused(error.summary), policy: nil, token: token)
+            return running
+        }
+        // What the next start would refuse is refused now, not applied until then.
+        do {
+            _ = try proposed.checkStartRequirements(metricsListener: .thisProcess(running.metrics.listen))
+        } catch {
+            logger.error("configuration reload refused, keeping the running configuration:")
+            for line in error.problems { logger.error("  \(line)") }
             server.finishReload(.refused(error.summary), policy: nil, token: token)
             return running
         }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import LinuxSystem
 import Synchronization
 import SwiftASN1
+import SystemPackage
 import X509
 
 /// A `TrustPolicy` resolved: its pinned certificates read and parsed, the system anchors at
@@ -95,7 +96,15 @@ enum CertificateFile {
         do {
             bytes = try FileSystem.contents(of: path, limit: sizeLimit)
         } catch {
-            throw TrustLoadError(path: path, reason: "cannot read: \(error)")
+            // `contents` opens without blocking and refuses what is not a regular file.
+            let reason = switch error {
+            case .isDirectory: "a directory, not a certificate file"
+            case .invalidArgument: "not a regular file (a FIFO, device or socket)"
+            case .fileTooLarge: "larger than \(sizeLimit >> 20) MiB"
+            case .tooManySymbolicLinkLevels: "a loop of symbolic links"
+            default: "cannot read: \(error)"
+            }
+            throw TrustLoadError(path: path, reason: reason)
         }
         let text = String(decoding: bytes, as: UTF8.self)
         guard text.contains("-----BEGIN ") else {

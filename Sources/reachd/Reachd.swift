@@ -70,7 +70,7 @@ struct Reachd: ParsableCommand {
     /// Synchronous on purpose: no Swift concurrency or libdispatch threads exist before
     /// `Daemon.run` blocks the signals it waits for.
     func run() throws {
-        if checkConfig { try Self.check(checkPath ?? config) }
+        if checkConfig { try Self.check(checkPath ?? config, socket: socket) }
 
         let levelSwitch = LogLevelSwitch(logLevel ?? .info)
         let style = JournalStream.styleForStandardError()
@@ -115,13 +115,23 @@ struct Reachd: ParsableCommand {
         }
     }
 
-    /// `--check-config`: prints "PATH: ok" or every problem, exits 0 or 1.
-    static func check(_ explicitPath: String?) throws(ExitCode) -> Never {
+    /// `--check-config`: prints "PATH: ok" or every problem, exits 0 or 1. Besides the file
+    /// itself, checks what the start checks (pinned certificates, the metrics address), with
+    /// the socket path the start would use.
+    static func check(_ explicitPath: String?, socket: String?) throws(ExitCode) -> Never {
         let loaded: (configuration: ReachdConfiguration, source: ConfigurationLoader.Source)
         do {
             loaded = try ConfigurationLoader.load(explicitPath: explicitPath)
         } catch {
             StandardStreams.printError(error.description)
+            throw ExitCode.failure
+        }
+        let options = DaemonOptions(configuration: loaded.configuration, overrides: CommandLineOverrides(socketPath: socket))
+        do {
+            _ = try options.checkStartRequirements(metricsListener: .runningReachd)
+        } catch {
+            let file = if case let .file(path) = loaded.source { path } else { ReachdConfiguration.defaultPath }
+            StandardStreams.printError(error.problems.map { "\(file): \($0)" }.joined(separator: "\n"))
             throw ExitCode.failure
         }
         switch loaded.source {

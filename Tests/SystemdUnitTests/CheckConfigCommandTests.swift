@@ -105,6 +105,65 @@ final class CheckConfigCommandTests: XCTestCase {
     }
 }
 
+extension CheckConfigCommandTests {
+    /// Issue 23, finding 8: these passed --check-config ("ok"), then reachd exited 1 at its
+    /// next start (or, for `listen` on its own socket path, replaced its own socket). Now
+    /// --check-config refuses each, naming the file, as the start does (one function checks
+    /// for both; the reload too).
+    func testCheckConfigChecksWhatTheStartChecks() throws {
+        try requireBuiltTools()
+        let d = directory.path
+        XCTAssertEqual(mkfifo(d + "/fifo", 0o600), 0)
+        try FileManager.default.createDirectory(atPath: d + "/directory", withIntermediateDirectories: false)
+        XCTAssertTrue(FileManager.default.createFile(atPath: d + "/huge", contents: nil))
+        XCTAssertEqual(truncate(d + "/huge", 1 << 30), 0)
+        try FileManager.default.createSymbolicLink(atPath: d + "/loop", withDestinationPath: d + "/loop")
+        try """
+            -----BEGIN PRIVATE KEY-----
+            MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgsYWUpmE7GxS/uBCY
+            10j6tXDKJ6a5FYJ5BzK1ir2GQaShRANCAATvVDKKAidDRP5TCEMrnocqunkbvHdx
+            bzdZqNFhub3Zyud4cYM7LGcBrP1xtVK6awH27LHVyb3wgTGJ8BNHMsxa
+            -----END PRIVATE KEY-----
+
+            """.write(toFile: d + "/key.pem", atomically: true, encoding: .utf8)
+        try "".write(toFile: d + "/regular", atomically: true, encoding: .utf8)
+        let socket = d + "/reachd.sock"
+        func pinned(_ file: String) -> String {
+            "[probe]\nhttps-url = \"https://probe.example/\"\n[probe.trust]\npinning = \"certificate\"\npinned-certificates = [\"\(file)\"]\n"
+        }
+        let cases: [(name: String, text: String, problem: String)] = [
+            ("a FIFO", pinned(d + "/fifo"), "[probe.trust] pinned-certificates: \(d)/fifo: not a regular file (a FIFO, device or socket)"),
+            ("/dev/zero", pinned("/dev/zero"), "[probe.trust] pinned-certificates: /dev/zero: not a regular file (a FIFO, device or socket)"),
+            ("a directory", pinned(d + "/directory"), "[probe.trust] pinned-certificates: \(d)/directory: a directory, not a certificate file"),
+            ("1 GiB", pinned(d + "/huge"), "[probe.trust] pinned-certificates: \(d)/huge: larger than 4 MiB"),
+            ("a symlink loop", pinned(d + "/loop"), "[probe.trust] pinned-certificates: \(d)/loop: a loop of symbolic links"),
+            ("missing", pinned(d + "/missing"), "[probe.trust] pinned-certificates: \(d)/missing: cannot read: No such file or directory"),
+            ("a private key", pinned(d + "/key.pem"), "[probe.trust] pinned-certificates: \(d)/key.pem: no certificate in the PEM"),
+            (
+                "the API's pins too", "[captive-portal]\nfetch-api = true\n[captive-portal.trust]\npinning = \"certificate\"\npinned-certificates = [\"\(d)/fifo\"]\n",
+                "[captive-portal.trust] pinned-certificates: \(d)/fifo: not a regular file (a FIFO, device or socket)"
+            ),
+            ("listen, missing directory", "[metrics]\nlisten = \"\(d)/none/m.sock\"\n", "[metrics] listen: \(d)/none/m.sock: the directory \(d)/none does not exist"),
+            ("listen, a regular file", "[metrics]\nlisten = \"\(d)/regular\"\n", "[metrics] listen: \(d)/regular exists and is not a socket"),
+            ("listen, unassigned", "[metrics]\nlisten = \"192.0.2.1:9799\"\n", "[metrics] listen: cannot bind 192.0.2.1:9799: no interface has this address"),
+            ("listen, reachd's socket", "[metrics]\nlisten = \"\(socket)\"\n", "[metrics] listen: \(socket) is reachd's own Varlink socket"),
+        ]
+        for (index, testCase) in cases.enumerated() {
+            let path = try write("start-\(index).toml", testCase.text)
+            let result = try Command.run([reachd, "--check-config", path, "--socket", socket])
+            XCTAssertEqual(result.status, 1, testCase.name)
+            XCTAssertEqual(result.stdout, "", testCase.name)
+            XCTAssertEqual(result.stderr, "\(path): \(testCase.problem)\n", testCase.name)
+        }
+        // The start refuses the same, with the same words, before it touches the network or the socket.
+        let path = try write("start-fifo.toml", cases[0].text)
+        let start = try Command.run([reachd, "--config", path, "--socket", socket], environment: ["JOURNAL_STREAM": ""])
+        XCTAssertEqual(start.status, 1)
+        XCTAssertTrue(start.stderr.contains(" critical reachd: \(cases[0].problem)"), start.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket))
+    }
+}
+
 /// Both binaries report the one version reachd has, the one `GetInfo` serves.
 final class VersionTests: XCTestCase {
     func testBothBinariesPrintTheVersion() throws {
