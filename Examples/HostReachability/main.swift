@@ -42,8 +42,9 @@ if watching { dispatchMain() }
     exit(64)
 }
 
-/// One line on standard output, flushed at once (it may be a pipe).
+/// One line on standard output, flushed at once (it may be a pipe). Interface names and
+/// portal URLs are anyone's text: written under the rule reachctl uses.
 @Sendable func say(_ text: String) {
-    print(text)
+    print(UntrustedText.escaped(text))
     fflush(nil)
 }
