@@ -33,7 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.7.0"),
         // `swift package generate-documentation` (ReachClient's DocC catalogue): 1.5.0.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // TOMLDecoder decoding from a TOMLTable: 0.6.0.
+        // CTOML, its C shim over toml++ (ReachDaemon/TOMLDocument.swift reads through it): 0.6.0.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
