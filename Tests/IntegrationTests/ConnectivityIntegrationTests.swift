@@ -22,19 +22,12 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         guard Command.exists("openssl") else { return XCTFail("openssl is needed (scripts/bootstrap --test installs it)") }
         work = try temporaryDirectory("reachd-probe")
         try topology.hostFiles(hosts: "127.0.0.1 localhost\n10.77.0.1 probe.test portal.test\n", nsswitch: "hosts: files\n")
-        _ = try sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                   "-keyout", work + "/key.pem", "-out", certificate, "-days", "2", "-subj", "/CN=probe.test",
-                   "-addext", "subjectAltName=DNS:probe.test,DNS:portal.test")
+        let madeCertificate = try TestCertificate(in: work)
         publicKeyPin = "sha256/" + (try runCommand(["sh", "-c",
             "openssl x509 -pubkey -noout -in \(certificate) | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"]))
             .trimmingCharacters(in: .whitespacesAndNewlines)
         try setState(#"{"http": "204", "https": "204"}"#)
-        let ready = Pipe()
-        server = try Command.launch(
-            ["ip", "netns", "exec", topology.router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/probe_server.py").path,
-             state, "--cert", certificate, "--key", work + "/key.pem"], stdout: ready
-        )
-        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), "the probe server started")
+        server = try topology.launchRouterServer("probe_server.py", [state] + madeCertificate.serverArguments)
     }
 
     override func tearDown() {
@@ -76,16 +69,6 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         try reachctl(["probe", "--socket", daemon.socketPath] + extra)
     }
 
-    /// Waits until DAD is done on both ends' link-local addresses.
-    private func waitForLinkLocal() async throws {
-        for _ in 0..<100 {
-            let tentative = try topology.host.ip("-6", "addr", "show", "tentative") + topology.router.ip("-6", "addr", "show", "tentative")
-            let linkLocal = try topology.router.ip("-6", "addr", "show", "dev", "eth0", "scope", "link")
-            if tentative.isEmpty && linkLocal.contains("fe80") { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        XCTFail("link-local addresses still tentative after 10 s")
-    }
 
     private static let httpOnly = """
         [probe]
@@ -252,7 +235,7 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
             pinning = "certificate"
             pinned-certificates = ["\(certificate)"]
             """)
-        try await waitForLinkLocal()  // an RA needs a link-local source, and a host to take it
+        try await topology.waitForLinkLocal()  // an RA needs a link-local source, and a host to take it
         let ra = try runCommand(["ip", "netns", "exec", topology.router.name, "python3",
                                  Paths.repository.appendingPathComponent("Tests/Fixtures/send_ra.py").path, "eth0", "https://portal.test/captive"])
         XCTAssertTrue(ra.hasPrefix("sent"))
@@ -314,7 +297,7 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         _ = await expectPath(recorder, "validated") { $0.connectivity == .full }
         // Let the kernel settle first: IPv6 link-local DAD ends with netlink events (a
         // new address, its multicast route) that rightly wake reachd.
-        try await waitForLinkLocal()
+        try await topology.waitForLinkLocal()
         // And the last round's deadlines (name 5 s, check 2 s): NIO cancels a timer without
         // disarming its timerfd, so each may still wake the loop once, then never again.
         try await Task.sleep(for: .milliseconds(5500))

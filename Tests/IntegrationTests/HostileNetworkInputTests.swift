@@ -22,16 +22,9 @@ final class HostileNetworkInputTests: DaemonTestCase {
         guard Command.exists("openssl") else { return XCTFail("openssl is needed (scripts/bootstrap --test installs it)") }
         work = try temporaryDirectory("reachd-hostile")
         try topology.hostFiles(hosts: "127.0.0.1 localhost\n10.77.0.1 probe.test portal.test\n", nsswitch: "hosts: files\n")
-        _ = try sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                   "-keyout", work + "/key.pem", "-out", certificate, "-days", "2", "-subj", "/CN=portal.test",
-                   "-addext", "subjectAltName=DNS:probe.test,DNS:portal.test")
+        let madeCertificate = try TestCertificate(in: work, commonName: "portal.test")
         try setState(["http": "204"])
-        let ready = Pipe()
-        server = try Command.launch(
-            ["ip", "netns", "exec", topology.router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/hostile_http.py").path,
-             state, "--cert", certificate, "--key", work + "/key.pem"], stdout: ready
-        )
-        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), "the hostile server started")
+        server = try topology.launchRouterServer("hostile_http.py", [state] + madeCertificate.serverArguments)
     }
 
     override func tearDown() {
@@ -80,17 +73,6 @@ final class HostileNetworkInputTests: DaemonTestCase {
         families = ["ipv4"]
         """
 
-    /// Waits until DAD is done on both ends' link-local addresses (an RA needs a link-local
-    /// source, and a host to take it).
-    private func waitForLinkLocal() async throws {
-        for _ in 0..<100 {
-            let tentative = try topology.host.ip("-6", "addr", "show", "tentative") + topology.router.ip("-6", "addr", "show", "tentative")
-            let linkLocal = try topology.router.ip("-6", "addr", "show", "dev", "eth0", "scope", "link")
-            if tentative.isEmpty && linkLocal.contains("fe80") { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        XCTFail("link-local addresses still tentative after 10 s")
-    }
 
     private func sendRA(_ uri: String) throws {
         let sent = try runCommand(["ip", "netns", "exec", topology.router.name, "python3",
@@ -115,7 +97,7 @@ final class HostileNetworkInputTests: DaemonTestCase {
         try topology.configureIPv4()
         try setState(["api": #"{"captive": true, "user-portal-url": "https://portal.test/login"}"#])
         let (daemon, client, recorder) = try startDaemon(fetchAPI)
-        try await waitForLinkLocal()
+        try await topology.waitForLinkLocal()
         for uri in ["https://10.77.0.1:99999/captive", "javascript:alert(1)", "http://portal.test/captive"] {
             try sendRA(uri)
             try await Task.sleep(for: .milliseconds(1500))
@@ -142,7 +124,7 @@ final class HostileNetworkInputTests: DaemonTestCase {
         try topology.configureIPv4()
         try setState(["api": #"{"captive": false, "seconds-remaining": 1e10}"#])
         let (daemon, client, recorder) = try startDaemon(fetchAPI)
-        try await waitForLinkLocal()
+        try await topology.waitForLinkLocal()
         try sendRA("https://portal.test/captive")
         let open = await expectPath(recorder, "an open session, its time clamped", timeout: 8) { $0.captivePortal?.captive == false }
         XCTAssertEqual(open?.captivePortal?.secondsRemaining, 31_536_000)

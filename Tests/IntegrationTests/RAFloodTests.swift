@@ -48,17 +48,6 @@ final class RAFloodTests: DaemonTestCase {
 
     // MARK: Helpers
 
-    /// Waits until DAD is done on both ends' link-local addresses (an RA needs a
-    /// link-local source, and a host that takes it).
-    private func waitForLinkLocal() async throws {
-        for _ in 0..<100 {
-            let tentative = try topology.host.ip("-6", "addr", "show", "tentative") + topology.router.ip("-6", "addr", "show", "tentative")
-            let linkLocal = try topology.router.ip("-6", "addr", "show", "dev", "eth0", "scope", "link")
-            if tentative.isEmpty && linkLocal.contains("fe80") { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        XCTFail("link-local addresses still tentative after 10 s")
-    }
 
     /// Waits for the recorder's latest path to satisfy `predicate`, reading reachd's
     /// sd_notify datagrams meanwhile; fails the test if it never does.
@@ -180,7 +169,7 @@ final class RAFloodTests: DaemonTestCase {
         let (daemon, client) = try startDaemon(extraArguments: ["--log-level", "info"])
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "first answer") { _ in true }
-        try await waitForLinkLocal()
+        try await topology.waitForLinkLocal()
         daemon.notify.drain()
         let (repliesBefore, statusesBefore, logBefore) = (recorder.replies.count, daemon.notify.statuses.count, daemon.log.split(separator: "\n").count)
 
@@ -232,19 +221,12 @@ final class RAFloodTests: DaemonTestCase {
     /// bounded number of requests; GetStatus stays fast.
     func testProbeRoundsAndDescriptorsStayBoundedUnderFlood() async throws {
         guard Command.exists("openssl") else { return XCTFail("openssl is needed (scripts/bootstrap --test installs it)") }
-        let certificate = work + "/cert.pem"
-        _ = try sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                   "-keyout", work + "/key.pem", "-out", certificate, "-days", "2", "-subj", "/CN=portal.test",
-                   "-addext", "subjectAltName=DNS:probe.test,DNS:portal.test")
+        let madeCertificate = try TestCertificate(in: work, commonName: "portal.test")
+        let certificate = madeCertificate.certificate
         let state = work + "/state.json"
         try #"{"http": "204", "https": "204", "api": {"captive": true, "user-portal-url": "https://portal.test/login"}}"#
             .write(toFile: state, atomically: true, encoding: .utf8)
-        let ready = Pipe()
-        server = try Command.launch(
-            ["ip", "netns", "exec", topology.router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/probe_server.py").path,
-             state, "--cert", certificate, "--key", work + "/key.pem"], stdout: ready
-        )
-        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), "the probe server started")
+        server = try topology.launchRouterServer("probe_server.py", [state] + madeCertificate.serverArguments)
         let configuration = work + "/reachd.toml"
         try """
             [probe]
@@ -260,7 +242,7 @@ final class RAFloodTests: DaemonTestCase {
         let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration, "--log-level", "info"])
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "probed: full") { $0.connectivity == .full }
-        try await waitForLinkLocal()
+        try await topology.waitForLinkLocal()
         let requestLog = state + ".log"
         try? FileManager.default.removeItem(atPath: requestLog)
 

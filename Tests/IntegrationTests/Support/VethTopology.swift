@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import XCTest
 
 /// Two namespaces joined by a veth pair: `host` (where reachd runs) and `router`.
 ///
@@ -56,4 +57,56 @@ final class VethTopology {
         try host.ip("addr", "add", "fd77::2/64", "dev", "eth0", "nodad")
         if defaultRoute { try host.ip("-6", "route", "add", "default", "via", "fd77::1", "dev", "eth0") }
     }
+
+    /// Waits until DAD is done on both ends' link-local addresses: a router advertisement
+    /// needs a link-local source, and a host past DAD to take it.
+    func waitForLinkLocal() async throws {
+        for _ in 0..<100 {
+            let tentative = try host.ip("-6", "addr", "show", "tentative") + router.ip("-6", "addr", "show", "tentative")
+            let linkLocal = try router.ip("-6", "addr", "show", "dev", "eth0", "scope", "link")
+            if tentative.isEmpty && linkLocal.contains("fe80") { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("link-local addresses still tentative after 10 s")
+    }
+
+    /// Starts a Python server fixture (`Tests/Fixtures/NAME`) in the router namespace with
+    /// `arguments`, and waits for the `ready` line it prints once it listens.
+    func launchRouterServer(_ fixture: String, _ arguments: [String]) throws -> Process {
+        let ready = Pipe()
+        let server = try Command.launch(
+            ["ip", "netns", "exec", router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/" + fixture).path] + arguments,
+            stdout: ready
+        )
+        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), "\(fixture) started")
+        return server
+    }
+}
+
+/// A self-signed certificate for `probe.test` and `portal.test` (the names the router's
+/// servers answer for), made with openssl in `directory`: `cert.pem` and `key.pem`.
+struct TestCertificate {
+    /// The certificate (PEM).
+    let certificate: String
+    /// Its private key (PEM).
+    let key: String
+
+    init(in directory: String, commonName: String = "probe.test") throws {
+        guard Command.exists("openssl") else { throw TestCertificateError.noOpenSSL }
+        certificate = directory + "/cert.pem"
+        key = directory + "/key.pem"
+        _ = try sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                   "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=\(commonName)",
+                   "-addext", "subjectAltName=DNS:probe.test,DNS:portal.test")
+    }
+
+    /// The server fixtures' `--cert`/`--key` arguments.
+    var serverArguments: [String] { ["--cert", certificate, "--key", key] }
+}
+
+/// Why a test certificate could not be made.
+enum TestCertificateError: Error, CustomStringConvertible {
+    case noOpenSSL
+
+    var description: String { "openssl is needed (scripts/bootstrap --test installs it)" }
 }
