@@ -18,20 +18,21 @@ public func checkTCPBind(address: [UInt8], port: UInt16) throws(Errno) {
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = port.bigEndian
         withUnsafeMutableBytes(of: &socketAddress.sin_addr) { $0.copyBytes(from: address) }
-        _ = try withUnsafePointer(to: &socketAddress) { pointer throws(Errno) in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (pointer) throws(Errno) in
-                try systemCall { bind(descriptor.rawValue, pointer, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        }
+        try bind(descriptor, to: socketAddress)
     } else {
         var socketAddress = sockaddr_in6()
         socketAddress.sin6_family = sa_family_t(AF_INET6)
         socketAddress.sin6_port = port.bigEndian
         withUnsafeMutableBytes(of: &socketAddress.sin6_addr) { $0.copyBytes(from: address) }
-        _ = try withUnsafePointer(to: &socketAddress) { pointer throws(Errno) in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (pointer) throws(Errno) in
-                try systemCall { bind(descriptor.rawValue, pointer, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
+        try bind(descriptor, to: socketAddress)
+    }
+}
+
+/// `bind(2)` to a `sockaddr_in` or `sockaddr_in6`.
+private func bind<Address>(_ descriptor: FileDescriptor, to address: Address) throws(Errno) {
+    _ = try withUnsafeBytes(of: address) { bytes throws(Errno) in
+        try systemCall {
+            bind(descriptor.rawValue, bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(MemoryLayout<Address>.size))
         }
     }
 }

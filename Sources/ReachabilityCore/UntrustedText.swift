@@ -31,17 +31,22 @@ public enum UntrustedText {
         if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) {
             guard let limit, text.utf8.count > limit else { return String(text) }
         }
+        if let whole = render(text, budget: limit, cut: false) { return whole }
+        // Too long: whole pieces (never half an escape) while they and the ellipsis fit.
+        guard let limit, limit > 0 else { return "" }
+        return (render(text, budget: limit - 1, cut: true) ?? "") + "…"
+    }
+
+    /// `text` under the rule in at most `budget` scalars: nil when it needs more, unless
+    /// `cut`, which keeps the pieces that fit.
+    private static func render(_ text: some StringProtocol, budget: Int?, cut: Bool) -> String? {
         var output = String.UnicodeScalarView()
         var count = 0
-        var isFirst = true
-        for scalar in text.unicodeScalars {
-            let piece = escape(scalar, atStart: isFirst)
-            isFirst = false
+        for (offset, scalar) in text.unicodeScalars.enumerated() {
+            let piece = escape(scalar, atStart: offset == 0)
             let length = piece.map(\.unicodeScalars.count) ?? 1
-            if let limit, count + length > limit {
-                // Make room for the ellipsis: drop whole pieces only (an escape is ASCII, so
-                // dropping scalars from the end may cut one; rebuild from the kept pieces).
-                return truncated(text, limit: limit)
+            if let budget, count + length > budget {
+                if cut { break } else { return nil }
             }
             count += length
             if let piece { output.append(contentsOf: piece.unicodeScalars) } else { output.append(scalar) }
@@ -78,22 +83,6 @@ public enum UntrustedText {
             hidden = properties.isDefaultIgnorableCodePoint || properties.isBidiControl || properties.isNoncharacterCodePoint
         }
         return hidden ? "\\u{" + hex(value, digits: 1, uppercase: true) + "}" : nil
-    }
-
-    /// The cut form: whole pieces while they and the ellipsis fit in `limit` scalars.
-    private static func truncated(_ text: some StringProtocol, limit: Int) -> String {
-        var output = String.UnicodeScalarView()
-        var count = 0
-        var isFirst = true
-        for scalar in text.unicodeScalars {
-            let piece = escape(scalar, atStart: isFirst)
-            isFirst = false
-            let length = piece.map(\.unicodeScalars.count) ?? 1
-            guard count + length + 1 <= limit else { break }
-            count += length
-            if let piece { output.append(contentsOf: piece.unicodeScalars) } else { output.append(scalar) }
-        }
-        return limit > 0 ? String(output) + "…" : ""
     }
 
     private static func hex(_ value: UInt32, digits: Int, uppercase: Bool) -> String {
