@@ -6,7 +6,7 @@ import Glibc
 ///
 /// Why not TOMLKit's `TOMLTable` and `TOMLDecoder`: TOMLKit 0.6.0 frees nothing it
 /// allocates (no `deinit` on `TOMLTable`; every key list, string, integer and boolean it
-/// reads is a `malloc`/`strdup` it never frees), about 5.8 KB per reload (issue 23).
+/// reads is a `malloc`/`strdup` it never frees): every reload leaked what it read.
 indirect enum TOMLNode: Equatable {
     /// A table: its values by key, and the keys in toml++'s order (sorted).
     case table([String: TOMLNode], keys: [String])

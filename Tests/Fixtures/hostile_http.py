@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A hostile probe endpoint and RFC 8908 API for reachd's tests (issue 23), run inside the
+"""A hostile probe endpoint and RFC 8908 API for reachd's tests, run inside the
 test's router namespace only (never reachable from anywhere else).
 
     hostile_http.py STATE_FILE [--cert CERT --key KEY]

@@ -5,7 +5,7 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// Issue 23: what a hostile network (the café's router) sends reachd, from inside the test's
+/// What a hostile network (the café's router) sends reachd, from inside the test's
 /// router namespace: RA option 37 with a port out of range, RFC 8908 answers with numbers
 /// that trapped, a probe server sending `100 Continue` forever, and `Location` headers with
 /// controls, bidi overrides and foreign schemes. `hostile_http.py` writes the raw bytes;

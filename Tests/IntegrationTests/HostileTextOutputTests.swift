@@ -11,7 +11,7 @@ import XCTest
 /// format characters, U+2028) may reach stdout or stderr raw, and nothing may start a line
 /// of its own; text shows the escaped form, JSON decodes to the very same values.
 final class HostileTextOutputTests: XCTestCase {
-    /// Issue 23's portal URL: a window title (OSC 0, ended by BEL), then forged sd_notify lines.
+    /// A hostile portal URL: a window title (OSC 0, ended by BEL), then forged sd_notify lines.
     static let portalURL = "https://portal.test/\u{1b}]0;pwned\u{7}\n WATCHDOG=trigger\nSTATUS=forged"
     static let shownPortalURL = #"https://portal.test/\x1b]0;pwned\x07\n WATCHDOG=trigger\nSTATUS=forged"#
     static let interface = "eth\u{1b}[31m0\u{202E}"

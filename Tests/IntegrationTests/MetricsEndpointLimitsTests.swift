@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Issue 23, finding 7: slow connections from one peer must not keep a scraper from the
+/// Slow connections from one peer must not keep a scraper from the
 /// metrics endpoint. One peer (one source address on TCP, one uid on a Unix socket) holds
 /// 12 connections that send their request head one byte every half second and reconnect
 /// whenever reachd ends them; a scraper (another peer) scrapes 20 times in 5 s meanwhile,

@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import XCTest
 
-/// Issue 23, finding 4: the router floods the link with RAs, each with a new RFC 8910
+/// The router floods the link with RAs, each with a new RFC 8910
 /// captive-portal URI (`Tests/Fixtures/ra_flood.py`, 1,000 a second for 5 s, from the router
 /// namespace). reachd must treat it as a flood, not as news: a bounded number of
 /// publications, subscriber replies, log lines, `STATUS=` messages and probe rounds, a

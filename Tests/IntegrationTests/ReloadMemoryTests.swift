@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import XCTest
 
-/// Issue 23, finding 9: reachd's memory grew by ~5.8 KB with every SIGHUP (34 → 117 MB over
+/// reachd's memory grew by ~5.8 KB with every SIGHUP (34 → 117 MB over
 /// ~14,000 reloads), all of it what TOMLKit allocated reading the configuration and never
 /// freed. 1,000 SIGHUPs (REACHD_RELOADS to change it), each waited for (READY=1), now leave
 /// the resident set within 2 MB of where it was (the leak alone was 5.8 MB).

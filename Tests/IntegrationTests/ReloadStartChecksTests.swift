@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import XCTest
 
-/// Issue 23, finding 8: a reload accepted a configuration the next start refuses (a pinned
+/// A reload accepted a configuration the next start refuses (a pinned
 /// certificate that is a FIFO; a metrics `listen` on reachd's own socket path). It is refused
 /// now: the running configuration is kept, and `STATUS=` and the log say why.
 final class ReloadStartChecksTests: DaemonTestCase {

@@ -5,7 +5,7 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// Issue 23, finding 5: one local user flooding CheckTarget with fresh names against a DNS
+/// One local user flooding CheckTarget with fresh names against a DNS
 /// server that never answers must not block name resolution for anyone else. The only DNS
 /// server is a stub in the test's router namespace: silent for names starting "flood",
 /// NXDOMAIN at once for any other.

@@ -35,7 +35,7 @@ final class NDUserOptionTests: XCTestCase {
             ("empty URI", payload(options: option(37, [])), nil),
             ("control characters in the URI", payload(options: option(37, Array("https://a\n.test".utf8))), nil),
             ("short header", [10, 0, 8, 0], nil),
-            // Issue 23: an API URI that cannot be fetched announces no portal.
+            // An API URI that cannot be fetched announces no portal.
             ("port 99999 (crashed reachd)", payload(options: option(37, Array("https://10.77.0.1:99999/captive".utf8))), nil),
             ("port 0", payload(options: option(37, Array("https://10.77.0.1:0/captive".utf8))), nil),
             ("port 65536", payload(options: option(37, Array("https://10.77.0.1:65536/captive".utf8))), nil),

@@ -26,7 +26,7 @@ final class CaptivePortalAPITests: XCTestCase {
             ("wrong media type", #"{"captive":false}"#, "application/json", .failure(.wrongMediaType("application/json"))),
             ("no media type", #"{"captive":false}"#, nil, .failure(.wrongMediaType(nil))),
             ("negative seconds clamp to 0", #"{"captive":false,"seconds-remaining":-5}"#, json, .success(CaptivePortal(captive: false, secondsRemaining: 0))),
-            // Issue 23, finding 2: numbers that trapped in Int(_:) or in the timer arithmetic.
+            // Numbers that trapped in Int(_:) or in the timer arithmetic.
             ("seconds 1e300 clamp to a year", #"{"captive":false,"seconds-remaining":1e300}"#, json,
              .success(CaptivePortal(captive: false, secondsRemaining: CaptivePortalAPI.maximumSecondsRemaining))),
             ("seconds -1e300 clamp to 0", #"{"captive":false,"seconds-remaining":-1e300}"#, json, .success(CaptivePortal(captive: false, secondsRemaining: 0))),

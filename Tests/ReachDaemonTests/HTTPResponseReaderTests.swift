@@ -51,7 +51,7 @@ final class HTTPResponseReaderTests: XCTestCase {
         XCTAssertEqual(page?.body, Array("<html>hi</h".utf8))
     }
 
-    /// Issue 23, finding 6: a server sending `100 Continue` forever. NIO's decoder used to drop
+    /// A server sending `100 Continue` forever. NIO's decoder used to drop
     /// every one of them and the exchange ran until the probe's deadline; now a few end it.
     func testEndlessInformationalAnswersFail() throws {
         let forever = Array(String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: 1000).utf8)

@@ -15,7 +15,7 @@ final class HostileTextTests: XCTestCase {
     /// What a café's network may serve.
     static let hostile: [(name: String, text: String)] = [
         ("OSC title + BEL", "https://portal.test/\u{1b}]0;pwned\u{7}"),
-        ("issue 23's portal URL", "https://portal.test/\u{1b}]0;pwned\u{7}\n WATCHDOG=trigger\nSTATUS=forged"),
+        ("a hostile portal URL", "https://portal.test/\u{1b}]0;pwned\u{7}\n WATCHDOG=trigger\nSTATUS=forged"),
         ("CSI clear screen", "https://portal.test/\u{1b}[2J\u{1b}[H"),
         ("CR overwrite", "https://portal.test/\rreachable via eth0"),
         ("forged lines", "x\nWATCHDOG=trigger\nSTATUS=forged"),

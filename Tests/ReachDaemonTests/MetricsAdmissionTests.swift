@@ -2,7 +2,7 @@ import XCTest
 
 @testable import ReachDaemon
 
-/// Who may hold how many connections to the metrics endpoint (issue 23, finding 7).
+/// Who may hold how many connections to the metrics endpoint (slow connections from one peer must not keep a scraper out).
 final class MetricsAdmissionTests: XCTestCase {
     private typealias Peer = MetricsAdmission.Peer
 

@@ -3,7 +3,7 @@ import XCTest
 
 @testable import ReachProtocol
 
-/// CheckTarget / SubscribeTarget parameters, case by case; issue 23: `::` and `0.0.0.0`
+/// CheckTarget / SubscribeTarget parameters, case by case; `::` and `0.0.0.0`
 /// name no host (reachd had answered "reachable via eth0" and "via lo").
 final class TargetParametersTests: XCTestCase {
     func testParameters() {

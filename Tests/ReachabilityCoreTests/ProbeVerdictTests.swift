@@ -35,7 +35,7 @@ final class ProbeVerdictTests: XCTestCase {
             ("body expected, 204: portal-ish answer, not online", Self.noContent, nil, networkManager, .portal, nil),
             ("NetworkManager header", Self.nmOnline, nil, byHeader, .full, nil),
             ("header expected, missing on a 204", Self.noContent, nil, byHeader, .portal, nil),
-            // Issue 23: a Location is a login page only when it is a usable http(s) URI.
+            // A Location is a login page only when it is a usable http(s) URI.
             ("Location https", .response(ProbeResponse(status: 302, location: "https://portal.test/login?x=1")), nil, standard, .portal, "https://portal.test/login?x=1"),
             ("Location with ESC: a portal, no login page", .response(ProbeResponse(status: 302, location: "http://portal.test/\u{1B}]0;owned\u{07}")), nil, standard, .portal, nil),
             ("Location with C1", .response(ProbeResponse(status: 302, location: "http://portal.test/\u{9B}31m")), nil, standard, .portal, nil),

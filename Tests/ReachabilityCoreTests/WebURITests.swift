@@ -11,7 +11,7 @@ final class WebURITests: XCTestCase {
     func testRefusals() {
         let long = "https://portal.test/" + String(repeating: "a", count: WebURI.maximumLength - 19)
         let cases: [(String, String, Set<WebURI.Scheme>, Problem)] = [
-            // Issue 23, finding 1: the port that crashed SocketAddress.
+            // The port that crashed SocketAddress.
             ("port 99999", "https://10.77.0.1:99999/captive", Self.secure, .portOutOfRange("99999")),
             ("port 65536", "http://x:65536/", Self.web, .portOutOfRange("65536")),
             ("port 0", "http://x:0/", Self.web, .portOutOfRange("0")),

@@ -84,7 +84,7 @@ final class CheckConfigCommandTests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("none.toml: no such configuration file"), missing.stderr)
     }
 
-    /// Issue 23: `[probe] url = "http://x:99999/"` passed --check-config, then stopped reachd
+    /// `[probe] url = "http://x:99999/"` passed --check-config, then stopped reachd
     /// at its first probe (SocketAddress traps). Refused now, with the reason.
     func testCheckConfigRefusesUnusableProbeURLs() throws {
         try requireBuiltTools()
@@ -106,7 +106,7 @@ final class CheckConfigCommandTests: XCTestCase {
 }
 
 extension CheckConfigCommandTests {
-    /// Issue 23, finding 8: these passed --check-config ("ok"), then reachd exited 1 at its
+    /// These passed --check-config ("ok"), then reachd exited 1 at its
     /// next start (or, for `listen` on its own socket path, replaced its own socket). Now
     /// --check-config refuses each, naming the file, as the start does (one function checks
     /// for both; the reload too).

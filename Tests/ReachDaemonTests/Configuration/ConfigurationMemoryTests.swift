@@ -4,7 +4,7 @@ import XCTest
 
 @testable import ReachDaemon
 
-/// Issue 23, finding 9: every reload leaked about 5.8 KB, all of it TOMLKit's (a table it
+/// Every reload leaked about 5.8 KB, all of it TOMLKit's (a table it
 /// never freed, a `strdup` or `malloc` for every key list, string, integer and boolean it
 /// read). Reading the configuration now frees everything it allocates: 1,000 reads of a
 /// 373-byte file, good or bad, leave the heap as they found it (within 64 bytes a read;

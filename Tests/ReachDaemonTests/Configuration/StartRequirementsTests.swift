@@ -8,7 +8,7 @@ import XCTest
 
 @testable import ReachDaemon
 
-/// Issue 23, finding 8: `--check-config` and a reload accepted what the start refuses. One
+/// `--check-config` and a reload accepted what the start refuses. One
 /// function (`DaemonOptions.checkStartRequirements`) now checks for all three: pinned
 /// certificate files (regular, bounded, certificates) and the metrics `listen` address.
 final class StartRequirementsTests: XCTestCase {
