@@ -12,24 +12,8 @@ final class HTTPResponseReaderTests: XCTestCase {
     /// The outcome of one exchange with a server that sends `answer` in `chunk`-byte reads
     /// and then closes the connection (nil: the exchange never ended).
     private func exchange(_ answer: [UInt8], chunk: Int = 4096) throws -> HTTPFetcher.Result? {
-        let channel = EmbeddedChannel()
-        let promise = channel.eventLoop.makePromise(of: HTTPFetcher.Result.self)
-        var result: HTTPFetcher.Result?
-        promise.futureResult.assumeIsolated().whenSuccess { result = $0 }
-        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/generate_204")
-        head.headers.add(name: "Host", value: "probe.test")
-        try ResponseReader.addHandlers(to: channel.pipeline.syncOperations, head: head, promise: promise, refusal: nil)
-        try channel.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 80)).wait()
-        let request = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) }
+        let (request, result) = try ResponseReader.embeddedExchange(answer, chunk: chunk)
         XCTAssertEqual(request?.hasPrefix("GET /generate_204 HTTP/1.1\r\n"), true)
-        var offset = 0
-        while offset < answer.count, channel.isActive {
-            let piece = answer[offset..<min(offset + chunk, answer.count)]
-            offset += piece.count
-            _ = try? channel.writeInbound(ByteBuffer(bytes: piece))
-        }
-        _ = try? channel.finish(acceptAlreadyClosed: true)
-        if result == nil { promise.succeed(HTTPFetcher.Result(outcome: .timedOut)) }  // no leaked promise
         return result
     }
 
