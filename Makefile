@@ -26,8 +26,8 @@ CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 # INSTALL_BIN takes binaries already built (a directory holding reachd and reachctl).
 # No RUNPATH either ($ORIGIN is SwiftPM's default): nothing is loaded from beside the binary.
 # Linked by GNU ld rather than gold, with DT_RELR (`-z pack-relative-relocs`, glibc 2.36):
-# reachd's 1.9 MB of relocations become 18 KB the loader reads and applies at each
-# start (about 1 MB less resident, measured side by side).
+# the relocations the loader reads and applies at each start shrink a hundredfold, and
+# less of the binary stays resident (docs/performance.md, "Building and packaging").
 STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath \
   -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs --scratch-path .build-static
 INSTALL_BIN ?=
