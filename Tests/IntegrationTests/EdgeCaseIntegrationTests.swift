@@ -6,8 +6,8 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// The edge cases users of GLib, NetworkManager and Tailscale have been bitten by
-/// (REFERENCE.md), each on a real kernel in private namespaces.
+/// The edge cases users of GLib, NetworkManager and Tailscale have been bitten by, each on
+/// a real kernel in private namespaces.
 final class EdgeCaseIntegrationTests: DaemonTestCase {
     func testLinkLocalOnlyIsNotSatisfiedButListed() async throws {
         try topology.host.ip("addr", "add", "169.254.7.2/16", "dev", "eth0")
@@ -225,7 +225,7 @@ final class EdgeCaseIntegrationTests: DaemonTestCase {
         _ = await expectPath(recorder, "DNS back") { $0.supportsDNS }
     }
 
-    /// F6: resolv.conf as a symlink that NetworkManager or resolved re-point at another
+    /// /etc/resolv.conf as a symlink that NetworkManager or resolved re-point at another
     /// directory, including one that did not exist when reachd started, and a dangling link.
     func testResolvConfSymlinkRetargetsAreFollowed() async throws {
         try topology.configureIPv4()

@@ -35,7 +35,7 @@ final class HostileClientTests: DaemonTestCase {
         log.split(separator: "\n").filter { $0.contains(text) }.count
     }
 
-    /// F2: one uid may hold 1,024 connections; the next gets ConnectionLimitReached, the
+    /// One uid may hold 1,024 connections; the next gets ConnectionLimitReached, the
     /// daemon stays idle, logs it once, and another uid is still served.
     func testPerUserConnectionCap() async throws {
         try topology.configureIPv4()
@@ -75,7 +75,7 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertNotNil(status)
     }
 
-    /// F2: at the descriptor limit reachd pauses accepting (no spin), logs it, and serves
+    /// At the descriptor limit reachd pauses accepting (no spin), logs it, and serves
     /// again once descriptors are free.
     func testAcceptBacksOffAtTheDescriptorLimit() async throws {
         try requirePrerequisite(Command.exists("prlimit"), "prlimit (util-linux) is not installed")
@@ -102,7 +102,7 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertTrue(served, "served again after the descriptors were freed")
     }
 
-    /// F2: a reachd whose listen backlog is full is busy, not stale: a second reachd must not
+    /// A reachd whose listen backlog is full is busy, not stale: a second reachd must not
     /// take its socket path.
     func testBusySocketIsNotTakenOver() throws {
         try topology.configureIPv4()
@@ -129,7 +129,7 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertEqual(try FileIdentity(of: first.socketPath), identity, "the first daemon's socket file is untouched")
     }
 
-    /// F3: deeply nested JSON is refused in one linear pass; other clients are not slowed.
+    /// Deeply nested JSON is refused in one linear pass; other clients are not slowed.
     func testDeepJSONDoesNotStallOthers() async throws {
         try topology.configureIPv4()
         let (daemon, client) = try startDaemon()
@@ -156,7 +156,7 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertTrue(daemon.log.contains(#"the key "method" appears twice"#), daemon.log)
     }
 
-    /// F4: an exiting reachd removes its own socket file only, never one another reachd
+    /// An exiting reachd removes its own socket file only, never one another reachd
     /// has put at the path since.
     func testExitRemovesOnlyItsOwnSocket() async throws {
         try topology.configureIPv4()
@@ -177,7 +177,7 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertEqual(status.path.status, .satisfied)
     }
 
-    /// F5: a container host's interface list (hundreds of KiB) reaches reachctl.
+    /// A container host's interface list (hundreds of KiB) reaches reachctl.
     func testInterfaceListOfAContainerHost() throws {
         try topology.configureIPv4()
         try topology.host.ipBatch((0..<210).map { "link add ct\($0) type veth peer name cp\($0)" })
@@ -189,7 +189,7 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertEqual(list.interfaces.count, 2 + 420)
     }
 
-    /// F7: half-sent messages cost bounded memory, are cut off at the deadline, and the
+    /// Half-sent messages cost bounded memory, are cut off at the deadline, and the
     /// memory goes back once the clients leave.
     func testHalfSentMessagesAreBoundedAndCutOff() async throws {
         try topology.configureIPv4()
@@ -219,7 +219,7 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertLessThan(after - baseline, 10, "RSS \(baseline) → \(loaded) → \(after) MiB: memory not given back")
     }
 
-    /// F8: a subscriber that floods calls is closed with one log line, not thousands.
+    /// A subscriber that floods calls is closed with one log line, not thousands.
     func testFloodingSubscriberLogsOnce() throws {
         try topology.configureIPv4()
         let (daemon, _) = try startDaemon()

@@ -91,7 +91,7 @@ final class HostileNetworkInputTests: DaemonTestCase {
 
     // MARK: Router advertisements
 
-    /// Finding 1: option 37 with port 99999 killed reachd (SocketAddress trapped in the API
+    /// Option 37 with port 99999 used to kill reachd (SocketAddress trapped in the API
     /// fetch). Refused URIs are not reported at all; a usable one after them still is.
     func testUnusableAnnouncedAPIIsRefusedAndReachdSurvives() async throws {
         try topology.configureIPv4()
@@ -117,8 +117,8 @@ final class HostileNetworkInputTests: DaemonTestCase {
 
     // MARK: RFC 8908 answers
 
-    /// Finding 2: `seconds-remaining` of 1e10 overflowed a timer, 1e300 trapped converting to
-    /// Int. Clamped: a year at most, never below 0. Finding 3: a portal URL with ESC, BEL
+    /// `seconds-remaining` of 1e10 used to overflow a timer, and 1e300 trapped converting to
+    /// Int. Clamped: a year at most, never below 0. A portal URL with ESC, BEL
     /// and a newline (a forged sd_notify line) is refused with the whole answer.
     func testHostileAPIAnswers() async throws {
         try topology.configureIPv4()
@@ -149,8 +149,8 @@ final class HostileNetworkInputTests: DaemonTestCase {
 
     // MARK: Probe servers
 
-    /// Finding 6: `100 Continue` forever kept reachd parsing until the probe's timeout (73 %
-    /// CPU). Now a few heads end the exchange: limited at once, and little CPU.
+    /// `100 Continue` forever used to keep reachd parsing, busy, until the probe's timeout.
+    /// Now a few heads end the exchange: limited at once, and little CPU.
     func testEndlessContinueEndsTheExchange() async throws {
         try topology.configureIPv4()
         try setState(["http": "continue"])
@@ -165,7 +165,7 @@ final class HostileNetworkInputTests: DaemonTestCase {
         XCTAssertTrue(serverLog().contains { $0.contains("continued") }, "reachd hung up on the server: \(serverLog())")
     }
 
-    /// Finding 3: a probe's `Location` with C1 controls, U+202E, `javascript:` or `file:` was
+    /// A probe's `Location` with C1 controls, U+202E, `javascript:` or `file:` used to be
     /// published as the login page. Each is still a portal, with no login page; a plain one
     /// before each shows the rounds (every 1-2 s while in a portal) read the server's answer.
     /// ESC and BEL never get that far: NIO's parser refuses the answer (limited).
@@ -196,7 +196,7 @@ final class HostileNetworkInputTests: DaemonTestCase {
 
     // MARK: Targets
 
-    /// Finding 10: `reachctl check ::` said "reachable via eth0", `0.0.0.0` "via lo". The
+    /// `reachctl check ::` used to say "reachable via eth0", `0.0.0.0` "via lo". The
     /// unspecified addresses name no host: a usage error in reachctl, InvalidParameter in reachd.
     func testUnspecifiedAddressIsNoTarget() async throws {
         try topology.configureIPv4()

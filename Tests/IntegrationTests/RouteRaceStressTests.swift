@@ -6,7 +6,7 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// DESIGN rule 6 on the real kernel. IPv4 `fib_table_delete` sends RTM_DELROUTE before
+/// docs/DESIGN.md rule 6 on the real kernel. IPv4 `fib_table_delete` sends RTM_DELROUTE before
 /// it unlinks the route, and FIB lookups take no lock, so a lookup made as the event
 /// arrives can still answer through the route being deleted. The field report saw it
 /// with the cores busy; the CPUs are loaded here too, but busy CPUs alone make the race
@@ -19,9 +19,8 @@ import XCTest
 /// the deleting thread a delivery). And reachd's engine must run on another CPU than the
 /// deleting `ip` (the kernel here is not preemptible, and the notification's wake-up
 /// prefers the waker's CPU): both are pinned, each CPU also running a busy loop. Without
-/// all that the race shows up about 4 times in 100k deletes; with it, in most deletes
-/// (before the fix: stale after 23 of 32 deletes; with it, about 70% of deletes take one
-/// lookup recheck and none stays stale).
+/// all that the race is rare; with it, it shows in most deletes (docs/testing.md, "The
+/// IPv4 route race").
 ///
 /// The daemon runs as in production (the real binary, 200 idle subscribers); the default
 /// route is added and deleted over and over by one long-lived `ip -batch -`. After every

@@ -42,7 +42,7 @@ final class ServiceIntegrationTests: DaemonTestCase {
         }, "RELOADING=1 + MONOTONIC_USEC, then READY=1: \(daemon.notify.lines)")
 
         // Bad configs: refused, running configuration kept, reason in STATUS=. The second made
-        // the TOML parser abort (F9): refused like any bad one.
+        // the TOML parser abort: refused like any bad one.
         let bad = [("[interfaces]\nignore = 5\n", "\(config):2:"), ("[[[ broken\n", "\(config):1:3:")]
         for (text, location) in bad {
             try text.write(toFile: config, atomically: true, encoding: .utf8)

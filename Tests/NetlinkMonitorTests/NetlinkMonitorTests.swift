@@ -527,7 +527,7 @@ final class NetlinkMonitorTests: XCTestCase {
         }
     }
 
-    // MARK: Removals reported for lookup rechecks (DESIGN rule 6)
+    // MARK: Removals reported for lookup rechecks (docs/DESIGN.md rule 6)
 
     /// The IPv4 default via 10.0.0.2 on va, as the kernel describes it.
     private static func defaultViaPeer(_ monitor: NetlinkMonitor, gateway: String = "10.0.0.2") throws -> DefaultRoute {

@@ -13,7 +13,7 @@ func ip(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> I
     return address
 }
 
-/// Device facts shorthand for the interface types of REFERENCE.md.
+/// Device facts shorthand for the interface types `InterfaceClassifier` tells apart.
 enum Device {
     case nic
     case wireless

@@ -1,7 +1,7 @@
 import ReachabilityCore
 import XCTest
 
-/// DESIGN rule 6 as a table: removed routes, tracked routes and lookups in, suspects out;
+/// docs/DESIGN.md rule 6 as a table: removed routes, tracked routes and lookups in, suspects out;
 /// then the state machine over sequences of evaluations.
 final class LookupRecheckTests: XCTestCase {
     // The cast: eth0 (2) via 192.0.2.1, eth1 (8) via 198.51.100.1, tun0 (5) via 10.8.0.1.

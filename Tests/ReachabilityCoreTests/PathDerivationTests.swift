@@ -1,7 +1,7 @@
 import ReachabilityCore
 import XCTest
 
-/// The derivation, case by case: REFERENCE.md's edge cases and PathDerivation's header
+/// The derivation, case by case: the edge cases peers get wrong and PathDerivation's header
 /// comment (checks 1–5) turned into snapshots with the answer each must give.
 final class PathDerivationTests: XCTestCase {
     /// One field of the answer a case pins down (status and reason are always checked).

@@ -19,7 +19,7 @@ final class WebURITests: XCTestCase {
             ("huge port", "http://x:99999999999999999999999999/", Self.web, .portOutOfRange("99999999999999999999")),
             ("negative port", "http://x:-1/", Self.web, .invalidPort),
             ("port with a letter", "http://x:8o/", Self.web, .invalidPort),
-            // Finding 3: controls, format and bidi characters, refused where they are.
+            // Controls, format and bidi characters, refused where they are.
             ("ESC", "https://portal.test/\u{1B}]0;owned\u{07}", Self.secure, .forbiddenCharacter("\u{1B}", offset: 20)),
             ("BEL", "https://portal.test/\u{07}", Self.secure, .forbiddenCharacter("\u{07}", offset: 20)),
             ("newline and forged sd_notify", "https://portal.test/\nWATCHDOG=trigger\nSTATUS=forged", Self.secure, .forbiddenCharacter("\n", offset: 20)),

@@ -48,7 +48,7 @@ final class CheckConfigCommandTests: XCTestCase {
         }
     }
 
-    /// Text that made TOMLKit's parser abort (exit 134, F9) is a located syntax error: exit 1.
+    /// Text that made TOMLKit's parser abort (exit 134) is a located syntax error: exit 1.
     func testCheckConfigSurvivesParserCrashers() throws {
         try requireBuiltTools()
         let key = "Error while parsing key: expected bare key starting character or string delimiter, saw"
