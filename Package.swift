@@ -82,14 +82,45 @@ let package = Package(
             resources: [.embedInCode("io.reachd.Reachability.varlink")]
         ),
 
+        // What reachd says to the service manager and the journal: sd_notify, socket
+        // activation, the log handler and its journal fields, the log rate limit.
         .target(
-            name: "ReachDaemon",
+            name: "ReachSystemd",
             dependencies: [
-                "CLinux", "CSystemd", "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol",
+                "CSystemd", "LinuxSystem", "ReachabilityCore",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The configuration file: its schema, TOML decoding and the errors it reports.
+        .target(
+            name: "ReachConfiguration",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        // Names of targets resolved off the loop, fairly per uid; the blocking Varlink calls
+        // to systemd-resolved and systemd-networkd.
+        .target(
+            name: "ReachTargets",
+            dependencies: [
+                "CLinux", "LinuxSystem", "ReachabilityCore", "ReachProtocol",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // Connectivity probes, captive-portal APIs and networkd's portals, HTTPS trust.
+        .target(
+            name: "ReachConnectivity",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachConfiguration", "ReachTargets",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                // EmbeddedChannel, for FuzzEntryPoints.network only (the probe's HTTP handlers, fed bytes).
+                // EmbeddedChannel: the probe's HTTP handlers fed bytes (ResponseReader.embeddedExchange).
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -97,8 +128,44 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        // The Prometheus exposition, its HTTP endpoint and textfile.
+        .target(
+            name: "ReachMetrics",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachConfiguration",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // The Varlink server on its event loop: listener, connections, publication,
+        // subscribers, target watches, the limits every client is held to.
+        .target(
+            name: "ReachServer",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachSystemd", "ReachTargets",
+                "ReachConnectivity", "ReachMetrics", "ReachConfiguration",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // The daemon: the engine (kernel view, signals, mailbox) and the wiring of the rest.
+        .target(
+            name: "ReachDaemon",
+            dependencies: [
+                "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol", "ReachSystemd",
+                "ReachConfiguration", "ReachTargets", "ReachConnectivity", "ReachMetrics", "ReachServer",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(
@@ -113,7 +180,7 @@ let package = Package(
         .executableTarget(
             name: "reachd",
             dependencies: [
-                "LinuxSystem", "ReachDaemon",
+                "LinuxSystem", "ReachDaemon", "ReachConfiguration", "ReachSystemd", "ReachServer", "ReachConnectivity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -135,8 +202,11 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "ReachDaemon", "ReachProtocol", "ReachabilityCore", "LinuxSystem",
+                "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachProtocol", "ReachabilityCore", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -152,9 +222,26 @@ let package = Package(
             dependencies: ["ReachProtocol", "ReachabilityCore", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
-            name: "ReachDaemonTests",
+            name: "ReachConfigurationTests",
             dependencies: [
-                "LinuxSystem", "NetlinkMonitor", "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConfiguration", "ReachSystemd",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "ReachTargetsTests",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachTargets",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "ReachConnectivityTests",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConnectivity", "ReachConfiguration", "ReachTargets", "ReachSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -167,9 +254,46 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ReachMetricsTests",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachMetrics", "ReachConfiguration", "ReachSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ReachServerTests",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachTargets", "ReachMetrics",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "ReachDaemonTests",
+            dependencies: [
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "NetlinkMonitor", "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachTargets", "ReachMetrics",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
             name: "ReachClientTests",
             dependencies: [
-                "ReachClient", "ReachDaemon", "ReachProtocol", "ReachabilityCore", "TestSupport",
+                "ReachClient", "ReachServer", "ReachProtocol", "ReachabilityCore", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -201,8 +325,8 @@ for target in package.targets where target.type == .regular || target.type == .e
 // not exist, so a normal `swift build` / `swift test` neither builds nor links them.
 if Context.environment["REACHD_FUZZ"] != nil {
     package.targets += [
-        .executableTarget(name: "fuzz-config", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-config"),
-        .executableTarget(name: "fuzz-varlink", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-varlink"),
+        .executableTarget(name: "fuzz-config", dependencies: ["ReachConfiguration"], path: "Fuzz/Sources/fuzz-config"),
+        .executableTarget(name: "fuzz-varlink", dependencies: ["ReachServer"], path: "Fuzz/Sources/fuzz-varlink"),
         .executableTarget(name: "fuzz-netlink", dependencies: ["NetlinkMonitor"], path: "Fuzz/Sources/fuzz-netlink"),
         .executableTarget(name: "fuzz-network", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-network"),
     ]

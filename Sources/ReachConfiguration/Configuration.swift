@@ -8,31 +8,31 @@ import ReachabilityCore
 /// Values come from the file alone; `reachd` lets its command line win over them (command
 /// line > config file > defaults). To add a table: a struct like `Log`, a property, a
 /// `CodingKeys` case and a `read` line in `init(from:)`.
-public struct ReachdConfiguration: Sendable, Equatable, Decodable {
+package struct ReachdConfiguration: Sendable, Equatable, Decodable {
     /// Where the system configuration file lives.
-    public static let defaultPath = "/etc/reachd/reachd.toml"
+    package static let defaultPath = "/etc/reachd/reachd.toml"
 
     /// `[socket]`.
-    public var socket = Socket()
+    package var socket = Socket()
     /// `[log]`.
-    public var log = Log()
+    package var log = Log()
     /// `[interfaces]`.
-    public var interfaces = Interfaces()
+    package var interfaces = Interfaces()
     /// `[netlink]`.
-    public var netlink = Netlink()
+    package var netlink = Netlink()
     /// `[probe]`.
-    public var probe = Probe()
+    package var probe = Probe()
     /// `[captive-portal]`.
-    public var captivePortal = CaptivePortalSettings()
+    package var captivePortal = CaptivePortalSettings()
     /// `[metrics]`.
-    public var metrics = Metrics()
+    package var metrics = Metrics()
 
     /// The built-in defaults.
-    public init() {}
+    package init() {}
 
     /// Reads every table. The first problem in each table (or all its unknown keys) and every
     /// unknown table are thrown together (as `ConfigurationProblems`), so one run names them all.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         var problems = try decoder.unknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func read<Table: Setting>(_ key: CodingKeys, _ table: inout Table) {
@@ -61,15 +61,15 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     // ones: within a table, decoding stops at the first bad value.
 
     /// `[socket]`: the Varlink socket file.
-    public struct Socket: Sendable, Equatable, ConfigurationTable {
+    package struct Socket: Sendable, Equatable, ConfigurationTable {
         /// `path`: nil means computed (`SocketLocation.daemonDefault`).
-        public var path: String?
+        package var path: String?
         /// `mode`: permission bits of the socket file.
-        public var mode: UInt32 = 0o666
+        package var mode: UInt32 = 0o666
 
-        init() {}
+        package init() {}
         /// Reads `path` and `mode`.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             path = try container.setting(SocketPath.self, .path)?.value ?? path
             mode = try container.setting(FileMode.self, .mode)?.value ?? mode
@@ -79,13 +79,13 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     }
 
     /// `[log]`.
-    public struct Log: Sendable, Equatable, ConfigurationTable {
+    package struct Log: Sendable, Equatable, ConfigurationTable {
         /// `level`: the least severe level logged.
-        public var level: Logger.Level = .info
+        package var level: Logger.Level = .info
 
-        init() {}
+        package init() {}
         /// Reads `level`.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             level = try container.setting(Choice<Logger.Level>.self, .level)?.value ?? level
             try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -94,13 +94,13 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     }
 
     /// `[interfaces]`: which interfaces to leave out, and per-interface overrides.
-    public struct Interfaces: Sendable, Equatable, ConfigurationTable {
+    package struct Interfaces: Sendable, Equatable, ConfigurationTable {
         /// `ignore` (globs) and `[[interfaces.override]]`, as the engine applies them.
-        public var policy = InterfacePolicy()
+        package var policy = InterfacePolicy()
 
-        init() {}
+        package init() {}
         /// Reads `ignore` and `override`.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             if let ignore = try container.setting([InterfaceGlob].self, .ignore) { policy.ignoredPatterns = ignore.map(\.value) }
             if let overrides = try container.setting([Override].self, .override) { policy.overrides = overrides.map(\.value) }
@@ -133,15 +133,15 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
     }
 
     /// `[netlink]`: the rtnetlink socket.
-    public struct Netlink: Sendable, Equatable, ConfigurationTable {
+    package struct Netlink: Sendable, Equatable, ConfigurationTable {
         /// The sizes `receive-buffer-size` accepts: 64 KiB…1 GiB.
-        public static let acceptedReceiveBufferSizes = (64 << 10)...(1 << 30)
+        package static let acceptedReceiveBufferSizes = (64 << 10)...(1 << 30)
         /// `receive-buffer-size`, in bytes.
-        public var receiveBufferSize = 8 << 20
+        package var receiveBufferSize = 8 << 20
 
-        init() {}
+        package init() {}
         /// Reads `receive-buffer-size`.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             receiveBufferSize = try container.setting(ReceiveBufferSize.self, .receiveBufferSize)?.value ?? receiveBufferSize
             try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -153,28 +153,28 @@ public struct ReachdConfiguration: Sendable, Equatable, Decodable {
 extension ReachdConfiguration {
     /// `[probe]`: active connectivity checks (NetworkManager-compatible). Off until `url` or
     /// `https-url` names an endpoint: reachd sends nothing to a server nobody configured.
-    public struct Probe: Sendable, Equatable, ConfigurationTable {
+    package struct Probe: Sendable, Equatable, ConfigurationTable {
         /// `url`: the HTTP check (`http://…`).
-        public var url: HTTPEndpoint?
+        package var url: HTTPEndpoint?
         /// `https-url`: the HTTPS check (`https://…`), run in parallel with the HTTP one.
-        public var httpsURL: HTTPEndpoint?
+        package var httpsURL: HTTPEndpoint?
         /// `expect-status`, `expect-body`, `expect-header`: what the endpoint answers online.
-        public var expectation = ProbeExpectation()
+        package var expectation = ProbeExpectation()
         /// `timeout`: seconds one check may take, connection and answer together.
-        public var timeout: Duration = .seconds(10)
+        package var timeout: Duration = .seconds(10)
         /// `initial-delay`, `maximum-delay`, `recheck-interval` (0: never; the default).
-        public var schedule = ProbeSchedule.Configuration()
+        package var schedule = ProbeSchedule.Configuration()
         /// `families`: which address families are checked, each on its own.
-        public var families: [AddressFamily] = [.ipv4, .ipv6]
+        package var families: [AddressFamily] = [.ipv4, .ipv6]
         /// `[probe.trust]`: how the HTTPS endpoint proves who it is.
-        public var trust = TrustPolicy.systemDefault
+        package var trust = TrustPolicy.systemDefault
 
         /// Whether any check is configured.
-        public var isEnabled: Bool { url != nil || httpsURL != nil }
+        package var isEnabled: Bool { url != nil || httpsURL != nil }
 
-        init() {}
+        package init() {}
         /// Reads the keys present.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             url = try container.setting(HTTPEndpoint.self, .url)
             httpsURL = try container.setting(HTTPEndpoint.self, .httpsURL)
@@ -209,20 +209,20 @@ extension ReachdConfiguration {
 
     /// `[captive-portal]`: captive portals the network announces (RFC 8910) and their API
     /// (RFC 8908).
-    public struct CaptivePortalSettings: Sendable, Equatable, ConfigurationTable {
+    package struct CaptivePortalSettings: Sendable, Equatable, ConfigurationTable {
         /// `router-advertisements`: read RA option 37 (listening only; on by default).
-        public var routerAdvertisements = true
+        package var routerAdvertisements = true
         /// `networkd`: ask systemd-networkd (when it runs) which portal DHCP or RAs announced.
-        public var networkd = true
+        package var networkd = true
         /// `fetch-api`: ask an announced API whether the session is captive. Off by default:
         /// the API is a server the network, not the operator, named.
-        public var fetchAPI = false
+        package var fetchAPI = false
         /// `[captive-portal.trust]`: how the API proves who it is.
-        public var trust = TrustPolicy.systemDefault
+        package var trust = TrustPolicy.systemDefault
 
-        init() {}
+        package init() {}
         /// Reads the keys present.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             routerAdvertisements = try container.setting(Bool.self, .routerAdvertisements) ?? routerAdvertisements
             networkd = try container.setting(Bool.self, .networkd) ?? networkd
@@ -238,16 +238,16 @@ extension ReachdConfiguration {
 
     /// `[probe.trust]`, `[captive-portal.trust]`: an AFSecurityPolicy-style trust policy.
     /// `[metrics]`: where the Prometheus metrics go. Nothing by default.
-    public struct Metrics: Sendable, Equatable, ConfigurationTable {
+    package struct Metrics: Sendable, Equatable, ConfigurationTable {
         /// `listen`: serve `GET /metrics` over HTTP here.
-        public var listen: MetricsListenAddress?
+        package var listen: MetricsListenAddress?
         /// `textfile-directory`: write `reachd.prom` here on every change, for
         /// node_exporter's textfile collector.
-        public var textfileDirectory: String?
+        package var textfileDirectory: String?
 
-        init() {}
+        package init() {}
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             listen = try container.setting(MetricsListenAddress.self, .listen)
             if let directory = try container.setting(String.self, .textfileDirectory) {
@@ -293,27 +293,27 @@ extension ReachdConfiguration {
 
 /// An `http://` or `https://` URL with a host: a probe endpoint or an RFC 8908 API, as
 /// `WebURI` checks it (port 1–65535, RFC 3986 characters, no user info, 2,048 bytes).
-public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible {
-    static let expected = "a string"
+package struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible {
+    package static let expected = "a string"
     /// `https`.
-    public var isHTTPS: Bool
+    package var isHTTPS: Bool
     /// The host: a name, or an address literal (without brackets).
-    public var host: String
+    package var host: String
     /// The port (80 or 443 unless given).
-    public var port: Int
+    package var port: Int
     /// Path and query, as sent in the request line.
-    public var target: String
+    package var target: String
     /// The URL as written.
-    public var description: String
+    package var description: String
 
     /// Parses `text`; nil unless `WebURI` accepts it as an `http` or `https` URI.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard case let .success(uri) = WebURI.validate(text, schemes: [.http, .https]) else { return nil }
         self.init(uri)
     }
 
     /// The endpoint a checked URI names.
-    public init(_ uri: WebURI) {
+    package init(_ uri: WebURI) {
         isHTTPS = uri.scheme == .https
         host = uri.host
         port = uri.port
@@ -323,7 +323,7 @@ public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible
 
     /// Reads a URL string; refuses anything `WebURI` refuses, saying why (a port out of
     /// range would otherwise pass here and stop reachd at its first probe).
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text: String = try decoder.scalar()
         switch WebURI.validate(text, schemes: [.http, .https]) {
         case let .success(uri): self.init(uri)
@@ -333,7 +333,7 @@ public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible
     }
 
     /// The `Host` header: the host, bracketed when it is an IPv6 literal, with a port that is not the scheme's.
-    public var hostHeader: String {
+    package var hostHeader: String {
         let name = host.contains(":") ? "[\(host)]" : host
         return port == (isHTTPS ? 443 : 80) ? name : "\(name):\(port)"
     }
@@ -343,15 +343,15 @@ public struct HTTPEndpoint: Sendable, Hashable, Setting, CustomStringConvertible
 
 /// `[metrics] listen`: `ADDRESS:PORT` (an IP literal, IPv6 in brackets) or an absolute Unix
 /// socket path. No host names: the endpoint is bound at start, before any resolver is asked.
-public enum MetricsListenAddress: Sendable, Hashable, Setting, CustomStringConvertible {
-    static let expected = "a string"
+package enum MetricsListenAddress: Sendable, Hashable, Setting, CustomStringConvertible {
+    package static let expected = "a string"
     /// A TCP address and port.
     case tcp(address: IPAddress, port: Int)
     /// A Unix stream socket.
     case unix(path: String)
 
     /// Parses `text`; nil for anything else.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         if text.hasPrefix("/") {
             guard !text.hasSuffix("/"), !text.utf8.contains(0), text.utf8.count <= 107 else { return nil }
             self = .unix(path: text)
@@ -366,7 +366,7 @@ public enum MetricsListenAddress: Sendable, Hashable, Setting, CustomStringConve
         self = .tcp(address: address, port: port)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text: String = try decoder.scalar()
         guard let address = MetricsListenAddress(text) else {
             throw decoder.invalid("\"\(text)\" is neither ADDRESS:PORT (an IP address, IPv6 in brackets, and a port 1–65535) nor an absolute socket path")
@@ -375,7 +375,7 @@ public enum MetricsListenAddress: Sendable, Hashable, Setting, CustomStringConve
     }
 
     /// As written in the configuration (IPv6 in brackets).
-    public var description: String {
+    package var description: String {
         switch self {
         case let .tcp(address, port): return address.family == .ipv6 ? "[\(address)]:\(port)" : "\(address):\(port)"
         case let .unix(path): return path
@@ -386,8 +386,8 @@ public enum MetricsListenAddress: Sendable, Hashable, Setting, CustomStringConve
 /// `[socket] path`: absolute, not a directory, no NUL, short enough for `sockaddr_un`
 /// (107 bytes and a NUL).
 struct SocketPath: Setting {
-    static let expected = "a string"
-    var value: String
+    package static let expected = "a string"
+    package var value: String
 
     init(from decoder: any Decoder) throws {
         value = try decoder.scalar()
@@ -403,8 +403,8 @@ struct SocketPath: Setting {
 
 /// `[socket] mode`: "666" or "0666", up to 0777; "0o666", "1777" or "0888" are refused.
 struct FileMode: Setting {
-    static let expected = "a string"
-    var value: UInt32
+    package static let expected = "a string"
+    package var value: UInt32
 
     init(from decoder: any Decoder) throws {
         let text: String = try decoder.scalar()
@@ -419,8 +419,8 @@ struct FileMode: Setting {
 
 /// An interface-name glob: not empty, and without whitespace or "/", which no interface name has.
 struct InterfaceGlob: Setting {
-    static let expected = "a string"
-    var value: String
+    package static let expected = "a string"
+    package var value: String
 
     init(from decoder: any Decoder) throws {
         value = try decoder.scalar()
@@ -433,8 +433,8 @@ struct InterfaceGlob: Setting {
 
 /// `[netlink] receive-buffer-size`: within `Netlink.acceptedReceiveBufferSizes`.
 struct ReceiveBufferSize: Setting {
-    static let expected = "an integer"
-    var value: Int
+    package static let expected = "an integer"
+    package var value: Int
 
     init(from decoder: any Decoder) throws {
         value = try decoder.scalar()
@@ -447,8 +447,8 @@ struct ReceiveBufferSize: Setting {
 
 /// A string naming a case of `Value`: a log level, an interface type.
 struct Choice<Value: NamedChoice>: Setting {
-    static var expected: String { "a string" }
-    var value: Value
+    package static var expected: String { "a string" }
+    package var value: Value
 
     init(from decoder: any Decoder) throws {
         let text: String = try decoder.scalar()
@@ -470,11 +470,11 @@ extension AddressFamily: NamedChoice { static let settingName = "address family"
 extension TrustPolicy.Pinning: NamedChoice { static let settingName = "pinning mode" }
 
 /// Whole seconds, 1…3600.
-struct Seconds: Setting {
-    static let expected = "an integer (seconds)"
-    var value: Duration
+package struct Seconds: Setting {
+    package static let expected = "an integer (seconds)"
+    package var value: Duration
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let seconds: Int = try decoder.scalar()
         guard (1...3600).contains(seconds) else { throw decoder.invalid("\(seconds) is out of range (1…3600 seconds)") }
         value = .seconds(seconds)
@@ -483,8 +483,8 @@ struct Seconds: Setting {
 
 /// Whole seconds, 1…86400, or 0 for "never".
 struct SecondsOrNever: Setting {
-    static let expected = "an integer (seconds, 0 for never)"
-    var value: Duration?
+    package static let expected = "an integer (seconds, 0 for never)"
+    package var value: Duration?
 
     init(from decoder: any Decoder) throws {
         let seconds: Int = try decoder.scalar()
@@ -495,8 +495,8 @@ struct SecondsOrNever: Setting {
 
 /// `expect-status`: an HTTP status code, 100…599.
 struct ExpectedStatus: Setting {
-    static let expected = "an integer"
-    var value: Int
+    package static let expected = "an integer"
+    package var value: Int
 
     init(from decoder: any Decoder) throws {
         value = try decoder.scalar()
@@ -506,8 +506,8 @@ struct ExpectedStatus: Setting {
 
 /// `expect-header`: "Name: value", as NetworkManager's `X-NetworkManager-Status: online`.
 struct ExpectedHeader: Setting {
-    static let expected = "a string"
-    var value: (name: String, value: String)
+    package static let expected = "a string"
+    package var value: (name: String, value: String)
 
     init(from decoder: any Decoder) throws {
         let text: String = try decoder.scalar()

@@ -2,9 +2,9 @@ import LinuxSystem
 import SystemPackage
 
 /// Reads the configuration file from disk.
-public enum ConfigurationLoader {
+package enum ConfigurationLoader {
     /// Where the configuration came from.
-    public enum Source: Sendable, Equatable {
+    package enum Source: Sendable, Equatable {
         /// The file at this path.
         case file(String)
         /// No file: the built-in defaults.
@@ -13,7 +13,7 @@ public enum ConfigurationLoader {
 
     /// Loads `explicitPath` (from `--config`: it must exist), or else `defaultPath`,
     /// whose absence means the built-in defaults.
-    public static func load(
+    package static func load(
         explicitPath: String?, defaultPath: String = ReachdConfiguration.defaultPath
     ) throws(ConfigurationError) -> (configuration: ReachdConfiguration, source: Source) {
         let path = explicitPath ?? defaultPath
@@ -27,7 +27,7 @@ public enum ConfigurationLoader {
     }
 
     /// The file's text; `notFound` only for ENOENT, `unreadable` for anything else.
-    public static func read(_ path: String) throws(ConfigurationError) -> String {
+    package static func read(_ path: String) throws(ConfigurationError) -> String {
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.contents(of: path, limit: 1 << 20)
@@ -48,7 +48,7 @@ public enum ConfigurationLoader {
 }
 
 /// Why a configuration could not be used.
-public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file named with `--config` does not exist.
     case notFound(path: String)
     /// The file exists but cannot be read (permissions, not a regular file, not UTF-8).
@@ -57,7 +57,7 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     case invalid([ConfigurationDiagnostic])
 
     /// One problem per line.
-    public var description: String {
+    package var description: String {
         switch self {
         case let .notFound(path): "\(path): no such configuration file"
         case let .unreadable(path, reason): "\(path): cannot read: \(reason)"
@@ -66,32 +66,32 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// The problems on one line, for `STATUS=` and single-line logs.
-    public var summary: String {
+    package var summary: String {
         guard case let .invalid(diagnostics) = self else { return description }
         return diagnostics.map(\.description).joined(separator: "; ")
     }
 }
 
 /// One problem found in a configuration file, located as precisely as the file allows.
-public struct ConfigurationDiagnostic: Sendable, Hashable, CustomStringConvertible {
+package struct ConfigurationDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The file the problem is in.
-    public var file: String
+    package var file: String
     /// One-based line, when known.
-    public var line: Int?
+    package var line: Int?
     /// One-based column, when known (syntax errors only).
-    public var column: Int?
+    package var column: Int?
     /// The key the problem is about, as TOML writes it (`interfaces.override[1].type`), if any.
-    public var key: String?
+    package var key: String?
     /// What is wrong, without file, line or key.
-    public var message: String
+    package var message: String
 
     /// Creates a diagnostic.
-    public init(file: String, line: Int? = nil, column: Int? = nil, key: String? = nil, message: String) {
+    package init(file: String, line: Int? = nil, column: Int? = nil, key: String? = nil, message: String) {
         (self.file, self.line, self.column, self.key, self.message) = (file, line, column, key, message)
     }
 
     /// `FILE:LINE[:COLUMN]: [KEY: ]MESSAGE`, the form compilers use so editors can jump to it.
-    public var description: String {
+    package var description: String {
         let position = line.map { ":\($0)" + (column.map { ":\($0)" } ?? "") } ?? ""
         return "\(file)\(position): " + (key.map { "\($0): " } ?? "") + message
     }
@@ -104,7 +104,7 @@ extension ReachdConfiguration {
     ///
     /// Text that would crash TOMLKit's parser never reaches it (`TOMLInputGuard`): it is
     /// refused with a located syntax error like any other.
-    public init(parsing text: String, file: String) throws(ConfigurationError) {
+    package init(parsing text: String, file: String) throws(ConfigurationError) {
         if let problem = TOMLInputGuard.problem(in: text) {
             // What comes before the item holding the problem is safe to parse: an error
             // toml++ finds there comes first in the file, so it is the one reported.
@@ -242,7 +242,7 @@ extension Array: Setting where Element: Setting {
 /// Several problems: every unknown key of a table, or all that `ReachdConfiguration.init(from:)`
 /// found (the first problem of each table, and each unknown table).
 struct ConfigurationProblems: Error {
-    var errors: [any Error]
+    package var errors: [any Error]
 }
 
 /// A key that the table's `CodingKeys` do not name, with the path of the known key closest to it.
@@ -253,7 +253,7 @@ struct UnknownKey: Error {
 
 /// Any key, to list all of a table's keys.
 private struct AnyKey: CodingKey {
-    var stringValue: String
+    package var stringValue: String
     var intValue: Int? { nil }
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
@@ -261,7 +261,7 @@ private struct AnyKey: CodingKey {
 
 extension KeyedDecodingContainer {
     /// The error for a key whose value does not fit with the rest of its table.
-    func invalid(_ key: Key, _ message: String) -> DecodingError {
+    package func invalid(_ key: Key, _ message: String) -> DecodingError {
         .dataCorruptedError(forKey: key, in: self, debugDescription: message)
     }
 
@@ -283,7 +283,7 @@ extension Decoder {
     func scalar<T: Decodable>() throws -> T { try singleValueContainer().decode(T.self) }
 
     /// The error for a value of the right type that is not acceptable.
-    func invalid(_ message: String) -> DecodingError {
+    package func invalid(_ message: String) -> DecodingError {
         .dataCorrupted(DecodingError.Context(codingPath: codingPath, debugDescription: message))
     }
 

@@ -41,7 +41,7 @@ indirect enum TOMLNode: Equatable {
     }
 
     /// toml++'s reading of `text`: the document, or its syntax error (description, line, column).
-    static func parse(_ text: String) -> Result<TOMLNode, TOMLSyntaxError> {
+    package static func parse(_ text: String) -> Result<TOMLNode, TOMLSyntaxError> {
         // Written by the shim only when parsing fails.
         let failure = UnsafeMutablePointer<CTOMLParseError>.allocate(capacity: 1)
         defer { failure.deallocate() }
@@ -110,8 +110,8 @@ indirect enum TOMLNode: Equatable {
 
 /// A syntax error toml++ found: its message and where (one-based line and column).
 struct TOMLSyntaxError: Error, Equatable {
-    var description: String
-    var line: Int
+    package var description: String
+    package var line: Int
     var column: Int
 }
 
@@ -120,7 +120,7 @@ struct TOMLSyntaxError: Error, Equatable {
 struct TOMLDocumentDecoder: Decoder {
     let node: TOMLNode
     let codingPath: [any CodingKey]
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    package var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(_ node: TOMLNode, codingPath: [any CodingKey] = []) {
         self.node = node
@@ -128,7 +128,7 @@ struct TOMLDocumentDecoder: Decoder {
     }
 
     /// Decodes the whole document as `T`.
-    static func decode<T: Decodable>(_ type: T.Type, from node: TOMLNode) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from node: TOMLNode) throws -> T {
         try T(from: TOMLDocumentDecoder(node))
     }
 
@@ -149,7 +149,7 @@ struct TOMLDocumentDecoder: Decoder {
     }
 
     /// An array index as a coding key.
-    struct Index: CodingKey {
+    package struct Index: CodingKey {
         var intValue: Int?
         var stringValue: String { "\(intValue ?? 0)" }
         init(intValue: Int) { self.intValue = intValue }

@@ -63,7 +63,7 @@
 /// anything before the flagged item first, so errors still come in file order.
 enum TOMLInputGuard {
     /// Where the input stops being safe to parse, and why.
-    struct Problem: Equatable {
+    package struct Problem: Equatable {
         /// Offset, in Unicode scalars, where the document item (table header or key/value
         /// line) holding the problem starts; what comes before it is safe to parse.
         var itemStart: Int
@@ -77,7 +77,7 @@ enum TOMLInputGuard {
     }
 
     /// The first problem in `text`, or nil when toml++ can be given all of it.
-    static func problem(in text: String) -> Problem? {
+    package static func problem(in text: String) -> Problem? {
         var scanner = Scanner(scalars: Array(text.unicodeScalars))
         return scanner.run()
     }

@@ -9,9 +9,9 @@ import FoundationEssentials
 ///   evaluated with the pins as the only anchors.
 /// - `publicKey`: one of the chain's public keys (SHA-256 of its SubjectPublicKeyInfo) must
 ///   equal a pin.
-public struct TrustPolicy: Sendable, Equatable {
+package struct TrustPolicy: Sendable, Equatable {
     /// What is pinned.
-    public enum Pinning: String, Sendable, Equatable, CaseIterable {
+    package enum Pinning: String, Sendable, Equatable, CaseIterable {
         /// Nothing: the system trust store decides.
         case none
         /// Certificates (PEM or DER files).
@@ -21,7 +21,7 @@ public struct TrustPolicy: Sendable, Equatable {
     }
 
     /// Why a policy is refused at load, one line each.
-    public enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
         /// AFSecurityPolicy's rule: without pins, a self-signed certificate cannot be told
         /// from an attacker's when the domain name is validated.
         case domainValidationWithoutPins
@@ -33,7 +33,7 @@ public struct TrustPolicy: Sendable, Equatable {
         case pinsOfTheWrongKind(Pinning)
 
         /// One line for the configuration error.
-        public var description: String {
+        package var description: String {
             switch self {
             case .domainValidationWithoutPins:
                 return "to validate a domain name for self-signed certificates you must pin (allow-invalid-certificates with validates-domain-name needs pinning = \"certificate\" or \"publicKey\")"
@@ -48,18 +48,18 @@ public struct TrustPolicy: Sendable, Equatable {
     }
 
     /// What is pinned.
-    public var pinning: Pinning
+    package var pinning: Pinning
     /// Files of pinned certificates (PEM or DER), for `certificate`.
-    public var pinnedCertificates: [String]
+    package var pinnedCertificates: [String]
     /// SPKI SHA-256 digests, for `publicKey`.
-    public var publicKeyPins: [[UInt8]]
+    package var publicKeyPins: [[UInt8]]
     /// The server's name must match the certificate (AFSecurityPolicy's validatesDomainName).
-    public var validatesDomainName: Bool
+    package var validatesDomainName: Bool
     /// Accept expired or untrusted chains (AFSecurityPolicy's allowInvalidCertificates).
-    public var allowInvalidCertificates: Bool
+    package var allowInvalidCertificates: Bool
 
     /// The default: the system trust store, chain and name (AFSecurityPolicy's defaultPolicy).
-    public static let systemDefault = TrustPolicy(checked: .none)
+    package static let systemDefault = TrustPolicy(checked: .none)
 
     private init(checked pinning: Pinning) {
         self.pinning = pinning
@@ -70,7 +70,7 @@ public struct TrustPolicy: Sendable, Equatable {
     }
 
     /// A policy from its configured parts; refused when AFSecurityPolicy's rules say so.
-    public init(
+    package init(
         pinning: Pinning = .none, pinnedCertificates: [String] = [], publicKeyPins: [String] = [],
         validatesDomainName: Bool = true, allowInvalidCertificates: Bool = false
     ) throws(Problem) {

@@ -13,21 +13,21 @@ import ReachabilityCore
 /// to 0…`maximumSecondsRemaining` / `maximumBytesRemaining` while still a `Double` (a
 /// non-number is dropped), so no answer can make a conversion or a timer overflow. A
 /// captive answer from the API is authoritative.
-public enum CaptivePortalAPI {
+package enum CaptivePortalAPI {
     /// The largest answer read.
-    public static let maximumBodySize = 4096
+    package static let maximumBodySize = 4096
     /// The most `seconds-remaining` taken from an answer: one year. A larger value means
     /// the same to reachd (look again before it runs out), and this one keeps every timer
     /// built from it (nanoseconds in an `Int64`) far from overflowing.
-    public static let maximumSecondsRemaining = 31_536_000
+    package static let maximumSecondsRemaining = 31_536_000
     /// The most `bytes-remaining` taken from an answer: 2^53, the largest integer a JSON
     /// number (an IEEE double) carries exactly.
-    public static let maximumBytesRemaining = 1 << 53
+    package static let maximumBytesRemaining = 1 << 53
     /// The media type the answer must have.
-    public static let mediaType = "application/captive+json"
+    package static let mediaType = "application/captive+json"
 
     /// Why an API URI or answer is not used.
-    public enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
         /// A URI (the API's, or one in the answer) that `WebURI` refuses as an `https`
         /// URI; the text names which URI (`API URI`, `user-portal-url`, `venue-info-url`).
         case unusableURI(String, WebURI.Problem)
@@ -41,7 +41,7 @@ public enum CaptivePortalAPI {
         case captiveWithoutPortal
 
         /// One line for the log.
-        public var description: String {
+        package var description: String {
             switch self {
             case let .unusableURI(which, problem): return "\(which) refused: \(problem)"
             case let .wrongMediaType(type): return "media type \(type ?? "(none)"), not \(CaptivePortalAPI.mediaType)"
@@ -53,12 +53,12 @@ public enum CaptivePortalAPI {
     }
 
     /// The API URI if it may be fetched: an `https` URI that `WebURI` accepts.
-    public static func validate(apiURI: String) -> Result<String, Problem> {
+    package static func validate(apiURI: String) -> Result<String, Problem> {
         WebURI.validate(apiURI, schemes: [.https]).map(\.text).mapError { .unusableURI("API URI", $0) }
     }
 
     /// What an answer says, or why it is not used.
-    public static func parse(body: [UInt8], contentType: String?) -> Result<CaptivePortal, Problem> {
+    package static func parse(body: [UInt8], contentType: String?) -> Result<CaptivePortal, Problem> {
         let type = contentType?.split(separator: ";").first.map { $0.trimmingOptionalWhitespace.lowercased() }
         guard type == mediaType else { return .failure(.wrongMediaType(contentType)) }
         guard body.count <= maximumBodySize else { return .failure(.tooLarge(body.count)) }

@@ -4,6 +4,8 @@ import LinuxSystem
 import Logging
 import NIOCore
 import ReachabilityCore
+import ReachConfiguration
+import ReachTargets
 
 /// Connectivity checks on the event loop that owns the published state: one
 /// `ProbeSchedule` per interface and family it may probe (`ProbeSchedule.eligibleTargets`),
@@ -19,7 +21,7 @@ import ReachabilityCore
 /// A round that is no longer current (a newer one started, the interface stopped being
 /// eligible, reachd stops) is cancelled at once: its sockets are closed and its names no
 /// longer waited for. How many requests run at once is `HTTPFetcher`'s cap.
-final class ConnectivityMonitor {
+package final class ConnectivityMonitor {
     private struct Entry {
         var schedule: ProbeSchedule
         var context: ProbeContext
@@ -47,9 +49,9 @@ final class ConnectivityMonitor {
     /// What is known, published through `onChange`.
     private(set) var table: ConnectivityTable = [:]
     /// Called on the loop whenever `table` changed.
-    var onChange: (ConnectivityTable) -> Void = { _ in }
+    package var onChange: (ConnectivityTable) -> Void = { _ in }
 
-    init(settings: ConnectivitySettings, eventLoop: any EventLoop, logger: Logger, resolver: NameResolver,
+    package init(settings: ConnectivitySettings, eventLoop: any EventLoop, logger: Logger, resolver: NameResolver,
          probeTLS: (any TLSHandshaking)?, apiTLS: (any TLSHandshaking)?) {
         self.settings = settings
         self.eventLoop = eventLoop
@@ -61,13 +63,13 @@ final class ConnectivityMonitor {
     }
 
     /// Whether anything may ever be probed or fetched.
-    var isActive: Bool { settings.probe.isEnabled || settings.captivePortal.fetchAPI }
+    package var isActive: Bool { settings.probe.isEnabled || settings.captivePortal.fetchAPI }
 
     // MARK: Inputs
 
     /// The kernel's view changed (or the interface policy did): start, re-start or stop
     /// schedules, and record the captive-portal APIs the networks announced.
-    func update(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
+    package func update(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
         hasNameserver = snapshot.hasNameserver
         lastInputs = (snapshot, policy)
         askNetworkdIfNeeded(snapshot)
@@ -129,7 +131,7 @@ final class ConnectivityMonitor {
 
     /// A client asked for a check now (`CheckConnectivity`, `reachctl probe`); the future
     /// completes when the rounds it started or joined are done.
-    func checkNow(interfaceIndex: Int32?) -> EventLoopFuture<Void> {
+    package func checkNow(interfaceIndex: Int32?) -> EventLoopFuture<Void> {
         var waits: [EventLoopFuture<Void>] = []
         for key in entries.keys.sorted() where interfaceIndex == nil || key.interfaceIndex == interfaceIndex {
             perform(entries[key]?.schedule.probeRequested() ?? [], for: key)
@@ -142,7 +144,7 @@ final class ConnectivityMonitor {
     }
 
     /// Stops every timer (reachd is stopping, or the settings are replaced).
-    func stop() {
+    package func stop() {
         for key in entries.keys {
             entries[key]?.timer?.cancel()
             entries[key]?.running?.cancel()
@@ -270,14 +272,14 @@ final class ConnectivityMonitor {
 }
 
 /// What connectivity checks run with: `[probe]` and `[captive-portal]`.
-public struct ConnectivitySettings: Sendable, Equatable {
+package struct ConnectivitySettings: Sendable, Equatable {
     /// `[probe]`.
-    public var probe = ReachdConfiguration.Probe()
+    package var probe = ReachdConfiguration.Probe()
     /// `[captive-portal]`.
-    public var captivePortal = ReachdConfiguration.CaptivePortalSettings()
+    package var captivePortal = ReachdConfiguration.CaptivePortalSettings()
     /// systemd-networkd's Varlink socket, asked for the portals its links learned.
-    public var networkdSocket: String? = NetworkdPortals.defaultSocket
+    package var networkdSocket: String? = NetworkdPortals.defaultSocket
 
     /// Off: no probes, no API fetches (router advertisements are still read).
-    public init() {}
+    package init() {}
 }

@@ -2,12 +2,14 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ReachabilityCore
+import ReachConfiguration
 import ReachProtocol
+import ReachTargets
 import SystemPackage
 
 /// Makes the TLS handler of one HTTPS request and says afterwards why a handshake was
 /// refused (the handshake's own error does not carry the trust verdict's reason).
-protocol TLSHandshaking: Sendable {
+package protocol TLSHandshaking: Sendable {
     /// A client handler for `host` (SNI and name checks), and a way to read the refusal.
     func makeHandler(serverHostname: String) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?)
 }
@@ -22,9 +24,9 @@ protocol TLSHandshaking: Sendable {
 /// wait, within their deadline; more than the queue are refused as "too many probes"),
 /// and a request whose `FetchCancellation` fires ends at once: its socket is closed and
 /// its name resolution no longer waited for.
-final class HTTPFetcher {
+package final class HTTPFetcher {
     /// One request.
-    struct Request {
+    package struct Request {
         /// What to fetch.
         var endpoint: HTTPEndpoint
         /// The interface the socket is bound to.
@@ -42,13 +44,13 @@ final class HTTPFetcher {
     }
 
     /// What came back: the verdict's view of it, and the body as read (up to `bodyLimit`).
-    struct Result {
-        var outcome: ProbeOutcome
-        var body: [UInt8] = []
+    package struct Result {
+        package var outcome: ProbeOutcome
+        package var body: [UInt8] = []
     }
 
     /// The most body bytes read (RFC 8908's cap; a probe needs less).
-    static let bodyLimit = 4096
+    package static let bodyLimit = 4096
     /// `SO_BINDTOIFINDEX` (Linux 5.0): bind by index, so a rename cannot misdirect.
     private static let bindToInterfaceIndex = NIOBSDSocket.Option(rawValue: 62)
 
@@ -70,7 +72,7 @@ final class HTTPFetcher {
     var requestsInFlight: Int { slots.running.count }
 
     /// Fetches `request.endpoint`; never fails: every error is an outcome.
-    func fetch(_ request: Request, hasNameserver: Bool) -> EventLoopFuture<Result> {
+    package func fetch(_ request: Request, hasNameserver: Bool) -> EventLoopFuture<Result> {
         if request.endpoint.isHTTPS && request.tls == nil {
             return eventLoop.makeSucceededFuture(Result(outcome: .untrusted("no trust policy for \(request.endpoint)")))
         }
@@ -197,7 +199,7 @@ final class HTTPFetcher {
     }
 
     /// "connection refused", "network is unreachable": errno text, not NIO's type names.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         if let error = error as? IOError {
             return Errno(rawValue: error.errnoCode).description.lowercased()
         }
@@ -220,23 +222,11 @@ final class FetchCancellation {
     }
 
     /// Cancels every request that registered; later ones are cancelled as they register.
-    func cancel() {
+    package func cancel() {
         guard !isCancelled else { return }
         isCancelled = true
         let pending = handlers
         handlers = []
         for handler in pending { handler() }
-    }
-}
-
-extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs: HTTP's optional whitespace
-    /// (RFC 9110 §5.6.3) around a header value or a media type's parameters. Written here
-    /// rather than taken from Foundation's `CharacterSet`, which would link all of Foundation
-    /// and ICU into reachd.
-    var trimmingOptionalWhitespace: String {
-        let isBlank = { (character: Character) in character == " " || character == "\t" }
-        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return "" }
-        return String(self[first...last])
     }
 }

@@ -10,17 +10,17 @@ import ReachabilityCore
 /// included, is dropped, never cut), and at most `maximumInformationalHeads` 1xx heads
 /// before the real one: a server sending `100 Continue` forever gets a `.failed` outcome
 /// after a few, instead of the whole probe timeout of parsing.
-final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
+package final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPClientResponsePart
+    package typealias OutboundOut = HTTPClientRequestPart
 
     /// The most 1xx heads (other than 101) read before the answer's; one more fails the exchange.
     static let maximumInformationalHeads = 4
     /// The most header fields kept from one answer; later ones are ignored.
-    static let maximumHeaders = 64
+    package static let maximumHeaders = 64
     /// The longest header value kept, in bytes: `WebURI.maximumLength`, so that every
     /// `Location` kept can still pass `WebURI`.
-    static let maximumHeaderValueLength = WebURI.maximumLength
+    package static let maximumHeaderValueLength = WebURI.maximumLength
 
     private let head: HTTPRequestHead
     private let promise: EventLoopPromise<HTTPFetcher.Result>
@@ -38,7 +38,7 @@ final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
     /// Adds what one exchange needs behind the TLS handler, if any: NIO's request encoder and
     /// response decoder (forwarding 1xx heads, so that this reader can count them) and a
     /// reader completing `promise`.
-    static func addHandlers(
+    package static func addHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, head: HTTPRequestHead,
         promise: EventLoopPromise<HTTPFetcher.Result>, refusal: (@Sendable () -> String?)?
     ) throws {
@@ -49,14 +49,14 @@ final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
         try pipeline.addHandler(ResponseReader(head: head, promise: promise, refusal: refusal))
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         // With TLS in front, these wait in its buffer until the handshake is done.
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         context.fireChannelActive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case let .head(head):
             let status = Int(head.status.code)
@@ -89,7 +89,7 @@ final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
         return headers
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let reason = refusal?() {
             promise.succeed(HTTPFetcher.Result(outcome: .untrusted(reason)))
         } else {
@@ -98,7 +98,7 @@ final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         if let reason = refusal?() {
             promise.succeed(HTTPFetcher.Result(outcome: .untrusted(reason)))
         } else if response != nil {

@@ -1,4 +1,5 @@
 import ReachProtocol
+import ReachTargets
 
 /// The captive-portal URIs systemd-networkd (254 and later) learned per link, from DHCPv4
 /// option 114, DHCPv6 option 103 or RA option 37 (RFC 8910): the `CaptivePortal` field of

@@ -23,7 +23,7 @@ struct ProbeSlots {
     /// Requests waiting for a slot at most.
     static let defaultQueueLimit = 64
 
-    let capacity: Int
+    package let capacity: Int
     let queueLimit: Int
     private(set) var running: Set<Int> = []
     private(set) var waiting: [Int] = []
@@ -34,7 +34,7 @@ struct ProbeSlots {
     }
 
     /// Request `id` asks for a slot.
-    mutating func admit(_ id: Int) -> Admission {
+    package mutating func admit(_ id: Int) -> Admission {
         if running.count < capacity {
             running.insert(id)
             return .start
@@ -46,7 +46,7 @@ struct ProbeSlots {
 
     /// Request `id` has its outcome (answered, failed, timed out or cancelled, whether it
     /// ran or waited): the requests to start now, oldest first.
-    mutating func finished(_ id: Int) -> [Int] {
+    package mutating func finished(_ id: Int) -> [Int] {
         if let index = waiting.firstIndex(of: id) {
             waiting.remove(at: index)
             return []

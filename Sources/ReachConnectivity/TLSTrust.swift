@@ -8,14 +8,14 @@ import X509
 
 /// TLS for the HTTPS probes under one trust policy: one `NIOSSLContext`, made here once,
 /// and a client handler per connection whose verification is `TrustEvaluator`'s verdict.
-public final class TLSTrust: Sendable {
+package final class TLSTrust: Sendable {
     /// The resolved policy every handshake is judged by.
-    public let evaluator: TrustEvaluator
+    package let evaluator: TrustEvaluator
     private let context: NIOSSLContext
 
     /// The context for `evaluator`'s policy: TLS 1.2 or later, BoringSSL's own verification
     /// replaced by the evaluator.
-    public init(evaluator: TrustEvaluator) throws {
+    package init(evaluator: TrustEvaluator) throws {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
         // Still "verify the peer" (so the custom callback runs), but NIOSSL's own hostname
@@ -30,7 +30,7 @@ public final class TLSTrust: Sendable {
     /// A handler for one connection to `host` (a name, or an IPv4/IPv6 literal, bracketed or
     /// not), and where its verdict will be: NIOSSL's handshake error does not carry the reason.
     /// SNI carries `host` unless it is an IP literal (RFC 6066: names only, no final dot).
-    public func makeHandler(host: String) throws -> (handler: NIOSSLClientHandler, verdict: TrustVerdictRecorder) {
+    package func makeHandler(host: String) throws -> (handler: NIOSSLClientHandler, verdict: TrustVerdictRecorder) {
         let recorder = TrustVerdictRecorder()
         let evaluator = self.evaluator
         var bare = Substring(host)
@@ -53,14 +53,14 @@ public final class TLSTrust: Sendable {
 
 /// The verdict of one handshake's certificate check, readable from any thread once the
 /// handshake has finished (nil if the server never got as far as sending certificates).
-public final class TrustVerdictRecorder: Sendable {
+package final class TrustVerdictRecorder: Sendable {
     private let recorded = Mutex<TrustVerdict?>(nil)
 
     /// An empty recorder.
-    public init() {}
+    package init() {}
 
     /// The verdict, once the certificates were judged.
-    public var verdict: TrustVerdict? { recorded.withLock { $0 } }
+    package var verdict: TrustVerdict? { recorded.withLock { $0 } }
 
     /// Keeps `verdict` (the handler's callback calls this).
     func record(_ verdict: TrustVerdict) { recorded.withLock { $0 = verdict } }
@@ -68,30 +68,11 @@ public final class TrustVerdictRecorder: Sendable {
 
 extension TLSTrust: TLSHandshaking {
     /// The prober's view: the handler, and the refusal's reason once the handshake failed.
-    func makeHandler(serverHostname: String) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?) {
+    package func makeHandler(serverHostname: String) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?) {
         let (handler, recorder) = try makeHandler(host: serverHostname)
         return (handler, {
             if case let .refused(reason)? = recorder.verdict { return reason }
             return nil
         })
-    }
-}
-
-extension ConnectivitySettings {
-    /// The TLS contexts the configured HTTPS endpoints need (the probe's, the portal API's),
-    /// with their pinned certificates loaded; a file that cannot be used is an error naming
-    /// the table and the file.
-    func makeTLS() throws(DaemonFailure) -> (probe: TLSTrust?, api: TLSTrust?) {
-        func make(_ policy: TrustPolicy, _ table: String) throws(DaemonFailure) -> TLSTrust {
-            do {
-                return try TLSTrust(evaluator: TrustEvaluator(policy: policy))
-            } catch {
-                throw DaemonFailure(description: "[\(table)] pinned-certificates: \(error)")
-            }
-        }
-        return (
-            probe: probe.httpsURL == nil ? nil : try make(probe.trust, "probe.trust"),
-            api: captivePortal.fetchAPI ? try make(captivePortal.trust, "captive-portal.trust") : nil
-        )
     }
 }

@@ -1,18 +1,19 @@
 import Crypto
 import FoundationEssentials
 import ReachabilityCore
+import ReachConfiguration
 import SwiftASN1
 import X509
 
 /// What the trust evaluation decided about one server.
-public enum TrustVerdict: Sendable, Equatable, CustomStringConvertible {
+package enum TrustVerdict: Sendable, Equatable, CustomStringConvertible {
     /// The server proved who it is under the policy.
     case trusted
     /// It did not; `reason` is one line for the log ("certificate expired on …").
     case refused(reason: String)
 
     /// "trusted", or the reason.
-    public var description: String {
+    package var description: String {
         switch self {
         case .trusted: return "trusted"
         case let .refused(reason): return reason
@@ -21,27 +22,27 @@ public enum TrustVerdict: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Certificates a path may end at, indexed by subject so that finding an issuer is one lookup.
-public struct TrustAnchors: Sendable {
+package struct TrustAnchors: Sendable {
     private let bySubject: [DistinguishedName: [Certificate]]
     private let all: Set<Certificate>
 
     /// No anchors at all (public-key pinning needs none).
-    public static let none = TrustAnchors([])
+    package static let none = TrustAnchors([])
 
     /// Anchors from certificates; duplicates count once.
-    public init(_ certificates: [Certificate]) {
+    package init(_ certificates: [Certificate]) {
         all = Set(certificates)
         bySubject = Dictionary(grouping: all, by: \.subject)
     }
 
     /// How many distinct anchors there are.
-    public var count: Int { all.count }
+    package var count: Int { all.count }
 
     /// Whether `certificate` is an anchor, byte for byte (`Certificate`'s `==` compares the DER).
-    public func contains(_ certificate: Certificate) -> Bool { all.contains(certificate) }
+    package func contains(_ certificate: Certificate) -> Bool { all.contains(certificate) }
 
     /// The anchors whose subject is `name`.
-    func named(_ name: DistinguishedName) -> [Certificate] { bySubject[name] ?? [] }
+    package func named(_ name: DistinguishedName) -> [Certificate] { bySubject[name] ?? [] }
 }
 
 /// The one place that decides whether an HTTPS server is trusted (AFSecurityPolicy's
@@ -59,17 +60,17 @@ public struct TrustAnchors: Sendable {
 /// - `publicKey`: a path from the leaf, through the sent certificates, to one whose SPKI
 ///   SHA-256 is pinned. The pin is the trust: unlike AFN no system trust is asked for, and
 ///   unlike AFN a pinned key counts only if it signed its way down to the leaf.
-public enum TrustEvaluation {
+package enum TrustEvaluation {
     /// The longest path looked for, leaf and anchor included.
-    public static let maximumDepth = 10
+    package static let maximumDepth = 10
     /// Signature checks one evaluation may make: a hostile server's certificates cannot
     /// make the path search take long on the event loop.
-    public static let signatureBudget = 64
+    package static let signatureBudget = 64
 
     /// The verdict on `chain` (leaf first, as the server sent it) for `host` at `now`.
     /// `anchors` are the system store's for `none`, the pinned certificates for `certificate`
     /// and unused for `publicKey`.
-    public static func verdict(chain: [Certificate], host: String, policy: TrustPolicy, anchors: TrustAnchors, now: Date) -> TrustVerdict {
+    package static func verdict(chain: [Certificate], host: String, policy: TrustPolicy, anchors: TrustAnchors, now: Date) -> TrustVerdict {
         guard let leaf = chain.first else { return .refused(reason: "the server sent no certificate") }
         let enforcesValidity = !policy.allowInvalidCertificates
         let search: PathSearch?
@@ -107,7 +108,7 @@ public enum TrustEvaluation {
     /// Read from the signed bytes rather than re-serialized from `publicKey`, so that a key
     /// encoded in a form X509 would write differently still hashes to the pin. Nil when the
     /// TBSCertificate cannot be read (a parsed certificate always can).
-    public static func publicKeyPin(of certificate: Certificate) -> [UInt8]? {
+    package static func publicKeyPin(of certificate: Certificate) -> [UInt8]? {
         guard let spki = try? subjectPublicKeyInfo(of: certificate) else { return nil }
         return Array(SHA256.hash(data: spki))
     }

@@ -1,24 +1,25 @@
 import FoundationEssentials
 import LinuxSystem
-import Synchronization
+import ReachConfiguration
 import SwiftASN1
+import Synchronization
 import SystemPackage
 import X509
 
 /// A `TrustPolicy` resolved: its pinned certificates read and parsed, the system anchors at
 /// hand. Built once per configuration (a reload builds a new one); `evaluate` is what each
 /// handshake calls.
-public final class TrustEvaluator: Sendable {
+package final class TrustEvaluator: Sendable {
     /// The policy as configured.
-    public let policy: TrustPolicy
+    package let policy: TrustPolicy
     /// The pinned certificates (`certificate` pinning), every one found in the files.
-    public let pinnedCertificates: [Certificate]
+    package let pinnedCertificates: [Certificate]
     private let pinnedAnchors: TrustAnchors
     private let systemTrustStore: SystemTrustStore
 
     /// Reads the policy's pinned certificate files (PEM with one or more certificates, or
     /// DER). The system store is read on first use, and once per `SystemTrustStore`.
-    public init(policy: TrustPolicy, systemTrustStore: SystemTrustStore = .shared) throws(TrustLoadError) {
+    package init(policy: TrustPolicy, systemTrustStore: SystemTrustStore = .shared) throws(TrustLoadError) {
         var pinned: [Certificate] = []
         for path in policy.pinnedCertificates {
             pinned += try CertificateFile.certificates(at: path)
@@ -30,7 +31,7 @@ public final class TrustEvaluator: Sendable {
     }
 
     /// The verdict on `chain` (leaf first, as sent) for `host` at `now`.
-    public func evaluate(chain: [Certificate], host: String, now: Date) -> TrustVerdict {
+    package func evaluate(chain: [Certificate], host: String, now: Date) -> TrustVerdict {
         let anchors: TrustAnchors
         switch policy.pinning {
         case .none where policy.allowInvalidCertificates: anchors = .none  // the store is not consulted
@@ -47,32 +48,32 @@ public final class TrustEvaluator: Sendable {
 }
 
 /// A certificate file that could not be used, naming the file.
-public struct TrustLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct TrustLoadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file.
-    public var path: String
+    package var path: String
     /// Why, in a few words.
-    public var reason: String
+    package var reason: String
 
     /// "PATH: REASON", for the configuration error.
-    public var description: String { "\(path): \(reason)" }
+    package var description: String { "\(path): \(reason)" }
 }
 
 /// The system's CA bundle, read and parsed once (about 150 certificates) and kept.
-public final class SystemTrustStore: Sendable {
+package final class SystemTrustStore: Sendable {
     /// Debian's and Ubuntu's bundle, which `update-ca-certificates` writes.
-    public static let defaultPath = "/etc/ssl/certs/ca-certificates.crt"
+    package static let defaultPath = "/etc/ssl/certs/ca-certificates.crt"
     /// The store at `defaultPath`, shared by every evaluator so reloads do not reread it.
-    public static let shared = SystemTrustStore(path: defaultPath)
+    package static let shared = SystemTrustStore(path: defaultPath)
 
     /// The bundle's path.
-    public let path: String
+    package let path: String
     private let loaded = Mutex<Result<TrustAnchors, TrustLoadError>?>(nil)
 
     /// A store read from `path` on first use.
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
     /// The anchors, read on the first call; later calls, failed or not, return the same.
-    public func anchors() -> Result<TrustAnchors, TrustLoadError> {
+    package func anchors() -> Result<TrustAnchors, TrustLoadError> {
         loaded.withLock { loaded in
             if let loaded { return loaded }
             // Lenient per certificate: one the parser cannot read should not cost the others.
@@ -91,7 +92,7 @@ enum CertificateFile {
     /// Files larger than this are not certificates we would want (the system bundle is ~200 KiB).
     static let sizeLimit = 4 << 20
 
-    static func certificates(at path: String, skippingUnreadable: Bool = false) throws(TrustLoadError) -> [Certificate] {
+    package static func certificates(at path: String, skippingUnreadable: Bool = false) throws(TrustLoadError) -> [Certificate] {
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.contents(of: path, limit: sizeLimit)

@@ -21,7 +21,7 @@ struct PathSearch {
     let anchors: TrustAnchors
     let isAnchor: (Certificate) -> Bool
     let enforcesValidity: Bool
-    let now: Date
+    package let now: Date
     private var budget = TrustEvaluation.signatureBudget
 
     init(sent chain: [Certificate], anchors: TrustAnchors, isAnchor: @escaping (Certificate) -> Bool, enforcesValidity: Bool, now: Date) {

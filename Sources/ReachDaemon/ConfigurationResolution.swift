@@ -1,26 +1,28 @@
 import Logging
 import ReachabilityCore
+import ReachConfiguration
+import ReachConnectivity
 import ReachProtocol
 
 /// Settings given on reachd's command line; each one set wins over the configuration file.
-public struct CommandLineOverrides: Sendable, Equatable {
+package struct CommandLineOverrides: Sendable, Equatable {
     /// `--socket`.
-    public var socketPath: String?
+    package var socketPath: String?
     /// `--log-level`.
-    public var logLevel: Logger.Level?
+    package var logLevel: Logger.Level?
     /// `--receive-buffer-size`.
-    public var receiveBufferSize: Int?
+    package var receiveBufferSize: Int?
     /// `--sysfs-root` (tests).
-    public var sysfsRoot: String?
+    package var sysfsRoot: String?
     /// `--resolv-conf` (tests).
-    public var resolvConfPath: String?
+    package var resolvConfPath: String?
     /// `--resolved-upstream` (tests).
-    public var resolvedUpstreamPath: String?
+    package var resolvedUpstreamPath: String?
     /// `--networkd-socket` (tests).
-    public var networkdSocket: String?
+    package var networkdSocket: String?
 
     /// No overrides.
-    public init(
+    package init(
         socketPath: String? = nil, logLevel: Logger.Level? = nil, receiveBufferSize: Int? = nil,
         sysfsRoot: String? = nil, resolvConfPath: String? = nil, resolvedUpstreamPath: String? = nil,
         networkdSocket: String? = nil
@@ -40,7 +42,7 @@ extension DaemonOptions {
     ///
     /// The socket path is `--socket`, else `$REACHD_SOCKET`, else `[socket] path`, else the
     /// computed default (`$RUNTIME_DIRECTORY`, `/run/reachd` for root, the per-user path).
-    public init(
+    package init(
         configuration: ReachdConfiguration, overrides: CommandLineOverrides,
         environment: [String: String] = SocketLocation.currentEnvironment(),
         uid: UInt32 = SocketLocation.currentUID()
@@ -69,16 +71,16 @@ extension DaemonOptions {
 /// The interface policy and the log level change in place. The socket path and mode are
 /// refused: moving or re-creating the socket would drop every connected client. The netlink
 /// receive buffer is sized when the socket is opened, so it waits for a restart.
-public struct ReloadPlan: Sendable, Equatable {
+package struct ReloadPlan: Sendable, Equatable {
     /// The new interface policy, if it changed.
-    public var policy: InterfacePolicy?
+    package var policy: InterfacePolicy?
     /// The new log level, if it changed.
-    public var logLevel: Logger.Level?
+    package var logLevel: Logger.Level?
     /// Changes that were read but not applied, each with its reason.
-    public var refused: [String] = []
+    package var refused: [String] = []
 
     /// Compares `running` with `proposed`.
-    public init(running: DaemonOptions, proposed: DaemonOptions) {
+    package init(running: DaemonOptions, proposed: DaemonOptions) {
         if proposed.policy != running.policy { policy = proposed.policy }
         if proposed.logLevel != running.logLevel { logLevel = proposed.logLevel }
         if proposed.socketPath != running.socketPath {
@@ -108,7 +110,7 @@ public struct ReloadPlan: Sendable, Equatable {
     }
 
     /// What was applied, for the log: "log level info → debug, interface policy".
-    public var appliedChanges: [String] {
+    package var appliedChanges: [String] {
         var changes: [String] = []
         if let logLevel { changes.append("log level → \(logLevel)") }
         if policy != nil { changes.append("interface policy (ignore patterns and overrides)") }
@@ -117,7 +119,7 @@ public struct ReloadPlan: Sendable, Equatable {
 
     /// The running options once the plan is applied: applied fields from `proposed`,
     /// refused ones kept from `running`.
-    public static func applied(running: DaemonOptions, proposed: DaemonOptions) -> DaemonOptions {
+    package static func applied(running: DaemonOptions, proposed: DaemonOptions) -> DaemonOptions {
         var next = running
         next.policy = proposed.policy
         next.logLevel = proposed.logLevel
@@ -128,12 +130,4 @@ public struct ReloadPlan: Sendable, Equatable {
         let digits = String(mode, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
-}
-
-/// How a reload ended: what `io.systemd.service.Reload` answers and systemd is told.
-public enum ReloadOutcome: Sendable, Equatable {
-    /// The configuration was read and what may change while running was applied.
-    case applied
-    /// The configuration could not be used (the reason, one line); the running one is kept.
-    case refused(String)
 }

@@ -4,44 +4,49 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReachabilityCore
+import ReachConfiguration
+import ReachConnectivity
 import ReachProtocol
+import ReachServer
+import ReachSystemd
+import ReachTargets
 
 /// Everything `reachd` needs to run, after command line and configuration are read.
-public struct DaemonOptions: Sendable {
+package struct DaemonOptions: Sendable {
     /// Where to serve the Varlink interface.
-    public var socketPath: String
+    package var socketPath: String
     /// Permission bits of the socket file.
-    public var socketMode: UInt32 = ReachdConfiguration.Socket().mode
+    package var socketMode: UInt32 = ReachdConfiguration.Socket().mode
     /// The log level in force (applied through `logLevelSwitch`).
-    public var logLevel: Logger.Level = ReachdConfiguration.Log().level
+    package var logLevel: Logger.Level = ReachdConfiguration.Log().level
     /// How interfaces are treated (ignored ones, overrides): applied on the event loop.
-    public var policy = ReachdConfiguration.Interfaces().policy
+    package var policy = ReachdConfiguration.Interfaces().policy
     /// What any client may take.
-    public var limits = ServerLimits()
+    package var limits = ServerLimits()
     /// systemd-resolved's Varlink socket, asked for target names when it exists.
-    public var resolvedSocket = NameResolver.systemdResolvedSocket
+    package var resolvedSocket = NameResolver.systemdResolvedSocket
     /// What the engine watches and how.
-    public var engine = EngineConfiguration()
+    package var engine = EngineConfiguration()
     /// Connectivity probes and captive-portal APIs (`[probe]`, `[captive-portal]`).
-    public var connectivity = ConnectivitySettings()
+    package var connectivity = ConnectivitySettings()
     /// Where the metrics go (`[metrics]`).
-    public var metrics = ReachdConfiguration.Metrics()
+    package var metrics = ReachdConfiguration.Metrics()
     /// Where a changed log level is applied on reload; nil: the level is not managed.
-    public var logLevelSwitch: LogLevelSwitch?
+    package var logLevelSwitch: LogLevelSwitch?
     /// Reads the options afresh on SIGHUP (configuration file + the same command line);
     /// nil: a reload re-reads nothing and only re-announces readiness.
-    public var reload: (@Sendable () throws(ConfigurationError) -> DaemonOptions)?
+    package var reload: (@Sendable () throws(ConfigurationError) -> DaemonOptions)?
 
     /// Creates options for a socket path.
-    public init(socketPath: String) {
+    package init(socketPath: String) {
         self.socketPath = socketPath
     }
 }
 
 /// Why the daemon stopped other than by SIGTERM or SIGINT.
-public struct DaemonFailure: Error, CustomStringConvertible {
+package struct DaemonFailure: Error, CustomStringConvertible {
     /// What went wrong, in one line.
-    public var description: String
+    package var description: String
 }
 
 /// The reachd process: engine, Varlink server and service-manager notifications.
@@ -50,7 +55,7 @@ public struct DaemonFailure: Error, CustomStringConvertible {
 /// takes signals through a signalfd. One SwiftNIO event loop owns everything published.
 /// The start order makes the first answer right: dump the kernel and derive, then open the
 /// socket, then tell systemd READY=1. No semaphores: each step is a plain return value.
-public enum Daemon {
+package enum Daemon {
     /// Runs until SIGTERM or SIGINT; returns after a clean shutdown. SIGHUP reloads.
     ///
     /// Call it before any other thread exists: the signals are blocked here and every
@@ -60,7 +65,7 @@ public enum Daemon {
     ///
     /// - Throws: `DaemonFailure` (already logged) when reachd cannot start or cannot go on;
     ///   the process should exit non-zero so the service manager restarts it.
-    public static func run(_ options: DaemonOptions, logger: Logger) throws(DaemonFailure) {
+    package static func run(_ options: DaemonOptions, logger: Logger) throws(DaemonFailure) {
         // First, what --check-config and a reload check too: pinned certificates, the metrics address.
         let resources: StartResources
         do {
@@ -96,12 +101,11 @@ public enum Daemon {
         // worker threads try to raise their priority, which the unit's system-call filter
         // (and any unprivileged user) refuses, and log that failure at every stop.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let mailbox = engine.mailbox
         var activated = false
         let server = VarlinkServer(
             socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
             snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
-            notifier: notifier, onFatalError: { mailbox.post(.fail($0)) }, postToEngine: { mailbox.post($0) },
+            notifier: notifier, engine: engine.mailbox,
             resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: resources.probeTLS, apiTLS: resources.apiTLS,
             counters: engine.counters
         )
@@ -130,13 +134,12 @@ public enum Daemon {
         // 3. Tell systemd we are ready, with the answer as status, and watch.
         notifier.ready(status: first.path.summary)
         var running = options
-        var events = EngineEvents(
+        let events = EngineEvents(
             publish: server.publish,
-            reload: { running = reload(running, token: $0, server: server, notifier: notifier, logger: logger) },
+            reload: { running = reload(running, reply: $0, server: server, notifier: notifier, logger: logger) },
             watchdog: server.pingWatchdog,
             socketDirectoryChanged: { restoreSocket(server, logger: logger) }
         )
-        events.targetsLookedUp = server.finishTargetLookup
         // Pinged at half the interval systemd asked for, through the event loop (see pingWatchdog).
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Duration.microseconds($0 / 2) }
         // A socket file deleted under reachd is noticed and put back (not one systemd passed).
@@ -167,13 +170,15 @@ public enum Daemon {
     /// so the manager leaves the reloading state whether the new configuration was good
     /// (applied on the event loop, then `READY=1` with the current path as `STATUS=`) or bad
     /// (refused, the running configuration kept; the reason logged at error and shown as
-    /// `STATUS=config reload failed: …`). A client that asked (`token`) is answered then.
-    static func reload(_ running: DaemonOptions, token: Int?, server: VarlinkServer, notifier: SystemdNotifier, logger: Logger) -> DaemonOptions {
+    /// `STATUS=config reload failed: …`). A client that asked (`reply`) is answered then.
+    package static func reload(
+        _ running: DaemonOptions, reply: EventLoopPromise<ReloadOutcome>?, server: VarlinkServer, notifier: SystemdNotifier, logger: Logger
+    ) -> DaemonOptions {
         notifier.reloading(monotonicMicroseconds: monotonicMicroseconds())
-        logger.info("\(token == nil ? "received SIGHUP" : "asked over Varlink"), reloading the configuration")
+        logger.info("\(reply == nil ? "received SIGHUP" : "asked over Varlink"), reloading the configuration")
         guard let read = running.reload else {
             restoreSocket(server, logger: logger)
-            server.finishReload(.applied, policy: nil, token: token)
+            server.finishReload(.applied, policy: nil, reply: reply)
             return running
         }
         let proposed: DaemonOptions
@@ -182,7 +187,7 @@ public enum Daemon {
         } catch {
             logger.error("configuration reload refused, keeping the running configuration:")
             for line in error.description.split(separator: "\n") { logger.error("  \(line)") }
-            server.finishReload(.refused(error.summary), policy: nil, token: token)
+            server.finishReload(.refused(error.summary), policy: nil, reply: reply)
             return running
         }
         // What the next start would refuse is refused now, not applied until then.
@@ -191,7 +196,7 @@ public enum Daemon {
         } catch {
             logger.error("configuration reload refused, keeping the running configuration:")
             for line in error.problems { logger.error("  \(line)") }
-            server.finishReload(.refused(error.summary), policy: nil, token: token)
+            server.finishReload(.refused(error.summary), policy: nil, reply: reply)
             return running
         }
         let plan = ReloadPlan(running: running, proposed: proposed)
@@ -200,7 +205,7 @@ public enum Daemon {
         let applied = plan.appliedChanges
         logger.info("configuration reloaded: \(applied.isEmpty ? "nothing to change" : applied.joined(separator: ", "))")
         restoreSocket(server, logger: logger)
-        server.finishReload(.applied, policy: plan.policy, token: token)
+        server.finishReload(.applied, policy: plan.policy, reply: reply)
         return ReloadPlan.applied(running: running, proposed: proposed)
     }
 
@@ -215,7 +220,7 @@ public enum Daemon {
     }
 
     /// CLOCK_MONOTONIC in microseconds, as `MONOTONIC_USEC=` wants it.
-    static func monotonicMicroseconds() -> UInt64 {
+    package static func monotonicMicroseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000

@@ -1,51 +1,53 @@
 import Glibc
 import LinuxSystem
+import NIOCore
 import Logging
 import NetlinkMonitor
 import ReachabilityCore
+import ReachConfiguration
+import ReachMetrics
+import ReachServer
 import Synchronization
 import SystemPackage
 
 /// Settings the engine needs to watch the network.
-public struct EngineConfiguration: Sendable, Equatable {
+package struct EngineConfiguration: Sendable, Equatable {
     /// Where sysfs is mounted (tests point this at fixture trees).
-    public var sysfsRoot: String = "/sys"
+    package var sysfsRoot: String = "/sys"
     /// The resolver configuration read for `supportsDNS`.
-    public var resolvConfPath: String = "/etc/resolv.conf"
+    package var resolvConfPath: String = "/etc/resolv.conf"
     /// systemd-resolved's upstream list, consulted when resolv.conf names only the stub.
-    public var resolvedUpstreamPath: String = "/run/systemd/resolve/resolv.conf"
+    package var resolvedUpstreamPath: String = "/run/systemd/resolve/resolv.conf"
     /// Netlink receive buffer; generous so floods rarely overflow (DESIGN.md rule 4).
-    public var receiveBufferSize: Int = ReachdConfiguration.Netlink().receiveBufferSize
+    package var receiveBufferSize: Int = ReachdConfiguration.Netlink().receiveBufferSize
 
     /// Creates the default configuration.
-    public init() {}
+    package init() {}
 }
 
 /// Why the engine could not start, or stopped for good.
-public struct EngineError: Error, CustomStringConvertible {
+package struct EngineError: Error, CustomStringConvertible {
     /// What went wrong, for the log and the exit message.
-    public var description: String
+    package var description: String
 }
 
 /// What the engine hands its owner, on the engine thread.
-public struct EngineEvents {
+package struct EngineEvents {
     /// The kernel view changed (or may have: the receiver decides whether anything did).
-    public var publish: (NetworkSnapshot) -> Void
-    /// SIGHUP arrived (token nil) or a client asked (`EngineCommand.reload`): reload the
-    /// configuration, and hand the outcome back with the token.
-    public var reload: (_ token: Int?) -> Void
+    package var publish: (NetworkSnapshot) -> Void
+    /// SIGHUP arrived (no reply) or a client asked (`EngineCommand.reload`, its reply):
+    /// reload the configuration, and complete the reply with how it ended.
+    package var reload: (_ reply: EventLoopPromise<ReloadOutcome>?) -> Void
     /// Time to ping the systemd watchdog (only when it asked for pings).
-    public var watchdog: () -> Void
+    package var watchdog: () -> Void
     /// An event in the socket's directory named the socket file (or named nothing): the
     /// file may have been deleted.
-    public var socketDirectoryChanged: () -> Void
-    /// The lookups a client asked for with `EngineCommand.lookUpTargets`, with its token.
-    public var targetsLookedUp: (_ token: Int, [TargetLookup]) -> Void = { _, _ in }
+    package var socketDirectoryChanged: () -> Void
 
     /// Creates the set of callbacks.
-    public init(
-        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping (_ token: Int?) -> Void, watchdog: @escaping () -> Void,
-        socketDirectoryChanged: @escaping () -> Void = {}
+    package init(
+        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping (_ reply: EventLoopPromise<ReloadOutcome>?) -> Void,
+        watchdog: @escaping () -> Void, socketDirectoryChanged: @escaping () -> Void
     ) {
         self.publish = publish
         self.reload = reload
@@ -54,23 +56,37 @@ public struct EngineEvents {
     }
 }
 
-/// What other threads may ask of the engine.
-public enum EngineCommand: Sendable, Equatable {
+/// What other threads may ask of the engine. A command that wants an answer carries it.
+package enum EngineCommand: Sendable {
     /// Something the daemon cannot live without failed: stop with this reason.
     case fail(String)
-    /// A client asked for a reload (`io.systemd.service.Reload`); its answer waits on `token`.
-    case reload(token: Int)
-    /// A client asked about target addresses: look them up, answer with `token`.
-    case lookUpTargets(token: Int, [TargetKey])
+    /// A client asked for a reload (`io.systemd.service.Reload`).
+    case reload(reply: EventLoopPromise<ReloadOutcome>)
+    /// A client asked about target addresses: look them up now.
+    case lookUpTargets([TargetKey], reply: EventLoopPromise<[TargetLookup]>)
     /// Target addresses to look up with every snapshot from now on (counted: a key asked
     /// for twice must be released twice), and ones no longer wanted.
     case monitorTargets(add: [TargetKey], remove: [TargetKey])
+
+    /// Answers a command the engine will never carry out (it stopped): a reload is refused,
+    /// a lookup fails, so no client waits forever and no promise is dropped.
+    package func abandon() {
+        switch self {
+        case let .reload(reply): reply.succeed(.refused("reachd is stopping"))
+        case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
+        case .fail, .monitorTargets: break
+        }
+    }
 }
 
+/// The engine stopped before it could answer.
+package struct EngineStopped: Error {}
+
 /// The engine's inbox: any thread posts, the engine takes the commands when its doorbell
-/// (an eventfd it polls) rings.
-public final class EngineMailbox: Sendable {
-    private let commands = Mutex<[EngineCommand]>([])
+/// (an eventfd it polls) rings. Once closed (the engine stopped), what is posted is
+/// answered at once (`EngineCommand.abandon`).
+package final class EngineMailbox: EngineRequests {
+    private let commands = Mutex<(open: Bool, queued: [EngineCommand])>((true, []))
     let doorbell: EventDescriptor
 
     init() throws(Errno) {
@@ -78,26 +94,45 @@ public final class EngineMailbox: Sendable {
     }
 
     /// Queues `command` and wakes the engine. Callable from any thread.
-    public func post(_ command: EngineCommand) {
-        commands.withLock { $0.append(command) }
-        doorbell.ring()
+    package func post(_ command: EngineCommand) {
+        let queued = commands.withLock { box -> Bool in
+            guard box.open else { return false }
+            box.queued.append(command)
+            return true
+        }
+        if queued { doorbell.ring() } else { command.abandon() }
     }
 
     /// Everything posted so far, oldest first.
     func take() -> [EngineCommand] {
         doorbell.reset()
-        return commands.withLock { commands in
-            defer { commands = [] }
-            return commands
+        return commands.withLock { box in
+            defer { box.queued = [] }
+            return box.queued
         }
     }
+
+    /// The engine stops: answers what is still queued and everything posted from now on.
+    package func close() {
+        let left = commands.withLock { box in
+            box.open = false
+            defer { box.queued = [] }
+            return box.queued
+        }
+        for command in left { command.abandon() }
+    }
+
+    package func reload(reply: EventLoopPromise<ReloadOutcome>) { post(.reload(reply: reply)) }
+    package func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) { post(.lookUpTargets(keys, reply: reply)) }
+    package func monitorTargets(add: [TargetKey], remove: [TargetKey]) { post(.monitorTargets(add: add, remove: remove)) }
+    package func fail(_ reason: String) { post(.fail(reason)) }
 }
 
 /// What the engine needs from the kernel side: `NetlinkMonitor`, or a stand-in that
 /// tests script (the engine's timing decisions can then be tested without a kernel).
 protocol KernelView: AnyObject {
     /// Readable when `drain()` has something to read.
-    var eventDescriptor: FileDescriptor { get }
+    var eventDescriptor: SystemPackage.FileDescriptor { get }
     /// Resyncs so far, for the log.
     var resyncCount: Int { get }
     /// Applies everything queued.
@@ -145,18 +180,18 @@ extension NetlinkMonitor: KernelView {}
 /// default routes the batch removed and those still tracked; while one still answers
 /// through a removed route nothing tracked explains, the engine takes the snapshot again
 /// on a short bounded schedule (1 to 32 ms), handing each on as usual, and then settles.
-public final class ReachabilityEngine {
+package final class ReachabilityEngine {
     private let monitor: any KernelView
     private let resolver: ResolverWatcher
     private let signals: SignalDescriptor
     private let logger: Logger
     private let recheckSchedule: [Duration]
     /// Where the event loop posts commands.
-    public let mailbox: EngineMailbox
+    package let mailbox: EngineMailbox
     /// Netlink events and resyncs, counted for the metrics (read on the event loop).
-    public let counters = DaemonCounters()
+    package let counters = DaemonCounters()
     /// The latest kernel view: after `init`, the first one.
-    public private(set) var snapshot: NetworkSnapshot
+    package private(set) var snapshot: NetworkSnapshot
     /// Target addresses looked up with every snapshot, and how many asked for each.
     private var monitoredTargets: [TargetKey: Int] = [:]
 
@@ -171,7 +206,7 @@ public final class ReachabilityEngine {
     /// - Parameters:
     ///   - signals: the signals the engine takes (created before any other thread).
     ///   - policy: how interfaces are treated, which decides what the first answer needs.
-    public convenience init(
+    package convenience init(
         configuration: EngineConfiguration, signals: SignalDescriptor, logger: Logger, policy: InterfacePolicy = InterfacePolicy()
     ) throws(EngineError) {
         let monitor: NetlinkMonitor
@@ -236,7 +271,9 @@ public final class ReachabilityEngine {
     ///     Events about other entries there are ignored.
     /// - Throws: `EngineError` when it cannot go on: `poll` failed, netlink stayed broken
     ///   through every retry, or another thread posted `.fail`.
-    public func run(_ events: EngineEvents, watchdogInterval: Duration?, socketFile: String? = nil) throws(EngineError) -> Int32 {
+    package func run(_ events: EngineEvents, watchdogInterval: Duration?, socketFile: String? = nil) throws(EngineError) -> Int32 {
+        // Whatever ends the loop, no command posted to it waits for an answer.
+        defer { mailbox.close() }
         let clock = ContinuousClock()
         let socketWatch = socketFile.flatMap { file -> DirectoryWatch? in
             guard let watch = try? DirectoryWatch(), (try? watch.watch(FileSystem.directory(containing: file))) == true else { return nil }
@@ -297,15 +334,17 @@ public final class ReachabilityEngine {
                 }
             }
             if ready[commands] {
-                for command in mailbox.take() {
+                let taken = mailbox.take()
+                for (position, command) in taken.enumerated() {
                     switch command {
                     case let .fail(reason):
+                        for later in taken[(position + 1)...] { later.abandon() }
                         throw EngineError(description: reason)
-                    case let .reload(token):
-                        events.reload(token)
+                    case let .reload(reply):
+                        events.reload(reply)
                         if resolver.refresh() { dirty = true }
-                    case let .lookUpTargets(token, keys):
-                        events.targetsLookedUp(token, keys.map { TargetLookup(address: $0.address, route: monitor.lookup($0.address, uid: $0.uid)) })
+                    case let .lookUpTargets(keys, reply):
+                        reply.succeed(keys.map { TargetLookup(address: $0.address, route: monitor.lookup($0.address, uid: $0.uid)) })
                     case let .monitorTargets(add, remove):
                         for key in add { monitoredTargets[key, default: 0] += 1 }
                         for key in remove {
@@ -395,7 +434,7 @@ public final class ReachabilityEngine {
     }
 
     /// The lookups for a log line: `ipv4 via 192.0.2.1 dev 2 table 254, ipv6 noRoute`.
-    static func describe(_ lookups: [AddressFamily: RouteLookup]) -> String {
+    package static func describe(_ lookups: [AddressFamily: RouteLookup]) -> String {
         lookups.sorted { $0.key == .ipv4 && $1.key != .ipv4 }.map { family, lookup in
             switch lookup {
             case let .route(result):
@@ -426,7 +465,7 @@ public final class ReachabilityEngine {
 
     /// Milliseconds from `now` to `deadline` for `poll(2)`, rounded up so a wait never
     /// ends just before its deadline (which would cost an extra wake-up).
-    static func milliseconds(from now: ContinuousClock.Instant, to deadline: ContinuousClock.Instant) -> Int32 {
+    package static func milliseconds(from now: ContinuousClock.Instant, to deadline: ContinuousClock.Instant) -> Int32 {
         guard deadline > now else { return 0 }
         let (seconds, attoseconds) = (deadline - now).components
         let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000

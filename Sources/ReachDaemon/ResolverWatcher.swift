@@ -17,7 +17,7 @@ import SystemPackage
 final class ResolverWatcher {
     private let paths: [String]
     /// Nil when inotify is unavailable: the answer is then read once and not followed.
-    let watch: DirectoryWatch?
+    package let watch: DirectoryWatch?
     private(set) var hasNameserver = false
     /// The names of every entry on the way to the files as last followed.
     private var relevantNames: Set<String> = []
@@ -88,7 +88,7 @@ final class ResolverWatcher {
     }
 
     /// `path` and every path its symlink chain passes through (at most 8 hops).
-    static func chain(of path: String) -> [String] {
+    package static func chain(of path: String) -> [String] {
         var chain = [path]
         var current = path
         for _ in 0..<8 {

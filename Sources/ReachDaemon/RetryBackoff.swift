@@ -3,9 +3,9 @@
 /// spun on. Pure; the engine asks it after each failure.
 struct RetryBackoff: Equatable {
     /// The first delay.
-    var initial: Duration
+    package var initial: Duration
     /// No delay is longer than this.
-    var maximum: Duration
+    package var maximum: Duration
     /// Consecutive failures tolerated; the next one means give up.
     var attempts: Int
     /// Failures since the last success.
@@ -21,7 +21,7 @@ struct RetryBackoff: Equatable {
     }
 
     /// Records a failure; returns how long to wait before the next try, or nil to give up.
-    mutating func failed() -> Duration? {
+    package mutating func failed() -> Duration? {
         failures += 1
         guard failures <= attempts else { return nil }
         var delay = initial

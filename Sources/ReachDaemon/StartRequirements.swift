@@ -1,32 +1,34 @@
 import LinuxSystem
 import ReachabilityCore
+import ReachConfiguration
+import ReachConnectivity
 import SystemPackage
 
 /// What a configuration needs of the machine beyond being well formed: its pinned
 /// certificate files readable certificates, its metrics `listen` bindable and not reachd's
 /// own socket. `--check-config`, a reload and the start all call
 /// `DaemonOptions.checkStartRequirements`, so that none of them accepts what another refuses.
-public struct StartRequirementProblems: Error, Sendable, Equatable, CustomStringConvertible {
+package struct StartRequirementProblems: Error, Sendable, Equatable, CustomStringConvertible {
     /// Each problem in one line, naming the table and key, and the file or address.
-    public var problems: [String]
+    package var problems: [String]
 
     /// One problem per line.
-    public var description: String { problems.joined(separator: "\n") }
+    package var description: String { problems.joined(separator: "\n") }
     /// The problems on one line, for `STATUS=`.
-    public var summary: String { problems.joined(separator: "; ") }
+    package var summary: String { problems.joined(separator: "; ") }
 }
 
 /// The TLS contexts the configured HTTPS endpoints need, loaded by the check (the start
 /// serves with them).
-public struct StartResources: Sendable {
+package struct StartResources: Sendable {
     /// The HTTPS probe's trust, when `[probe] https-url` is set.
-    public var probeTLS: TLSTrust?
+    package var probeTLS: TLSTrust?
     /// The captive-portal API's trust, when `[captive-portal] fetch-api` is on.
-    public var apiTLS: TLSTrust?
+    package var apiTLS: TLSTrust?
 }
 
 /// Who may hold the metrics address already, when the check finds it in use.
-public enum MetricsListener: Sendable, Equatable {
+package enum MetricsListener: Sendable, Equatable {
     /// Start: nothing of reachd's listens yet, so an address in use is someone else's.
     case none
     /// A reload: this reachd listens on this address (nil: on none); it is its own and not
@@ -41,7 +43,7 @@ extension DaemonOptions {
     /// Loads the pinned certificates the configured HTTPS endpoints use (each file opened
     /// without blocking, refused unless regular, bounded in size, parsed as certificates)
     /// and checks `[metrics] listen` (`MetricsListenCheck`). Every problem is reported.
-    public func checkStartRequirements(metricsListener: MetricsListener) throws(StartRequirementProblems) -> StartResources {
+    package func checkStartRequirements(metricsListener: MetricsListener) throws(StartRequirementProblems) -> StartResources {
         var problems: [String] = []
         var resources = StartResources()
         do {
@@ -101,7 +103,7 @@ enum MetricsListenCheck {
     }
 
     /// Why `address` cannot be listened on, or nil when it can.
-    static func problem(_ address: MetricsListenAddress, facts: Facts) -> String? {
+    package static func problem(_ address: MetricsListenAddress, facts: Facts) -> String? {
         switch (address, facts.place) {
         case let (.tcp, .tcp(error?)):
             switch error {
@@ -135,7 +137,7 @@ enum MetricsListenCheck {
 
     /// Gathers the facts: a test bind for TCP; for a Unix path, its directory, what is
     /// there, whether it is (canonically) `varlinkSocket`, and whether a server answers on it.
-    static func facts(_ address: MetricsListenAddress, varlinkSocket: String) -> Facts {
+    package static func facts(_ address: MetricsListenAddress, varlinkSocket: String) -> Facts {
         switch address {
         case let .tcp(ip, port):
             do {
@@ -168,5 +170,24 @@ enum MetricsListenCheck {
                 .map { $0 + ($0 == "/" ? "" : "/") + FileSystem.name(of: varlinkSocket) } ?? varlinkSocket
             return Facts(place: .unix(UnixFacts(directory: directory, existing: existing, isVarlinkSocket: canonical == varlink, answering: answering)))
         }
+    }
+}
+
+extension ConnectivitySettings {
+    /// The TLS contexts the configured HTTPS endpoints need (the probe's, the portal API's),
+    /// with their pinned certificates loaded; a file that cannot be used is an error naming
+    /// the table and the file.
+    func makeTLS() throws(DaemonFailure) -> (probe: TLSTrust?, api: TLSTrust?) {
+        func make(_ policy: TrustPolicy, _ table: String) throws(DaemonFailure) -> TLSTrust {
+            do {
+                return try TLSTrust(evaluator: TrustEvaluator(policy: policy))
+            } catch {
+                throw DaemonFailure(description: "[\(table)] pinned-certificates: \(error)")
+            }
+        }
+        return (
+            probe: probe.httpsURL == nil ? nil : try make(probe.trust, "probe.trust"),
+            api: captivePortal.fetchAPI ? try make(captivePortal.trust, "captive-portal.trust") : nil
+        )
     }
 }

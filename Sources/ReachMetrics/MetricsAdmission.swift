@@ -4,9 +4,9 @@
 ///
 /// Like the Varlink socket's `ServerBudget`, with a cap per peer below the total: one
 /// client holding connections open cannot take every slot from a scraper.
-struct MetricsAdmission: Equatable {
+package struct MetricsAdmission: Equatable {
     /// What the endpoint allows.
-    struct Limits: Equatable {
+    package struct Limits: Equatable {
         /// Connections open at once, all peers together.
         var connections = 32
         /// Connections open at once from one peer: a uid on a Unix socket, an address on TCP.
@@ -20,7 +20,7 @@ struct MetricsAdmission: Equatable {
     }
 
     /// Who is at the other end: what the per-peer cap counts.
-    enum Peer: Hashable, CustomStringConvertible {
+    package enum Peer: Hashable, CustomStringConvertible {
         /// A Unix-socket client, by its uid (`SO_PEERCRED`).
         case user(UInt32)
         /// A TCP client, by its address (the port is the client's to choose).
@@ -28,7 +28,7 @@ struct MetricsAdmission: Equatable {
         /// A peer the kernel did not name; counted as one peer.
         case unknown
 
-        var description: String {
+        package var description: String {
             switch self {
             case let .user(uid): "uid \(uid)"
             case let .address(address): address
@@ -38,12 +38,12 @@ struct MetricsAdmission: Equatable {
     }
 
     /// Which limit a connection ran into.
-    enum Refusal: String, Error, Equatable {
+    package enum Refusal: String, Error, Equatable {
         case connections = "metrics connections"
         case connectionsPerPeer = "metrics connections per peer"
     }
 
-    let limits: Limits
+    package let limits: Limits
     private(set) var connections = 0
     private var byPeer: [Peer: Int] = [:]
 
@@ -52,7 +52,7 @@ struct MetricsAdmission: Equatable {
     }
 
     /// Admits one more connection of `peer`, or names the limit it would break.
-    mutating func admit(_ peer: Peer) -> Refusal? {
+    package mutating func admit(_ peer: Peer) -> Refusal? {
         if connections >= limits.connections { return .connections }
         if byPeer[peer, default: 0] >= limits.connectionsPerPeer { return .connectionsPerPeer }
         connections += 1
@@ -61,12 +61,12 @@ struct MetricsAdmission: Equatable {
     }
 
     /// A connection of `peer` closed.
-    mutating func release(_ peer: Peer) {
+    package mutating func release(_ peer: Peer) {
         guard let held = byPeer[peer] else { return }
         connections -= 1
         byPeer[peer] = held > 1 ? held - 1 : nil
     }
 
     /// Connections `peer` holds now.
-    func connections(of peer: Peer) -> Int { byPeer[peer, default: 0] }
+    package func connections(of peer: Peer) -> Int { byPeer[peer, default: 0] }
 }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ReachabilityCore
+import ReachConfiguration
 import SystemPackage
 
 /// What the metrics endpoint answers to a request line. Pure.
@@ -26,15 +27,23 @@ enum MetricsRequest: Equatable {
     }
 }
 
+/// What the metrics endpoint needs from the owner of the published state, on its loop.
+package protocol MetricsSource: AnyObject {
+    /// The exposition of what is published now.
+    func metricsText() -> String
+    /// Logs (rate-limited per `kind`) and counts that a metrics client was refused or cut off.
+    func refuseMetricsClient(_ what: String, kind: String)
+}
+
 /// The optional HTTP endpoint (`[metrics] listen`): `GET /metrics` only, on the event loop
 /// that owns the state, one request per connection. Bounded like the Varlink socket
 /// (`MetricsAdmission` decides): connections in all and per peer (uid or address) are
 /// capped, more are closed at once; the request head must arrive within `headDeadline`,
 /// the connection ends after `connectionDeadline`, and a client may send `requestBytes`.
-enum MetricsEndpoint {
+package enum MetricsEndpoint {
     /// Binds `address` and serves; the channel is the listening socket (close it to stop).
-    static func start(
-        _ address: MetricsListenAddress, eventLoop: any EventLoop, core: NIOLoopBoundBox<ServerCore>,
+    package static func start<Source: MetricsSource>(
+        _ address: MetricsListenAddress, eventLoop: any EventLoop, core: NIOLoopBoundBox<Source>,
         limits: MetricsAdmission.Limits = MetricsAdmission.Limits()
     ) throws -> any Channel {
         let books = NIOLoopBoundBox.makeBoxSendingValue(MetricsAdmission(limits: limits), eventLoop: eventLoop)
@@ -44,12 +53,12 @@ enum MetricsEndpoint {
                 peer(of: channel).flatMapThrowing { peer in
                     if let refusal = books.value.admit(peer) {
                         channel.close(promise: nil)
-                        core.value.refuse(nil, "refused a metrics connection of \(peer): limit on \(refusal.rawValue) reached", kind: refusal.rawValue)
+                        core.value.refuseMetricsClient("refused a metrics connection of \(peer): limit on \(refusal.rawValue) reached", kind: refusal.rawValue)
                         return
                     }
                     channel.closeFuture.whenComplete { _ in books.value.release(peer) }
                     let refuse: (String, String) -> Void = { what, kind in
-                        core.value.refuse(nil, "closed a metrics connection of \(peer): \(what)", kind: kind)
+                        core.value.refuseMetricsClient("closed a metrics connection of \(peer): \(what)", kind: kind)
                     }
                     try channel.pipeline.syncOperations.addHandler(MetricsRequestGuard(limits: limits, refuse: refuse))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
@@ -85,10 +94,10 @@ enum MetricsEndpoint {
 /// head within `headDeadline` (a slow writer cannot hold a slot), the whole connection
 /// within `connectionDeadline`, and at most `requestBytes` received.
 private final class MetricsRequestGuard: ChannelDuplexHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     private let limits: MetricsAdmission.Limits
     private let refuse: (String, String) -> Void
@@ -101,19 +110,19 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
         self.refuse = refuse
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         let loop = context.eventLoop.assumeIsolated()
-        headDeadline = loop.scheduleTask(in: limits.headDeadline.timeAmount) { [self] in
+        headDeadline = loop.scheduleTask(in: TimeAmount(limits.headDeadline)) { [self] in
             refuse("no request within \(limits.headDeadline)", "metrics request deadline")
             context.close(promise: nil)
         }
-        connectionDeadline = loop.scheduleTask(in: limits.connectionDeadline.timeAmount) { [self] in
+        connectionDeadline = loop.scheduleTask(in: TimeAmount(limits.connectionDeadline)) { [self] in
             refuse("still open after \(limits.connectionDeadline)", "metrics connection deadline")
             context.close(promise: nil)
         }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         received += unwrapInboundIn(data).readableBytes
         guard received <= limits.requestBytes else {
             refuse("more than \(limits.requestBytes) bytes of request", "metrics request size")
@@ -124,13 +133,13 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
     }
 
     /// The response starts: the request head has arrived whole.
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         headDeadline?.cancel()
         headDeadline = nil
         context.write(data, promise: promise)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         headDeadline?.cancel()
         connectionDeadline?.cancel()
         (headDeadline, connectionDeadline) = (nil, nil)
@@ -140,8 +149,8 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
 
 /// Answers one request and closes the connection.
 private final class MetricsHTTPHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     private let render: () -> String
     private var request: MetricsRequest?
@@ -150,7 +159,7 @@ private final class MetricsHTTPHandler: ChannelInboundHandler {
         self.render = render
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case let .head(head):
             request = MetricsRequest(method: head.method, uri: head.uri)
@@ -190,12 +199,12 @@ private final class MetricsHTTPHandler: ChannelInboundHandler {
 }
 
 /// node_exporter's textfile collector: `reachd.prom` in a directory, replaced whole.
-enum MetricsTextfile {
+package enum MetricsTextfile {
     /// The file name the collector reads (it reads `*.prom`; the temporary file is not one).
-    static let name = "reachd.prom"
+    package static let name = "reachd.prom"
 
     /// Writes `text` to `directory/reachd.prom` atomically.
-    static func write(_ text: String, to directory: String) throws(Errno) {
+    package static func write(_ text: String, to directory: String) throws(Errno) {
         try FileSystem.replace(directory + "/" + name, contents: Array(text.utf8))
     }
 }

@@ -5,36 +5,51 @@ import Synchronization
 
 /// Counters kept where things happen (the engine thread, the loop) and read when metrics are
 /// rendered. Atomics: the engine adds without waking the loop.
-public final class DaemonCounters: Sendable {
+package final class DaemonCounters: Sendable {
     /// Kernel messages read from the netlink event socket.
-    let netlinkEvents = Atomic<Int>(0)
+    package let netlinkEvents = Atomic<Int>(0)
     /// Resyncs after the kernel dropped events (ENOBUFS).
-    let resyncsAfterLostEvents = Atomic<Int>(0)
+    package let resyncsAfterLostEvents = Atomic<Int>(0)
     /// Resyncs after a receive error.
-    let resyncsAfterReceiveFailure = Atomic<Int>(0)
+    package let resyncsAfterReceiveFailure = Atomic<Int>(0)
 
     /// Counters at zero.
-    public init() {}
+    package init() {}
 }
 
 /// What the metrics describe, gathered on the event loop at the moment they are rendered.
-struct MetricsFacts {
+package struct MetricsFacts {
     /// The published state: path, interfaces, connectivity.
-    var state: ReachabilityState
+    package var state: ReachabilityState
     /// The publication's sequence (1 + the changes published so far).
-    var sequence: Int
+    package var sequence: Int
     /// When the path last changed (or reachd started), seconds since the epoch.
-    var lastChange: Double
+    package var lastChange: Double
     /// Open `Subscribe` and `SubscribeTarget` streams.
-    var subscribers: Int
+    package var subscribers: Int
     /// Connections closed or refused, by reason.
-    var refusals: [String: Int]
+    package var refusals: [String: Int]
     /// Netlink events read.
-    var netlinkEvents: Int
+    package var netlinkEvents: Int
     /// Resyncs by reason (`lost-events`, `receive-failure`).
-    var resyncs: [String: Int]
+    package var resyncs: [String: Int]
     /// Whether probes or portal APIs run (connectivity metrics are left out otherwise).
-    var probing: Bool
+    package var probing: Bool
+
+    /// Gathers the facts.
+    package init(
+        state: ReachabilityState, sequence: Int, lastChange: Double, subscribers: Int, refusals: [String: Int],
+        netlinkEvents: Int, resyncs: [String: Int], probing: Bool
+    ) {
+        self.state = state
+        self.sequence = sequence
+        self.lastChange = lastChange
+        self.subscribers = subscribers
+        self.refusals = refusals
+        self.netlinkEvents = netlinkEvents
+        self.resyncs = resyncs
+        self.probing = probing
+    }
 }
 
 /// The metrics in Prometheus' text exposition format (0.0.4), named by its conventions:
@@ -42,9 +57,9 @@ struct MetricsFacts {
 /// labels, one-hot gauges for states, no timestamps. Rendered by swift-prometheus from the
 /// facts each time (reachd's state is small and scrapes are rare), so nothing is kept in
 /// step with the state between scrapes. Pure.
-enum MetricsExposition {
+package enum MetricsExposition {
     /// The exposition text.
-    static func text(_ facts: MetricsFacts) -> String {
+    package static func text(_ facts: MetricsFacts) -> String {
         let registry = PrometheusCollectorRegistry()
         let path = facts.state.path
 

@@ -62,7 +62,7 @@ final class RequestFramingHandler: ChannelInboundHandler {
         } else {
             pending!.discardReadBytes()
             if deadline == nil {
-                deadline = context.eventLoop.assumeIsolated().scheduleTask(in: core.limits.partialMessageDeadline.timeAmount) { [self] in
+                deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(core.limits.partialMessageDeadline)) { [self] in
                     core.refuse(ticket, "a message was left half-sent for \(core.limits.partialMessageDeadline)", kind: "partial message deadline")
                     context.close(promise: nil)
                 }
@@ -79,13 +79,5 @@ final class RequestFramingHandler: ChannelInboundHandler {
         deadline = nil
         pending = nil
         context.fireChannelInactive()
-    }
-}
-
-extension Duration {
-    /// The same span as NIO's `TimeAmount`.
-    var timeAmount: TimeAmount {
-        let (seconds, attoseconds) = components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

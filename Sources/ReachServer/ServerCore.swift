@@ -3,7 +3,11 @@ import LinuxSystem
 import Logging
 import NIOCore
 import ReachabilityCore
+import ReachConnectivity
+import ReachMetrics
 import ReachProtocol
+import ReachSystemd
+import ReachTargets
 import Synchronization
 import SystemPackage
 
@@ -19,24 +23,17 @@ final class ServerCore {
     let logger: Logger
     let notifier: SystemdNotifier
     let dispatcher: VarlinkDispatcher
-    /// Called once if the server fails for good (its listening socket closed under it).
-    let onFatalError: @Sendable (String) -> Void
-    /// Hands the engine a command (a reload, target lookups); it answers through
-    /// `completeReload` / `completeTargetLookup` with the command's token.
-    let postToEngine: @Sendable (EngineCommand) -> Void
+    /// What the server asks of the engine (a reload, target lookups); each request carries its reply.
+    let engine: any EngineRequests
     /// Resolves target names off the loop.
     let resolver: NameResolver
     /// Connectivity probes and captive-portal APIs; what they find is published.
     let connectivity: ConnectivityMonitor
-    private var pendingLookups: [Int: EventLoopPromise<[TargetLookup]>] = [:]
     /// Target streams by connection id.
     private var targetWatches: [Int: TargetWatch] = [:]
     private var targetBudget: TargetBudget
     /// Root and reachd's own user may reload; anyone may ask the rest.
     private let ownUID = UInt32(geteuid())
-    private var pendingReloads: [Int: EventLoopPromise<ReloadOutcome>] = [:]
-    /// Tokens of what waits on the engine (reloads, target lookups).
-    private var lastEngineToken = 0
 
     private(set) var publication: Publication
     private var budget: ServerBudget
@@ -71,8 +68,8 @@ final class ServerCore {
 
     init(
         publication: Publication, serviceInfo: ServiceInfo, limits: ServerLimits = ServerLimits(), eventLoop: any EventLoop,
-        logger: Logger, notifier: SystemdNotifier, onFatalError: @escaping @Sendable (String) -> Void,
-        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
+        logger: Logger, notifier: SystemdNotifier,
+        engine: any EngineRequests,
         resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         connectivity settings: ConnectivitySettings = ConnectivitySettings(),
         probeTLS: (any TLSHandshaking)? = nil, apiTLS: (any TLSHandshaking)? = nil, counters: DaemonCounters = DaemonCounters()
@@ -85,8 +82,7 @@ final class ServerCore {
         self.eventLoop = eventLoop
         self.logger = logger
         self.notifier = notifier
-        self.onFatalError = onFatalError
-        self.postToEngine = postToEngine
+        self.engine = engine
         self.resolver = NameResolver(eventLoop: eventLoop, resolvedSocket: resolvedSocket)
         self.connectivity = ConnectivityMonitor(
             settings: settings, eventLoop: eventLoop, logger: logger, resolver: resolver, probeTLS: probeTLS, apiTLS: apiTLS
@@ -224,16 +220,9 @@ final class ServerCore {
 
     /// Asks the owner for a reload; the future completes when it is applied or refused.
     func requestReload() -> EventLoopFuture<ReloadOutcome> {
-        lastEngineToken += 1
         let promise = eventLoop.makePromise(of: ReloadOutcome.self)
-        pendingReloads[lastEngineToken] = promise
-        postToEngine(.reload(token: lastEngineToken))
+        engine.reload(reply: promise)
         return promise.futureResult
-    }
-
-    /// The reload asked for with `token` is done.
-    func completeReload(_ token: Int, _ outcome: ReloadOutcome) {
-        pendingReloads.removeValue(forKey: token)?.succeed(outcome)
     }
 
     // MARK: Targets
@@ -301,10 +290,8 @@ final class ServerCore {
     }
 
     private func lookUp(_ keys: [TargetKey]) -> EventLoopFuture<[TargetLookup]> {
-        lastEngineToken += 1
         let promise = eventLoop.makePromise(of: [TargetLookup].self)
-        pendingLookups[lastEngineToken] = promise
-        postToEngine(.lookUpTargets(token: lastEngineToken, keys))
+        engine.lookUp(keys, reply: promise)
         return promise.futureResult
     }
 
@@ -334,7 +321,7 @@ final class ServerCore {
             case .failed: keys = []
             }
             if keys != watch.keys {
-                postToEngine(.monitorTargets(add: keys, remove: watch.keys))
+                engine.monitorTargets(add: keys, remove: watch.keys)
                 watch.keys = keys
             }
             if watch.isName {
@@ -379,12 +366,7 @@ final class ServerCore {
         guard let watch = targetWatches.removeValue(forKey: id) else { return }
         targetBudget.finishStream(uid: watch.uid)
         watch.reresolve?.cancel()
-        if !watch.keys.isEmpty { postToEngine(.monitorTargets(add: [], remove: watch.keys)) }
-    }
-
-    /// The engine looked up what `token` asked for.
-    func completeTargetLookup(_ token: Int, _ lookups: [TargetLookup]) {
-        pendingLookups.removeValue(forKey: token)?.succeed(lookups)
+        if !watch.keys.isEmpty { engine.monitorTargets(add: [], remove: watch.keys) }
     }
 
     /// Adds `handler` to the subscribers of `filter` and returns its first reply; nil when
@@ -484,7 +466,7 @@ final class ServerCore {
         self.socketFile = socketFile
         channel.closeFuture.assumeIsolated().whenComplete { [self] _ in
             guard !isShuttingDown, serverChannel === channel else { return }
-            onFatalError("the listening socket closed unexpectedly")
+            engine.fail("the listening socket closed unexpectedly")
         }
         // Connections accepted by the old listener stay open: they are not its children to close.
         replaced?.close(promise: nil)
@@ -495,12 +477,8 @@ final class ServerCore {
         isShuttingDown = true
         memoryTrim?.cancel()
         connectivity.stop()
-        for promise in pendingReloads.values { promise.succeed(.refused("reachd is stopping")) }
-        pendingReloads = [:]
-        for promise in pendingLookups.values { promise.fail(ChannelError.ioOnClosedChannel) }
         for watch in targetWatches.values { watch.reresolve?.cancel() }
         targetWatches = [:]
-        pendingLookups = [:]
         resolver.shutdown()
         var closing: [EventLoopFuture<Void>] = []
         if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
@@ -532,5 +510,11 @@ extension Publication.Action {
     fileprivate var notifiesSubscribers: Bool {
         if case .notify = self { return true }
         return false
+    }
+}
+
+extension ServerCore: MetricsSource {
+    func refuseMetricsClient(_ what: String, kind: String) {
+        refuse(nil, what, kind: kind)
     }
 }

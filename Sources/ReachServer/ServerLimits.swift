@@ -1,39 +1,39 @@
 /// How much of reachd any local user may take. The socket is mode 0666: every local user is
 /// a client, so each limit is a security property, not a nicety. Modelled on systemd's
 /// sd-varlink (4,096 connections, 1,024 per uid, bounded buffers).
-public struct ServerLimits: Sendable, Equatable {
+package struct ServerLimits: Sendable, Equatable {
     /// Open connections, all users together.
-    public var connections = 4096
+    package var connections = 4096
     /// Open connections of one uid (from `SO_PEERCRED`).
-    public var connectionsPerUser = 1024
+    package var connectionsPerUser = 1024
     /// Bytes of requests received but not yet complete (a message without its NUL), all
     /// connections together: what a crowd of slow or hostile writers can make reachd hold.
-    public var bufferedBytes = 32 << 20
+    package var bufferedBytes = 32 << 20
     /// The same, for the connections of one uid.
-    public var bufferedBytesPerUser = 4 << 20
+    package var bufferedBytesPerUser = 4 << 20
     /// How long a message may stay half-sent before the connection is closed.
-    public var partialMessageDeadline: Duration = .seconds(10)
+    package var partialMessageDeadline: Duration = .seconds(10)
     /// How deep a request's JSON may nest. reachd's deepest request nests 3 levels; the
     /// cap keeps decoding cost linear and tiny whatever a client sends.
-    public var nestingDepth = 32
+    package var nestingDepth = 32
 
     /// The built-in limits.
     /// Target streams (`SubscribeTarget`) in all, and per uid: each costs a FIB lookup per
     /// address with every evaluation.
-    public var targetStreams = 1024
+    package var targetStreams = 1024
     /// Target streams per uid.
-    public var targetStreamsPerUser = 64
+    package var targetStreamsPerUser = 64
     /// Target checks and streams waiting for a name or a lookup, per uid: a client cannot
     /// fill the resolver's threads or the engine's mailbox for everyone.
-    public var targetsInFlightPerUser = 16
+    package var targetsInFlightPerUser = 16
     /// Target checks and streams started per second per uid (the burst allowed is as
     /// large): each costs resolution and FIB lookups, so one user cannot make reachd busy
     /// for everyone.
-    public var targetChecksPerSecondPerUser = 1000
+    package var targetChecksPerSecondPerUser = 1000
     /// `CheckConnectivity` calls per minute per uid (each probes the operator's server).
-    public var connectivityChecksPerMinutePerUser = 6
+    package var connectivityChecksPerMinutePerUser = 6
 
-    public init() {}
+    package init() {}
 }
 
 /// Who holds how many connections and buffered bytes, and whether one more is allowed.
@@ -48,7 +48,7 @@ struct ServerBudget: Equatable {
         case bufferedBytesPerUser = "buffered request bytes per user"
     }
 
-    let limits: ServerLimits
+    package let limits: ServerLimits
     private(set) var connections = 0
     private(set) var buffered = 0
     private var connectionsByUser: [UInt32: Int] = [:]
@@ -59,7 +59,7 @@ struct ServerBudget: Equatable {
     }
 
     /// Admits one more connection of `uid`, or names the limit it would break.
-    mutating func admit(uid: UInt32) -> Limit? {
+    package mutating func admit(uid: UInt32) -> Limit? {
         if connections >= limits.connections { return .connections }
         if connectionsByUser[uid, default: 0] >= limits.connectionsPerUser { return .connectionsPerUser }
         connections += 1
@@ -68,7 +68,7 @@ struct ServerBudget: Equatable {
     }
 
     /// A connection of `uid` closed (with `bufferedBytes` still held, now freed).
-    mutating func release(uid: UInt32, bufferedBytes: Int) {
+    package mutating func release(uid: UInt32, bufferedBytes: Int) {
         _ = rebuffer(uid: uid, from: bufferedBytes, to: 0)
         connections -= 1
         connectionsByUser[uid, default: 1] -= 1
@@ -90,5 +90,5 @@ struct ServerBudget: Equatable {
     }
 
     /// Connections `uid` holds now.
-    func connections(of uid: UInt32) -> Int { connectionsByUser[uid, default: 0] }
+    package func connections(of uid: UInt32) -> Int { connectionsByUser[uid, default: 0] }
 }

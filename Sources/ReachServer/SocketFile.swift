@@ -2,7 +2,7 @@ import LinuxSystem
 import SystemPackage
 
 /// Why the Varlink server could not start.
-public enum VarlinkServerError: Error, Sendable, CustomStringConvertible {
+package enum VarlinkServerError: Error, Sendable, CustomStringConvertible {
     /// Another process answers on the socket (or may: `reason` says why it could not tell).
     case alreadyRunning(socketPath: String, reason: String? = nil)
     /// The path exists and is not a socket; reachd will not delete it.
@@ -13,7 +13,7 @@ public enum VarlinkServerError: Error, Sendable, CustomStringConvertible {
     case bindFailed(socketPath: String, reason: String)
 
     /// One line for logs and stderr.
-    public var description: String {
+    package var description: String {
         switch self {
         case let .alreadyRunning(path, nil):
             return "another reachd is already serving \(path)"
@@ -31,7 +31,7 @@ public enum VarlinkServerError: Error, Sendable, CustomStringConvertible {
 
 /// The file-system chores around the listening socket's path, as `VarlinkServerError`s.
 enum SocketFile {
-    static func kind(of path: String) throws(VarlinkServerError) -> FileSystem.Kind {
+    package static func kind(of path: String) throws(VarlinkServerError) -> FileSystem.Kind {
         do { return try FileSystem.kind(of: path) } catch { throw .fileSystem(operation: "stat", path: path, errno: error) }
     }
 
@@ -45,7 +45,7 @@ enum SocketFile {
         do { try FileSystem.createParentDirectories(of: path) } catch { throw .fileSystem(operation: "mkdir", path: path, errno: error) }
     }
 
-    static func remove(_ path: String) throws(VarlinkServerError) {
+    package static func remove(_ path: String) throws(VarlinkServerError) {
         do { try FileSystem.remove(path) } catch { throw .fileSystem(operation: "unlink", path: path, errno: error) }
     }
 

@@ -4,7 +4,12 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReachabilityCore
+import ReachConfiguration
+import ReachConnectivity
+import ReachMetrics
 import ReachProtocol
+import ReachSystemd
+import ReachTargets
 import SystemPackage
 
 /// Serves `io.reachd.Reachability` (and `org.varlink.service`) on a Unix socket.
@@ -17,9 +22,9 @@ import SystemPackage
 /// `start` and `shutdown` block on NIO futures instead of being `async`: reachd never
 /// touches Swift concurrency, whose dispatch worker pool on Linux wakes the process once
 /// a second for as long as it lives. Call them from a thread that is not the event loop.
-public final class VarlinkServer: Sendable {
+package final class VarlinkServer: Sendable {
     /// The socket path (for a server given a listening descriptor: informational).
-    public let socketPath: String
+    package let socketPath: String
     private let socketMode: UInt32
     private let eventLoop: any EventLoop
     private let logger: Logger
@@ -38,19 +43,17 @@ public final class VarlinkServer: Sendable {
     ///   - logger: changes at info, connection problems at debug and notice.
     ///   - notifier: where `STATUS=`, `READY=1` and `WATCHDOG=1` go.
     ///   - limits: what any client may take (connections, buffered bytes, deadlines).
-    ///   - onFatalError: called (on the loop) if serving fails for good; the caller should exit.
     ///   - resolvedSocket: systemd-resolved's Varlink socket, asked for target names when it
     ///     exists (else `getaddrinfo`).
-    ///   - postToEngine: called (on the loop) with what a client asked of the engine: a
-    ///     reload (answer with `finishReload`), target lookups (`finishTargetLookup`).
+    ///   - engine: what clients' calls ask of the engine (reloads, target lookups), and where
+    ///     a failure of the server for good is reported.
     ///   - connectivity: `[probe]` and `[captive-portal]`: what connectivity checks run.
     ///   - probeTLS, apiTLS: the trust of the HTTPS probe and of captive-portal APIs.
-    public init(
+    package init(
         socketPath: String, socketMode: UInt32 = 0o666, instance: String, snapshot: NetworkSnapshot,
         policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
         eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
-        onFatalError: @escaping @Sendable (String) -> Void = { _ in },
-        postToEngine: @escaping @Sendable (EngineCommand) -> Void = { _ in },
+        engine: any EngineRequests,
         resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         connectivity: ConnectivitySettings = ConnectivitySettings(), probeTLS: TLSTrust? = nil, apiTLS: TLSTrust? = nil,
         counters: DaemonCounters = DaemonCounters()
@@ -61,8 +64,8 @@ public final class VarlinkServer: Sendable {
         self.logger = logger
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
-            limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier, onFatalError: onFatalError,
-            postToEngine: postToEngine, resolvedSocket: resolvedSocket, connectivity: connectivity,
+            limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier,
+            engine: engine, resolvedSocket: resolvedSocket, connectivity: connectivity,
             probeTLS: probeTLS, apiTLS: apiTLS, counters: counters
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
@@ -74,7 +77,7 @@ public final class VarlinkServer: Sendable {
     /// Creates the parent directory (0755) if missing and replaces a stale socket file (one
     /// that refuses connections). Refuses when a live server may answer on the path, or
     /// when the path exists and is not a socket.
-    public func start() throws(VarlinkServerError) {
+    package func start() throws(VarlinkServerError) {
         try SocketFile.createParentDirectories(of: socketPath)
         switch try SocketFile.kind(of: socketPath) {
         case .nothing:
@@ -99,7 +102,7 @@ public final class VarlinkServer: Sendable {
     /// Starts serving on a socket that is already bound and listening (socket activation).
     ///
     /// The socket file belongs to whoever created it: `shutdown()` leaves it in place.
-    public func start(listeningDescriptor descriptor: CInt) throws(VarlinkServerError) {
+    package func start(listeningDescriptor descriptor: CInt) throws(VarlinkServerError) {
         let channel: any Channel
         do {
             channel = try bootstrap().withBoundSocket(descriptor).wait()
@@ -114,7 +117,7 @@ public final class VarlinkServer: Sendable {
     /// socket). Connections already open are kept. A no-op for an activated socket.
     /// Returns whether it had to re-create the socket.
     @discardableResult
-    public func restoreSocketFileIfGone() throws(VarlinkServerError) -> Bool {
+    package func restoreSocketFileIfGone() throws(VarlinkServerError) -> Bool {
         let core = self.core
         guard let created = try? eventLoop.submit({ core.value.socketFile }).wait() else { return false }
         guard try SocketFile.identity(of: socketPath) != created else { return false }
@@ -134,15 +137,15 @@ public final class VarlinkServer: Sendable {
     }
 
     /// Hands the engine's newest kernel snapshot to the loop. Callable from any thread.
-    public func publish(_ snapshot: NetworkSnapshot) {
+    package func publish(_ snapshot: NetworkSnapshot) {
         let core = self.core
         eventLoop.execute { core.value.update(snapshot: snapshot) }
     }
 
     /// Applies a reloaded interface policy (nil: unchanged), tells systemd the reload is
     /// done (`READY=1`, with the status as it is now or why the reload was refused), and
-    /// answers the client that asked for it (`token`). Callable from any thread.
-    public func finishReload(_ outcome: ReloadOutcome, policy: InterfacePolicy?, token: Int?) {
+    /// answers the client that asked for it (`reply`). Callable from any thread.
+    package func finishReload(_ outcome: ReloadOutcome, policy: InterfacePolicy?, reply: EventLoopPromise<ReloadOutcome>?) {
         let core = self.core
         eventLoop.execute {
             if let policy { core.value.update(policy: policy) }
@@ -152,18 +155,12 @@ public final class VarlinkServer: Sendable {
             case let .refused(reason):
                 core.value.notifier.send(["READY=1", "STATUS=config reload failed: \(reason)"])
             }
-            if let token { core.value.completeReload(token, outcome) }
+            reply?.succeed(outcome)
         }
     }
 
-    /// Hands the engine's answer to `EngineCommand.lookUpTargets` to the loop. Callable from any thread.
-    public func finishTargetLookup(_ token: Int, _ lookups: [TargetLookup]) {
-        let core = self.core
-        eventLoop.execute { core.value.completeTargetLookup(token, lookups) }
-    }
-
     /// Pings the systemd watchdog from the loop, so a ping proves the loop is alive too.
-    public func pingWatchdog() {
+    package func pingWatchdog() {
         let core = self.core
         eventLoop.execute { core.value.notifier.watchdog() }
     }
@@ -171,7 +168,7 @@ public final class VarlinkServer: Sendable {
     /// Stops accepting, closes every connection and removes the socket file if it is still
     /// the one this server created (same device and inode): a socket another reachd has
     /// since put at the path is left alone.
-    public func shutdown() {
+    package func shutdown() {
         let core = self.core
         let created = try? eventLoop.flatSubmit { () -> EventLoopFuture<FileIdentity?> in
             core.value.shutdown().map { core.value.socketFile }
@@ -183,7 +180,7 @@ public final class VarlinkServer: Sendable {
 
     /// Starts what `[metrics]` asks for: the HTTP endpoint (bound now, so a port in use
     /// fails the start) and the textfile (written now, then on every change).
-    public func startMetrics(_ settings: ReachdConfiguration.Metrics) throws(VarlinkServerError) {
+    package func startMetrics(_ settings: ReachdConfiguration.Metrics) throws(VarlinkServerError) {
         let core = self.core
         if let address = settings.listen {
             do {
@@ -201,7 +198,7 @@ public final class VarlinkServer: Sendable {
     }
 
     /// Active subscriptions (for tests and diagnostics).
-    func subscriptionCount() -> EventLoopFuture<Int> {
+    package func subscriptionCount() -> EventLoopFuture<Int> {
         let core = self.core
         return eventLoop.submit { core.value.publication.subscriberCount }
     }
@@ -333,7 +330,7 @@ public final class VarlinkServer: Sendable {
     }
 
     /// A NIO error in one clean line: the failed call and the errno's text.
-    static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         if let error = error as? IOError {
             let call = error.description.prefix { $0 != "(" }
             return "\(call): \(Errno(rawValue: error.errnoCode)) (errno \(error.errnoCode))"
@@ -351,7 +348,7 @@ public final class VarlinkServer: Sendable {
 /// EMFILE the loop still spins (measured: 63,000 failed `accept4` in 3 s). Turning
 /// `autoRead` off takes the socket out of epoll; it is turned back on after the pause.
 final class AcceptPauseHandler: ChannelInboundHandler {
-    typealias InboundIn = any Channel
+    package typealias InboundIn = any Channel
 
     private let pause: (IOError) -> TimeAmount
     private var resumption: Scheduled<Void>?
@@ -361,7 +358,7 @@ final class AcceptPauseHandler: ChannelInboundHandler {
         self.pause = pause
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let error = error as? IOError else {
             context.fireErrorCaught(error)
             return
@@ -375,7 +372,7 @@ final class AcceptPauseHandler: ChannelInboundHandler {
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         resumption?.cancel()
         resumption = nil
         context.fireChannelInactive()
@@ -384,7 +381,7 @@ final class AcceptPauseHandler: ChannelInboundHandler {
 
 /// Reads and drops whatever a refused client sends, until it hangs up.
 final class DiscardingHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
+    package typealias InboundIn = ByteBuffer
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }

@@ -4,22 +4,29 @@ import Logging
 import ReachabilityCore
 
 /// A published change of the system-wide path, with what a journal entry says about it.
-struct AnnouncedChange: Equatable {
+package struct AnnouncedChange: Equatable {
     /// The publication's sequence after the change.
-    var sequence: Int
+    package var sequence: Int
     /// What changed.
-    var changes: [PathChange]
+    package var changes: [PathChange]
     /// The path now.
-    var path: Path
+    package var path: Path
 
     /// The log line, `path changed (gateways): <summary>`: built only when it is logged.
-    var line: String {
+    package var line: String {
         let what = changes.isEmpty ? "" : " (\(changes.map(\.rawValue).joined(separator: ", ")))"
         return "path changed\(what): \(status)"
     }
 
     /// What systemd shows (`STATUS=`): the path's one-line summary.
-    var status: String { path.summary }
+    package var status: String { path.summary }
+
+    /// A change as published.
+    package init(sequence: Int, changes: [PathChange], path: Path) {
+        self.sequence = sequence
+        self.changes = changes
+        self.path = path
+    }
 }
 
 /// reachd's journal event trail: each published change (and each limit a client hits) is
@@ -28,16 +35,16 @@ struct AnnouncedChange: Equatable {
 /// line (nothing is logged twice), so `journalctl MESSAGE_ID=… -o json` is the path's
 /// history and log shippers carry it fleet-wide. The IDs are explained in
 /// `systemd/reachd.catalog` (`journalctl -x`).
-enum JournalTrail {
+package enum JournalTrail {
     /// The path changed (status, interface, gateways, …).
-    static let pathChanged = "3864895a11494312937013b5eb910ceb"
+    package static let pathChanged = "3864895a11494312937013b5eb910ceb"
     /// Only the probes' connectivity verdict or the captive-portal facts changed.
     static let connectivityChanged = "baefa9228f8745a7bcfe5737a6fec199"
     /// A client hit a limit and was refused or disconnected.
     static let limitHit = "a35f83f3185a4995aa0aedc7c141cc1c"
 
     /// The journal fields of a change; empty values are left out. Pure.
-    static func fields(_ change: AnnouncedChange) -> Logger.Metadata {
+    package static func fields(_ change: AnnouncedChange) -> Logger.Metadata {
         let path = change.path
         let fields: [(String, String)] = [
             ("MESSAGE_ID", change.changes == [.connectivity] ? connectivityChanged : pathChanged),
@@ -51,7 +58,7 @@ enum JournalTrail {
     }
 
     /// The journal fields of a limit hit. Pure.
-    static func fields(limit: String, uid: UInt32?) -> Logger.Metadata {
+    package static func fields(limit: String, uid: UInt32?) -> Logger.Metadata {
         var fields: Logger.Metadata = ["MESSAGE_ID": .string(limitHit), "REACHD_LIMIT": .string(limit)]
         if let uid { fields["REACHD_UID"] = .string("\(uid)") }
         return fields
@@ -63,7 +70,7 @@ enum JournalTrail {
     /// writes a value holding a newline in the protocol's binary form (name, newline, 64-bit
     /// length, bytes). Values arrive escaped besides (`LogFormat.journalFields`: one line, no
     /// controls), and a field whose name journald would not take is left out.
-    static func send(_ fields: [(String, String)]) {
+    package static func send(_ fields: [(String, String)]) {
         // One buffer holds every FIELD=value; each iovec points into it.
         var bytes: [UInt8] = []
         var ranges: [Range<Int>] = []

@@ -2,7 +2,7 @@ import Logging
 import ReachabilityCore
 
 /// How log lines are written: for the journal or for a person at a terminal.
-public enum LogOutputStyle: Sendable, Equatable {
+package enum LogOutputStyle: Sendable, Equatable {
     /// `<6>message key=value`: journald reads the syslog priority from the prefix and
     /// stamps the time itself.
     case journal
@@ -11,9 +11,9 @@ public enum LogOutputStyle: Sendable, Equatable {
 }
 
 /// Formats one log record as text. Pure, so the exact output is tested as a table.
-public enum LogFormat {
+package enum LogFormat {
     /// The syslog priority journald assigns for a `<N>` prefix (sd-daemon(3)).
-    public static func syslogPriority(_ level: Logger.Level) -> Int {
+    package static func syslogPriority(_ level: Logger.Level) -> Int {
         switch level {
         case .trace, .debug: 7
         case .info: 6
@@ -37,7 +37,7 @@ public enum LogFormat {
     /// a newline in them is `\n`, never a second line (which journald would take for a
     /// record of its own), and no terminal control reaches whoever reads the log. A caller
     /// with several lines to say logs several records.
-    public static func format(
+    package static func format(
         style: LogOutputStyle, level: Logger.Level, label: String, message: String,
         metadata: Logger.Metadata = [:], secondsSinceEpoch: Int = 0
     ) -> String {
@@ -52,7 +52,7 @@ public enum LogFormat {
 
     /// The message with its metadata as `key=value`, sorted by key, journal fields left out;
     /// one line, everything under `UntrustedText`'s rule.
-    public static func body(message: String, metadata: Logger.Metadata) -> String {
+    package static func body(message: String, metadata: Logger.Metadata) -> String {
         var body = UntrustedText.escaped(message)
         for key in metadata.keys.sorted() where !isJournalField(key) {
             body += " \(UntrustedText.escaped(key))=\(quoteIfNeeded(UntrustedText.escaped(render(metadata[key]!))))"
@@ -64,7 +64,7 @@ public enum LogFormat {
     /// letters, digits and `_`, starting with a letter, as journald requires. A record with
     /// such keys becomes a structured journal entry when stderr is the journal; in text they
     /// never appear.
-    public static func isJournalField(_ key: String) -> Bool {
+    package static func isJournalField(_ key: String) -> Bool {
         guard let first = key.utf8.first, (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) else { return false }
         return key.utf8.allSatisfy {
             (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_")
@@ -73,12 +73,12 @@ public enum LogFormat {
 
     /// A record's journal fields, rendered under `UntrustedText`'s rule (one line, no
     /// controls: `journalctl` and log shippers print them as they are), sorted by key.
-    public static func journalFields(_ metadata: Logger.Metadata) -> [(String, String)] {
+    package static func journalFields(_ metadata: Logger.Metadata) -> [(String, String)] {
         metadata.keys.sorted().filter(isJournalField).map { ($0, UntrustedText.escaped(render(metadata[$0]!))) }
     }
 
     /// `2026-11-21T05:30:00Z`: RFC 3339 in UTC, to the second.
-    public static func timestamp(_ secondsSinceEpoch: Int) -> String {
+    package static func timestamp(_ secondsSinceEpoch: Int) -> String {
         let days = secondsSinceEpoch.floorDivided(by: 86_400)
         let seconds = secondsSinceEpoch - days * 86_400
         let (year, month, day) = civilDate(daysSinceEpoch: days)

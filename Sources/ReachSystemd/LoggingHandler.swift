@@ -4,16 +4,16 @@ import Logging
 import Synchronization
 
 /// The process-wide log level, changeable while running (a reload may change it).
-public final class LogLevelSwitch: Sendable {
+package final class LogLevelSwitch: Sendable {
     private let storage: Atomic<Int>
 
     /// Creates a switch at `level`.
-    public init(_ level: Logger.Level) {
+    package init(_ level: Logger.Level) {
         storage = Atomic(Self.index(of: level))
     }
 
     /// The level in force.
-    public var level: Logger.Level {
+    package var level: Logger.Level {
         get { Logger.Level.allCases[storage.load(ordering: .relaxed)] }
         set { storage.store(Self.index(of: newValue), ordering: .relaxed) }
     }
@@ -31,18 +31,18 @@ public final class LogLevelSwitch: Sendable {
 ///
 /// The level lives in a shared `LogLevelSwitch`, so changing it (on reload, or through any
 /// logger's `logLevel`) applies to every logger of the process at once.
-public struct ReachdLogHandler: LogHandler {
+package struct ReachdLogHandler: LogHandler {
     /// Every logger's metadata starts empty; set per logger.
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
     /// Adds contextual metadata to every record.
-    public var metadataProvider: Logger.MetadataProvider?
+    package var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let style: LogOutputStyle
     private let levelSwitch: LogLevelSwitch
     private let fileDescriptor: Int32
 
     /// Creates a handler writing to `fileDescriptor` (stderr unless told otherwise).
-    public init(
+    package init(
         label: String, style: LogOutputStyle, levelSwitch: LogLevelSwitch, fileDescriptor: Int32 = STDERR_FILENO,
         metadataProvider: Logger.MetadataProvider? = nil
     ) {
@@ -54,20 +54,20 @@ public struct ReachdLogHandler: LogHandler {
     }
 
     /// The shared level; setting it changes it for the whole process.
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { levelSwitch.level }
         set { levelSwitch.level = newValue }
     }
 
     /// Gets or sets one metadata value.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Formats the record and writes it with as few `write(2)` calls as possible, so lines
     /// from different threads do not interleave.
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }

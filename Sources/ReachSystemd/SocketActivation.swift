@@ -4,10 +4,10 @@ import SystemPackage
 
 /// The listening socket systemd hands over with `LISTEN_FDS` / `LISTEN_FDNAMES`
 /// (`reachd.socket`, or `systemd-socket-activate`).
-enum SocketActivation {
+package enum SocketActivation {
     /// Why a passed descriptor cannot be served.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The name `reachd.socket` gives its descriptor (`FileDescriptorName=`).
@@ -16,7 +16,7 @@ enum SocketActivation {
     /// The passed listening Unix stream socket: the one named `varlink`, else the only
     /// one passed. Nil when reachd was not socket-activated. The variables are removed
     /// from the environment so nothing reachd might spawn inherits them.
-    static func listeningDescriptor() throws(Failure) -> Int32? {
+    package static func listeningDescriptor() throws(Failure) -> Int32? {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
         guard count > 0 else {

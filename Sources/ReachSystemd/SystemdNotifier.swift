@@ -7,25 +7,25 @@ import ReachabilityCore
 /// Every call is a no-op when `NOTIFY_SOCKET` is unset (not started by systemd), which is
 /// what `sd_notify` itself does, so callers never need to check; `isListening` lets a
 /// caller skip building a message nobody will read.
-public struct SystemdNotifier: Sendable {
+package struct SystemdNotifier: Sendable {
     /// Whether a service manager listens (`NOTIFY_SOCKET` was set when this was created).
     /// Read once: `sd_notify` would look the variable up on every call.
-    public let isListening: Bool
+    package let isListening: Bool
 
     /// Creates a notifier.
-    public init() {
+    package init() {
         isListening = getenv("NOTIFY_SOCKET") != nil
     }
 
     /// Sends `KEY=VALUE` lines (see `datagram(_:)`). Failures are ignored: the manager's
     /// absence or a full socket must never stop the daemon.
-    public func send(_ lines: [String]) {
+    package func send(_ lines: [String]) {
         guard isListening else { return }
         _ = sd_notify(0, Self.datagram(lines))
     }
 
     /// The longest line sent, in scalars: `systemctl status` shows one line of `STATUS=`.
-    public static let lineLimit = 512
+    package static let lineLimit = 512
 
     /// The datagram for `lines`: one assignment each, newline-separated (sd_notify(3)).
     ///
@@ -33,29 +33,29 @@ public struct SystemdNotifier: Sendable {
     /// it would be a further assignment (`WATCHDOG=trigger`, a forged `STATUS=`). So each
     /// line is written under `UntrustedText`'s rule, which leaves `KEY=` alone and makes
     /// the value one line without controls, and is cut at `lineLimit`. Pure.
-    public static func datagram(_ lines: [String]) -> String {
+    package static func datagram(_ lines: [String]) -> String {
         lines.map { UntrustedText.escaped($0, limit: lineLimit) }.joined(separator: "\n")
     }
 
     /// `READY=1` with the current status line.
-    public func ready(status: String) { send(["READY=1", "STATUS=\(status)"]) }
+    package func ready(status: String) { send(["READY=1", "STATUS=\(status)"]) }
 
     /// `STATUS=…`: the one-line summary `systemctl status` shows.
-    public func status(_ text: String) { send(["STATUS=\(text)"]) }
+    package func status(_ text: String) { send(["STATUS=\(text)"]) }
 
     /// `WATCHDOG=1`: the event loop is alive.
-    public func watchdog() { send(["WATCHDOG=1"]) }
+    package func watchdog() { send(["WATCHDOG=1"]) }
 
     /// `STOPPING=1`: shutdown has begun.
-    public func stopping() { send(["STOPPING=1", "STATUS=stopping"]) }
+    package func stopping() { send(["STOPPING=1", "STATUS=stopping"]) }
 
     /// `RELOADING=1` with `MONOTONIC_USEC`, as systemd ≥ 253 expects for `Type=notify-reload`.
-    public func reloading(monotonicMicroseconds: UInt64) {
+    package func reloading(monotonicMicroseconds: UInt64) {
         send(["RELOADING=1", "MONOTONIC_USEC=\(monotonicMicroseconds)"])
     }
 
     /// The watchdog interval the manager asked for (`WATCHDOG_USEC` for this PID), if any.
-    public var watchdogIntervalMicroseconds: UInt64? {
+    package var watchdogIntervalMicroseconds: UInt64? {
         var usec: UInt64 = 0
         return sd_watchdog_enabled(0, &usec) > 0 && usec > 0 ? usec : nil
     }

@@ -4,9 +4,9 @@ import SystemPackage
 
 /// One Varlink call to a local service (systemd-resolved, systemd-networkd), blocking, for
 /// a thread of `NameResolver`'s pool: never on the event loop or the engine.
-enum BlockingVarlinkCall {
+package enum BlockingVarlinkCall {
     /// What came back.
-    enum Outcome {
+    package enum Outcome {
         /// The service's reply (parameters or an error).
         case reply(VarlinkReply<JSONObject>)
         /// No answer within the timeout.
@@ -16,7 +16,7 @@ enum BlockingVarlinkCall {
     }
 
     /// Calls `method` on the service at `socket` and waits at most `timeout` for its answer.
-    static func call(_ method: String, parameters: JSONObject, socket: String, timeout: Duration) -> Outcome {
+    package static func call(_ method: String, parameters: JSONObject, socket: String, timeout: Duration) -> Outcome {
         guard let descriptor = try? UnixSocket.connect(to: socket, timeout: timeout) else { return .unavailable }
         defer { try? descriptor.close() }
         let call = VarlinkCall(method: method, parameters: parameters)

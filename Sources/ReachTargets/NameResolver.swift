@@ -23,9 +23,9 @@ import SystemPackage
 /// cached for a short fixed time (getaddrinfo reports no TTL), and the cache is emptied
 /// when the path changes (another interface, other DNS servers). Concurrent asks of one
 /// owner for one name share one lookup.
-public final class NameResolver {
+package final class NameResolver {
     /// What a name resolved to.
-    enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// The name's addresses, as the resolver ordered them (duplicates removed).
         case addresses([IPAddress])
         /// Why it did not resolve: `nameNotFound`, `noDNSServer`, `resolutionFailed` or
@@ -35,10 +35,10 @@ public final class NameResolver {
 
     /// One blocking lookup (name, whether DNS servers are configured, interface index),
     /// run on a worker thread.
-    typealias BlockingLookup = @Sendable (_ name: String, _ hasNameserver: Bool, _ interfaceIndex: Int32?) -> Outcome
+    package typealias BlockingLookup = @Sendable (_ name: String, _ hasNameserver: Bool, _ interfaceIndex: Int32?) -> Outcome
 
     /// The files a name is looked up in before any thread is asked.
-    struct LocalFiles: Sendable {
+    package struct LocalFiles: Sendable {
         /// hosts(5).
         var hosts = "/etc/hosts"
         /// nsswitch.conf(5): whether `files` comes first.
@@ -46,11 +46,11 @@ public final class NameResolver {
     }
 
     /// How long an answer may take.
-    let timeout: TimeAmount
+    package let timeout: TimeAmount
     /// How long a found name's addresses are reused.
-    let cacheLifetime: TimeAmount
+    package let cacheLifetime: TimeAmount
     /// systemd-resolved's Varlink socket; nil: never ask it.
-    let resolvedSocket: String?
+    package let resolvedSocket: String?
     private let eventLoop: any EventLoop
     private let blockingLookup: BlockingLookup
     private let localFiles: LocalFiles?
@@ -66,11 +66,11 @@ public final class NameResolver {
     private var isShutDown = false
 
     /// The path where systemd-resolved serves Varlink.
-    public static let systemdResolvedSocket = "/run/systemd/resolve/io.systemd.Resolve"
+    package static let systemdResolvedSocket = "/run/systemd/resolve/io.systemd.Resolve"
     /// The most cached answers kept; beyond, expired ones are dropped, then all.
     static let cacheCapacity = 1024
 
-    init(
+    package init(
         eventLoop: any EventLoop, resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30),
         limits: ResolverSchedule.Limits = .init(), localFiles: LocalFiles? = LocalFiles(), blockingLookup: BlockingLookup? = nil
@@ -95,7 +95,7 @@ public final class NameResolver {
     /// (`noDNSServer`) from one with servers that failed. With `interfaceIndex`,
     /// systemd-resolved asks that interface's DNS servers (a probe's name is resolved as
     /// the network it checks would resolve it); `getaddrinfo` cannot, and ignores it.
-    func resolve(_ name: String, hasNameserver: Bool, interfaceIndex: Int32? = nil, owner: LookupOwner = .daemon) -> EventLoopFuture<Outcome> {
+    package func resolve(_ name: String, hasNameserver: Bool, interfaceIndex: Int32? = nil, owner: LookupOwner = .daemon) -> EventLoopFuture<Outcome> {
         if isShutDown { return eventLoop.makeSucceededFuture(.failed(.resolutionFailed)) }
         if let localFiles, !hosts.isCurrent(at: .now()) {
             return refreshHostsFile(localFiles).assumeIsolated().flatMap { [self] in
@@ -212,14 +212,14 @@ public final class NameResolver {
     }
 
     /// Forgets every cached answer (the path changed: another network may answer differently).
-    func forgetAnswers() {
+    package func forgetAnswers() {
         cache = [:]
         generation += 1
     }
 
     /// Answers every waiting caller and starts no more lookups. A lookup stuck in the
     /// resolver keeps its thread until it returns; nobody waits for it.
-    func shutdown() {
+    package func shutdown() {
         isShutDown = true
         for id in Array(jobs.keys) {
             guard let job = forget(id) else { continue }
@@ -230,7 +230,7 @@ public final class NameResolver {
 
     /// Runs `body` on a worker thread, in reachd's own share (blocking work: another
     /// service's Varlink socket, which has a timeout of its own).
-    func runOffLoop<Value: Sendable>(_ body: @escaping @Sendable () -> Value) -> EventLoopFuture<Value> {
+    package func runOffLoop<Value: Sendable>(_ body: @escaping @Sendable () -> Value) -> EventLoopFuture<Value> {
         let promise = eventLoop.makePromise(of: Value.self)
         if isShutDown {
             promise.fail(ChannelError.ioOnClosedChannel)
@@ -248,7 +248,7 @@ public final class NameResolver {
     }
 
     /// One blocking `getaddrinfo`, both families, addresses in the resolver's order.
-    static func lookUp(_ name: String, hasNameserver: Bool) -> Outcome {
+    package static func lookUp(_ name: String, hasNameserver: Bool) -> Outcome {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)  // one entry per address, not per socket type
@@ -280,7 +280,7 @@ public final class NameResolver {
     }
 
     /// What systemd-resolved's answer means for a target. Pure.
-    static func outcome(ofResolvedReply reply: VarlinkReply<JSONObject>) -> Outcome {
+    package static func outcome(ofResolvedReply reply: VarlinkReply<JSONObject>) -> Outcome {
         if let error = reply.error {
             if case let .integer(rcode)? = reply.parameters?["rcode"], error == "io.systemd.Resolve.DNSError" {
                 return .failed(rcode == 3 ? .nameNotFound : .resolutionFailed)  // 3: NXDOMAIN
@@ -304,7 +304,7 @@ public final class NameResolver {
     }
 
     /// What a `getaddrinfo` error means for a target. The one place an EAI code becomes a reason.
-    static func reason(forError status: Int32, hasNameserver: Bool) -> UnsatisfiedReason {
+    package static func reason(forError status: Int32, hasNameserver: Bool) -> UnsatisfiedReason {
         switch status {
         case EAI_NONAME, reachd_EAI_NODATA: return .nameNotFound
         // Temporary failure: the servers did not answer, or there are none to ask.
@@ -316,24 +316,24 @@ public final class NameResolver {
 
 /// One owner's lookup of one name (on one interface): what concurrent asks share.
 private struct NameKey: Hashable {
-    var owner: LookupOwner
+    package var owner: LookupOwner
     /// The name, with `%` and the interface index when there is one.
-    var key: String
+    package var key: String
 }
 
 /// A blocking lookup queued or running, and who waits for it.
 private struct Job {
-    var owner: LookupOwner
+    package var owner: LookupOwner
     /// nil for other blocking work (`runOffLoop`).
-    var name: NameKey?
+    package var name: NameKey?
     var generation: Int
     /// Runs on the worker thread; the outcome, or nil when the work answers its caller itself.
-    var work: @Sendable () -> NameResolver.Outcome?
+    package var work: @Sendable () -> NameResolver.Outcome?
     /// The waiting caller's promise; nil once it gave up (or for other work).
-    var promise: EventLoopPromise<NameResolver.Outcome>?
-    var deadline: Scheduled<Void>?
+    package var promise: EventLoopPromise<NameResolver.Outcome>?
+    package var deadline: Scheduled<Void>?
     /// Answers other work's caller when the resolver shuts down first.
-    var cancel: (() -> Void)?
+    package var cancel: (() -> Void)?
 
     init(owner: LookupOwner, name: NameKey?, generation: Int, work: @escaping @Sendable () -> NameResolver.Outcome?) {
         self.owner = owner
@@ -366,21 +366,21 @@ private struct HostsFileState {
     /// a blocklist of a million names would otherwise stay in reachd's memory.
     static let largestIndexed = 1 << 20
     /// How long a look at the files is trusted.
-    static let recheckInterval = TimeAmount.seconds(1)
+    package static let recheckInterval = TimeAmount.seconds(1)
 
-    var table = HostsTable()
+    package var table = HostsTable()
     var stamps: [FileStamp?] = []
-    var checked: NIODeadline?
+    package var checked: NIODeadline?
     var checking: EventLoopFuture<Void>?
 
-    func isCurrent(at now: NIODeadline) -> Bool {
+    package func isCurrent(at now: NIODeadline) -> Bool {
         guard let checked else { return false }
         return now < checked + Self.recheckInterval
     }
 
     /// Looks at nsswitch.conf and hosts; reads and parses them only when either changed
     /// since `known`. Blocking: on a worker thread.
-    static func read(_ files: NameResolver.LocalFiles, known: [FileStamp?]) -> Reading {
+    package static func read(_ files: NameResolver.LocalFiles, known: [FileStamp?]) -> Reading {
         let stamps = [stamp(files.nsswitch), stamp(files.hosts)]
         if stamps == known { return Reading(stamps: stamps, table: nil) }
         let nsswitch = try? FileSystem.contents(of: files.nsswitch, limit: 64 << 10)
@@ -404,7 +404,7 @@ private struct HostsFileState {
 /// lookup stuck in glibc (which cannot be cancelled) holds nothing but its own thread.
 private enum WorkerThread {
     /// Starts `body` on a new detached thread; false if the system refuses one.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(WorkerBody(body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -424,13 +424,13 @@ private enum WorkerThread {
 }
 
 private final class WorkerBody {
-    let body: @Sendable () -> Void
+    package let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 extension IPAddress {
     /// The address in a `sockaddr_in` or `sockaddr_in6`; nil for other families.
-    init?(socketAddress: UnsafeMutablePointer<sockaddr>) {
+    package init?(socketAddress: UnsafeMutablePointer<sockaddr>) {
         guard let bytes = internetAddressBytes(of: socketAddress) else { return nil }
         self.init(bytes: bytes)
     }

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// Whom a name lookup is for: a client's uid, or reachd itself (probes, networkd).
-enum LookupOwner: Hashable, Sendable {
+package enum LookupOwner: Hashable, Sendable {
     /// A Varlink client (`CheckTarget`, `SubscribeTarget`), by uid.
     case user(UInt32)
     /// reachd's own lookups: probe servers, captive-portal APIs, networkd.
@@ -19,9 +19,9 @@ enum LookupOwner: Hashable, Sendable {
 /// one uid's pending or stuck lookups never delay another's, and reachd's own lookups
 /// have a share no client can take. A queued lookup whose caller gave up is dropped
 /// without ever running.
-struct ResolverSchedule {
+package struct ResolverSchedule {
     /// How many worker threads may exist, and each owner's share of them.
-    struct Limits: Equatable {
+    package struct Limits: Equatable {
         /// The most threads at once (every owner's lookups, running and abandoned).
         var threads = 32
         /// The most threads one uid may hold.
@@ -31,14 +31,14 @@ struct ResolverSchedule {
     }
 
     /// What the resolver does next.
-    enum Action: Equatable {
+    package enum Action: Equatable {
         /// Run this lookup on a thread of its own now.
         case start(Int)
         /// Forget this lookup: its caller gave up before it ever started.
         case drop(Int)
     }
 
-    let limits: Limits
+    package let limits: Limits
     /// Queued lookups by owner, oldest first; an owner is here only while it has some.
     private var queues: [LookupOwner: CircularBuffer<Int>] = [:]
     /// Owners with queued lookups, in the order they get their next turn.
@@ -54,14 +54,14 @@ struct ResolverSchedule {
 
     /// Lookup `id` for `owner` is asked for: it starts at once if the owner's share allows,
     /// else waits its turn.
-    mutating func enqueue(_ id: Int, owner: LookupOwner) -> [Action] {
+    package mutating func enqueue(_ id: Int, owner: LookupOwner) -> [Action] {
         if queues[owner] == nil { turns.append(owner) }
         queues[owner, default: []].append(id)
         return startWhatMay()
     }
 
     /// Lookup `id` returned: its thread is free.
-    mutating func finished(_ id: Int) -> [Action] {
+    package mutating func finished(_ id: Int) -> [Action] {
         guard let entry = running.removeValue(forKey: id) else { return [] }
         threadsByOwner[entry.owner, default: 0] -= 1
         if threadsByOwner[entry.owner] == 0 { threadsByOwner[entry.owner] = nil }
@@ -111,7 +111,7 @@ struct ResolverSchedule {
     var threads: Int { running.count }
 
     /// Lookups of `owner` waiting for a thread.
-    func queued(for owner: LookupOwner) -> Int {
+    package func queued(for owner: LookupOwner) -> Int {
         queues[owner]?.count ?? 0
     }
 

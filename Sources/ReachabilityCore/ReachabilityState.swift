@@ -1,4 +1,3 @@
-import ReachabilityCore
 
 /// Everything the daemon publishes at one moment: the snapshot it derived from, the
 /// policy in force, and the two views clients ask for.

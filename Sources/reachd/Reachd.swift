@@ -2,8 +2,12 @@ import ArgumentParser
 import FoundationEssentials
 import LinuxSystem
 import Logging
+import ReachConfiguration
+import ReachConnectivity
 import ReachDaemon
 import ReachProtocol
+import ReachServer
+import ReachSystemd
 
 /// `reachd`: the network reachability daemon.
 @main

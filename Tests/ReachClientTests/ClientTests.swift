@@ -1,14 +1,13 @@
 import Foundation
 import LinuxSystem
+import NIOCore
 import ReachabilityCore
 @testable import ReachClient
 import ReachProtocol
-import TestSupport
 import SystemPackage
-import NIOCore
+import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 final class ClientTests: XCTestCase {
     func testStatusInterfacesInfo() async throws {

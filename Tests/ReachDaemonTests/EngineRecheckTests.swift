@@ -4,12 +4,12 @@ import LinuxSystem
 import Logging
 import NetlinkMonitor
 import ReachabilityCore
+@testable import ReachDaemon
 import Synchronization
 import SystemPackage
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 /// The engine's loop against a scripted kernel: DESIGN rule 6 made deterministic. The
 /// kernel announces a removal, the first lookup after it still answers through the route
@@ -241,7 +241,7 @@ private final class EngineRun: Sendable {
                         $0.times.append(.now)
                     }
                 },
-                reload: { _ in }, watchdog: {}
+                reload: { _ in }, watchdog: {}, socketDirectoryChanged: {}
             )
             _ = try? handoff.engine.run(events, watchdogInterval: nil)
             finished.signal()

@@ -1,4 +1,6 @@
+@testable import ReachConfiguration
 @testable import ReachDaemon
+@testable import ReachServer
 import TestSupport
 import XCTest
 
@@ -9,19 +11,19 @@ import XCTest
 final class FuzzInputTests: XCTestCase {
     func testConfigurationInputs() throws {
         for (_, bytes) in try FuzzInputs.inputs(for: "config") {
-            FuzzEntryPoints.configuration(bytes)
+            ConfigurationFuzzEntryPoint.text(bytes)
         }
     }
 
     func testVarlinkInputs() throws {
         for (_, bytes) in try FuzzInputs.inputs(for: "varlink") {
-            FuzzEntryPoints.varlink(bytes)
+            VarlinkFuzzEntryPoint.stream(bytes)
         }
     }
 
     func testNetworkInputs() throws {
         for (_, bytes) in try FuzzInputs.inputs(for: "network") {
-            FuzzEntryPoints.network(bytes)
+            NetworkFuzzEntryPoint.input(bytes)
         }
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import ReachabilityCore
-@testable import ReachDaemon
+@testable import ReachConnectivity
+@testable import ReachMetrics
+@testable import ReachSystemd
 import TestSupport
 import X509
 import XCTest

@@ -2,10 +2,10 @@ import Foundation
 import Glibc
 import LinuxSystem
 import Logging
+@testable import ReachDaemon
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 /// The resolver watch re-reads only for events about entries on the way to its files:
 /// `DirectoryWatch.parse` (the inotify records), `Events.mayConcern` and

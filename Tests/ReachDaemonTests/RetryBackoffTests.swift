@@ -1,6 +1,6 @@
+@testable import ReachDaemon
 import XCTest
 
-@testable import ReachDaemon
 
 final class RetryBackoffTests: XCTestCase {
     func testDelaysDoubleToTheCapThenGiveUp() {

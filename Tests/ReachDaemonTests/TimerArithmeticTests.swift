@@ -1,5 +1,4 @@
 import NIOCore
-@testable import ReachDaemon
 @testable import ReachabilityCore
 import XCTest
 

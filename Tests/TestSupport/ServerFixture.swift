@@ -9,7 +9,8 @@ import NIOCore
 import NIOPosix
 import ReachabilityCore
 import ReachProtocol
-import ReachDaemon
+import ReachServer
+import Synchronization
 import XCTest
 
 /// The published state of `makeSnapshot`'s network under the default policy.
@@ -46,7 +47,9 @@ public final class ServerFixture {
     public let directory: String
     public let socketPath: String
     public let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    public let server: VarlinkServer
+    package let server: VarlinkServer
+    /// What the server asked of the engine.
+    package let engine = ScriptedEngine()
     public static let instance = "test-instance"
 
     public init(snapshot: NetworkSnapshot = makeSnapshot(), subdirectory: Bool = false) {
@@ -56,7 +59,7 @@ public final class ServerFixture {
         logger.logLevel = .critical
         server = VarlinkServer(
             socketPath: socketPath, instance: Self.instance, snapshot: snapshot, policy: InterfacePolicy(),
-            eventLoop: group.next(), logger: logger
+            eventLoop: group.next(), logger: logger, engine: engine
         )
     }
 
@@ -64,5 +67,50 @@ public final class ServerFixture {
         server.shutdown()
         try? await group.shutdownGracefully()
         _ = try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// An engine for servers under test: reloads are applied, lookups answered by `route`
+/// (no route unless told otherwise), and every request is recorded.
+package final class ScriptedEngine: EngineRequests {
+    /// One request the server made.
+    package enum Request: Equatable, Sendable {
+        case reload
+        case lookUp([TargetKey])
+        case monitorTargets(add: [TargetKey], remove: [TargetKey])
+        case fail(String)
+    }
+
+    private let state = Mutex<(requests: [Request], route: @Sendable (TargetKey) -> RouteLookup)>(([], { _ in .failure(.noRoute) }))
+
+    package init() {}
+
+    /// Every request so far, oldest first.
+    package var requests: [Request] { state.withLock { $0.requests } }
+
+    /// How lookups are answered from now on.
+    package func answerLookups(_ route: @escaping @Sendable (TargetKey) -> RouteLookup) {
+        state.withLock { $0.route = route }
+    }
+
+    package func reload(reply: EventLoopPromise<ReloadOutcome>) {
+        state.withLock { $0.requests.append(.reload) }
+        reply.succeed(.applied)
+    }
+
+    package func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) {
+        let route = state.withLock { state in
+            state.requests.append(.lookUp(keys))
+            return state.route
+        }
+        reply.succeed(keys.map { TargetLookup(address: $0.address, route: route($0)) })
+    }
+
+    package func monitorTargets(add: [TargetKey], remove: [TargetKey]) {
+        state.withLock { $0.requests.append(.monitorTargets(add: add, remove: remove)) }
+    }
+
+    package func fail(_ reason: String) {
+        state.withLock { $0.requests.append(.fail(reason)) }
     }
 }

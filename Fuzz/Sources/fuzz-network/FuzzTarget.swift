@@ -8,6 +8,6 @@ import ReachDaemon
 /// libFuzzer's entry point: one input, handed to the entry point the regression tests use.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    FuzzEntryPoints.network(UnsafeBufferPointer(start: data, count: size))
+    NetworkFuzzEntryPoint.input(UnsafeBufferPointer(start: data, count: size))
     return 0
 }

@@ -1,5 +1,6 @@
 import Logging
 import ReachabilityCore
+import ReachConfiguration
 import ReachDaemon
 import ReachProtocol
 import XCTest

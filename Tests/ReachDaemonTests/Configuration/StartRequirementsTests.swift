@@ -2,11 +2,12 @@ import Crypto
 import Foundation
 import Glibc
 import LinuxSystem
+@testable import ReachConfiguration
+@testable import ReachDaemon
 import SystemPackage
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 /// `--check-config` and a reload accepted what the start refuses. One
 /// function (`DaemonOptions.checkStartRequirements`) now checks for all three: pinned

@@ -1,6 +1,6 @@
+@testable import ReachServer
 import XCTest
 
-@testable import ReachDaemon
 
 /// The target ledger, step by step: caps in all and per uid, and what is given back.
 final class TargetBudgetTests: XCTestCase {

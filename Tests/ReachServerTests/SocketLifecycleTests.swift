@@ -1,10 +1,10 @@
 import Foundation
 import ReachabilityCore
 import ReachProtocol
+@testable import ReachServer
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 final class SocketLifecycleTests: XCTestCase {
     func testCreatesDirectoryChmodsAndRemovesSocket() async throws {
@@ -25,7 +25,7 @@ final class SocketLifecycleTests: XCTestCase {
         try first.server.start()
         let second = VarlinkServer(
             socketPath: first.socketPath, instance: "two", snapshot: makeSnapshot(), policy: InterfacePolicy(),
-            eventLoop: first.group.next(), logger: .init(label: "t")
+            eventLoop: first.group.next(), logger: .init(label: "t"), engine: ScriptedEngine()
         )
         do {
             try second.start()
@@ -71,7 +71,7 @@ final class SocketLifecycleTests: XCTestCase {
         let fixture = ServerFixture()
         let server = VarlinkServer(
             socketPath: directory + "/sock", instance: "ro", snapshot: makeSnapshot(), policy: InterfacePolicy(),
-            eventLoop: fixture.group.next(), logger: .init(label: "t")
+            eventLoop: fixture.group.next(), logger: .init(label: "t"), engine: ScriptedEngine()
         )
         do {
             try server.start()

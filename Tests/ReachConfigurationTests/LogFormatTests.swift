@@ -1,5 +1,5 @@
 import Logging
-import ReachDaemon
+import ReachSystemd
 import XCTest
 
 final class LogFormatTests: XCTestCase {

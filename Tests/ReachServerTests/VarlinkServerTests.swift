@@ -1,10 +1,10 @@
 import Foundation
 import ReachabilityCore
 import ReachProtocol
+@testable import ReachServer
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 final class VarlinkServerTests: XCTestCase {
     private var fixture: ServerFixture!

@@ -1,5 +1,5 @@
 import Glibc
-import ReachDaemon
+import ReachConfiguration
 import TestSupport
 import XCTest
 

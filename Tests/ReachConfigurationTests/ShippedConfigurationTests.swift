@@ -1,5 +1,5 @@
 import ReachabilityCore
-import ReachDaemon
+import ReachConfiguration
 import ReachProtocol
 import TestSupport
 import XCTest

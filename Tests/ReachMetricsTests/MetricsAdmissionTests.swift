@@ -1,6 +1,6 @@
+@testable import ReachMetrics
 import XCTest
 
-@testable import ReachDaemon
 
 /// Who may hold how many connections to the metrics endpoint (slow connections from one peer must not keep a scraper out).
 final class MetricsAdmissionTests: XCTestCase {

@@ -1,8 +1,8 @@
 import CLinux
 import Glibc
+@testable import ReachConfiguration
 import XCTest
 
-@testable import ReachDaemon
 
 /// Every reload leaked about 5.8 KB, all of it TOMLKit's (a table it
 /// never freed, a `strdup` or `malloc` for every key list, string, integer and boolean it

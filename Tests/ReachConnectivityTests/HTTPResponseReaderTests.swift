@@ -2,9 +2,9 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import ReachabilityCore
+@testable import ReachConnectivity
 import XCTest
 
-@testable import ReachDaemon
 
 /// The probe's HTTP handlers (`ResponseReader.addHandlers`) fed a server's bytes on an
 /// `EmbeddedChannel`: what one exchange comes to, and what is kept of a hostile answer.

@@ -1,4 +1,4 @@
-@testable import ReachDaemon
+@testable import ReachConfiguration
 import TestSupport
 import XCTest
 

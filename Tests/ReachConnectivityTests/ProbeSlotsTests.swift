@@ -1,4 +1,4 @@
-@testable import ReachDaemon
+@testable import ReachConnectivity
 import XCTest
 
 /// The probe connection cap as tables of steps: requests asking for a slot, requests

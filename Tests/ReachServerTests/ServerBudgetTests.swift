@@ -1,6 +1,7 @@
+@testable import ReachServer
+@testable import ReachSystemd
 import XCTest
 
-@testable import ReachDaemon
 
 /// Who may hold how many connections and buffered bytes.
 final class ServerBudgetTests: XCTestCase {

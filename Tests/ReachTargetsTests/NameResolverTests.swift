@@ -7,9 +7,9 @@ import NIOCore
 import NIOPosix
 import ReachabilityCore
 import ReachProtocol
+@testable import ReachTargets
 import XCTest
 
-@testable import ReachDaemon
 
 /// What a resolver's answer means for a target: systemd-resolved's Varlink replies and
 /// getaddrinfo's error codes, each to one reason. The integration tests ask real ones.

@@ -1,8 +1,9 @@
 import ReachabilityCore
+@testable import ReachConfiguration
+@testable import ReachConnectivity
 import ReachProtocol
 import XCTest
 
-@testable import ReachDaemon
 
 /// RFC 8908 answers and API URIs, case by case.
 final class CaptivePortalAPITests: XCTestCase {

@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
+@testable import ReachConfiguration
+@testable import ReachConnectivity
 import SwiftASN1
 import TestSupport
 import X509
 import XCTest
 
-@testable import ReachDaemon
 
 /// The HTTPS trust verdict: every pinning mode with and without invalid certificates and
 /// domain validation, on certificates made here; the certificate files; the system store.

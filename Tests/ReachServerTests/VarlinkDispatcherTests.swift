@@ -1,9 +1,9 @@
 import ReachabilityCore
 import ReachProtocol
+@testable import ReachServer
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 /// `io.systemd.service`: who may reload, and what each call means. The table runs through
 /// the pure dispatcher; the integration tests carry a reload out for real.

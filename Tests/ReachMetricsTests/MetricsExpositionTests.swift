@@ -1,7 +1,9 @@
 import Logging
 import NIOHTTP1
 import ReachabilityCore
-@testable import ReachDaemon
+@testable import ReachConfiguration
+@testable import ReachMetrics
+@testable import ReachSystemd
 import TestSupport
 import XCTest
 

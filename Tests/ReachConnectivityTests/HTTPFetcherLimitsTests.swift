@@ -1,7 +1,9 @@
 import NIOCore
 import NIOPosix
-@testable import ReachDaemon
 import ReachabilityCore
+@testable import ReachConfiguration
+@testable import ReachConnectivity
+@testable import ReachTargets
 import Synchronization
 import TestSupport
 import XCTest

@@ -1,6 +1,6 @@
 import Logging
 import ReachabilityCore
-import ReachDaemon
+import ReachConfiguration
 import XCTest
 
 /// Bad input → the exact diagnostics (file, line, key, message); good input → the configuration.

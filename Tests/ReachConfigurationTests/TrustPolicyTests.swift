@@ -1,6 +1,6 @@
+@testable import ReachConfiguration
 import XCTest
 
-@testable import ReachDaemon
 
 /// The trust policy's load-time rules, AFSecurityPolicy's among them.
 final class TrustPolicyTests: XCTestCase {

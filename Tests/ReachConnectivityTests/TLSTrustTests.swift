@@ -3,10 +3,12 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOSSL
+@testable import ReachConfiguration
+@testable import ReachConnectivity
 import X509
+import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 /// The NIOSSL glue, without a network: a client and a server `EmbeddedChannel` handing each
 /// other their bytes (as swift-nio-ssl's own tests do), the server holding a self-signed

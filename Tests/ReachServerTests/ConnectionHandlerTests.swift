@@ -4,10 +4,11 @@ import NIOCore
 import NIOEmbedded
 import ReachabilityCore
 import ReachProtocol
+@testable import ReachServer
+@testable import ReachSystemd
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 /// The connection handler carries out the dispatcher's, the publication's and the
 /// coalescer's decisions; here on an `EmbeddedChannel`, with no socket and no timing.
@@ -21,7 +22,7 @@ final class ConnectionHandlerTests: XCTestCase {
         logger.logLevel = .critical
         core = ServerCore(
             publication: Publication(instance: "embedded", snapshot: makeSnapshot(), policy: InterfacePolicy()),
-            serviceInfo: .reachd, eventLoop: loop, logger: logger, notifier: SystemdNotifier(), onFatalError: { _ in }
+            serviceInfo: .reachd, eventLoop: loop, logger: logger, notifier: SystemdNotifier(), engine: ScriptedEngine()
         )
         channel = EmbeddedChannel(loop: loop)
         let ticket = try core.admit(channel, uid: 0).get()
@@ -215,38 +216,33 @@ final class ConnectionHandlerTests: XCTestCase {
 /// The server's failures reach the engine: a listening socket closing under the server
 /// is fatal; closing it in `shutdown()` is not.
 final class ServerFailureTests: XCTestCase {
-    private final class Reasons: @unchecked Sendable {
-        var list: [String] = []  // only touched on the embedded loop, i.e. this thread
-    }
-
-    private func makeCore(_ loop: EmbeddedEventLoop, reasons: Reasons) -> ServerCore {
+    private func makeCore(_ loop: EmbeddedEventLoop, engine: ScriptedEngine) -> ServerCore {
         ServerCore(
             publication: Publication(instance: "embedded", snapshot: makeSnapshot(), policy: InterfacePolicy()),
-            serviceInfo: .reachd, eventLoop: loop, logger: Logger(label: "test"), notifier: SystemdNotifier(),
-            onFatalError: { reasons.list.append($0) }
+            serviceInfo: .reachd, eventLoop: loop, logger: Logger(label: "test"), notifier: SystemdNotifier(), engine: engine
         )
     }
 
     func testListeningSocketClosingUnexpectedlyIsFatal() throws {
         let loop = EmbeddedEventLoop()
-        let reasons = Reasons()
-        let core = makeCore(loop, reasons: reasons)
+        let engine = ScriptedEngine()
+        let core = makeCore(loop, engine: engine)
         let listener = EmbeddedChannel(loop: loop)
         core.adopt(listener, socketFile: FileIdentity(device: 1, inode: 2))
-        XCTAssertEqual(reasons.list, [])
+        XCTAssertEqual(engine.requests, [])
         try listener.close().wait()
         loop.run()
-        XCTAssertEqual(reasons.list, ["the listening socket closed unexpectedly"])
+        XCTAssertEqual(engine.requests, [.fail("the listening socket closed unexpectedly")])
     }
 
     func testShutdownIsNotAFailure() throws {
         let loop = EmbeddedEventLoop()
-        let reasons = Reasons()
-        let core = makeCore(loop, reasons: reasons)
+        let engine = ScriptedEngine()
+        let core = makeCore(loop, engine: engine)
         core.adopt(EmbeddedChannel(loop: loop), socketFile: nil)
         try core.shutdown().wait()
         loop.run()
-        XCTAssertEqual(reasons.list, [])
+        XCTAssertEqual(engine.requests, [])
         XCTAssertNil(core.socketFile)
     }
 }

@@ -1,9 +1,10 @@
 import ReachabilityCore
 import ReachProtocol
+@testable import ReachServer
+@testable import ReachSystemd
 import TestSupport
 import XCTest
 
-@testable import ReachDaemon
 
 /// The one place that decides "changed": inputs in, announcements and group updates out.
 final class PublicationTests: XCTestCase {

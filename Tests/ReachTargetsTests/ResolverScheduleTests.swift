@@ -1,6 +1,6 @@
+@testable import ReachTargets
 import XCTest
 
-@testable import ReachDaemon
 
 /// Which lookup gets a worker thread when, event by event, with small limits: 6 threads,
 /// 2 per uid, 2 kept for reachd itself (so clients share 4).

@@ -1,43 +1,43 @@
 import Crypto
 import FoundationEssentials
 import ReachabilityCore
+import ReachConnectivity
 import SwiftASN1
 import X509
 
-@testable import ReachDaemon
 
 /// A certificate made for the trust tests, with the key that can sign under its name.
-struct MadeCertificate {
-    let certificate: Certificate
-    let key: P256.Signing.PrivateKey
+package struct MadeCertificate {
+    package let certificate: Certificate
+    package let key: P256.Signing.PrivateKey
 
     /// The DER, as a server sends it.
-    var der: [UInt8] {
+    package var der: [UInt8] {
         var serializer = DER.Serializer()
         try! serializer.serialize(certificate)
         return serializer.serializedBytes
     }
 
     /// `sha256/BASE64` of its SubjectPublicKeyInfo, as configured.
-    var pin: String { "sha256/" + Data(TrustEvaluation.publicKeyPin(of: certificate)!).base64EncodedString() }
+    package var pin: String { "sha256/" + Data(TrustEvaluation.publicKeyPin(of: certificate)!).base64EncodedString() }
 }
 
 /// The certificates of the trust tests, all P-256, made fresh for every test run: a root and
 /// an intermediate, leaves good and bad, a self-signed one, another CA.
-struct TrustFixtures {
+package struct TrustFixtures {
     /// The moment every evaluation is made at.
-    static let now = Date(timeIntervalSince1970: 1_750_000_000)
-    static let day: TimeInterval = 86_400
+    package static let now = Date(timeIntervalSince1970: 1_750_000_000)
+    package static let day: TimeInterval = 86_400
 
-    let root, intermediate, leaf, wildcard, ipLeaf, selfSigned, expiredSelfSigned: MadeCertificate
-    let expired, notYetValid, wrongName, unknownRoot, unknownLeaf, victimOfLeaf: MadeCertificate
-    let signsWithoutKeyCertSign, leafOfSignsWithoutKeyCertSign, expiredIntermediate, leafOfExpiredIntermediate: MadeCertificate
-    let clientOnly, forged, crossSigned, pathLengthRoot, middle, leafOfMiddle, criticalUnknown: MadeCertificate
-    let longRoot: MadeCertificate
+    package let root, intermediate, leaf, wildcard, ipLeaf, selfSigned, expiredSelfSigned: MadeCertificate
+    package let expired, notYetValid, wrongName, unknownRoot, unknownLeaf, victimOfLeaf: MadeCertificate
+    package let signsWithoutKeyCertSign, leafOfSignsWithoutKeyCertSign, expiredIntermediate, leafOfExpiredIntermediate: MadeCertificate
+    package let clientOnly, forged, crossSigned, pathLengthRoot, middle, leafOfMiddle, criticalUnknown: MadeCertificate
+    package let longRoot: MadeCertificate
     /// A leaf and eleven CAs above it, root excluded: twelve with the root, over the depth limit.
-    let longChain: [Certificate]
+    package let longChain: [Certificate]
 
-    init() throws {
+    package init() throws {
         let ca = BasicConstraints.isCertificateAuthority(maxPathLength: nil)
         let probe = ["probe.example"]
         /// A CA certificate: basicConstraints CA, keyCertSign, no EKU, valid ten years.
@@ -86,7 +86,7 @@ struct TrustFixtures {
 
     /// A certificate for `commonName`, issued by `issuer` (self-signed without one). Leaves by
     /// default: not a CA, serverAuth, valid from a month before `now` for a year.
-    static func make(
+    package static func make(
         _ commonName: String, by issuer: MadeCertificate? = nil, key: P256.Signing.PrivateKey = .init(),
         constraints: BasicConstraints? = .notCertificateAuthority, keyUsage: KeyUsage? = nil,
         usages: [ExtendedKeyUsage.Usage]? = [.serverAuth], dns: [String] = [], ips: [[UInt8]] = [],
