@@ -57,7 +57,7 @@ enum FIBLookup {
         }
     }
 
-    /// What the kernel's error for a lookup means (DESIGN rule 2). The one place an
+    /// What the kernel's error for a lookup means (docs/DESIGN.md rule 2). The one place an
     /// errno becomes a reason.
     static func failure(for errno: Errno) -> RouteLookupFailure {
         switch errno {

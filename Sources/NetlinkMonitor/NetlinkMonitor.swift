@@ -1,95 +1,10 @@
-// NetlinkMonitor: the kernel side of reachd.
+// NetlinkMonitor: the kernel side of reachd, and the only module that calls libnl.
 //
-// Design (in the spirit of GLib's gnetworkmonitornetlink.c; every rule below was
-// learned from a bug in a peer):
-//
-// * Two rtnetlink sockets, allocated, connected and configured by libnl. The EVENT
-//   socket joins RTNLGRP_LINK, RTNLGRP_IPV{4,6}_IFADDR, RTNLGRP_IPV{4,6}_ROUTE and
-//   RTNLGRP_IPV{4,6}_RULE; it is non-blocking and has a large receive buffer
-//   (SO_RCVBUFFORCE when we may). The REQUEST socket is blocking and carries dumps and
-//   FIB lookups, built with libnl (`nlmsg_alloc_simple`, `nlmsg_append`, `nla_put`,
-//   `nl_send_auto`); answers are matched by sequence number and stale ones skipped.
-//
-// * Datagrams are read here, not by libnl's callback machinery (NetlinkSocket.swift):
-//   each receive takes the handler for that call as a parameter, read errors are
-//   `Errno`s (EAGAIN: drained; ENOBUFS: events lost), and NLMSG_DONE, NLMSG_ERROR (its
-//   raw errno: libnl's own mapping folds ENETUNREACH / EHOSTUNREACH into generic
-//   codes), NLM_F_DUMP_INTR and sequence numbers are handled in one visible place.
-//
-// * Parsing is libnl-route's: links, addresses and default routes become `rtnl_link`,
-//   `rtnl_addr` and `rtnl_route` objects, read with libnl's getters and released at
-//   once (MessageParsing.swift). Only two things are read from the message itself:
-//   the fixed header (`rtmsg`, `ifinfomsg`, `ifaddrmsg`) as the kernel struct, to
-//   decide before any allocation whether a message matters, and attributes libnl has
-//   no getter or no presence flag for, found with `nlmsg_find_attr` (RTA_CACHEINFO's
-//   error, whether IFLA_CARRIER and RTA_MULTIPATH were sent). No libnl cache is ever used.
-//
-// * Never mirror the routing table (DESIGN rule 1). Only links, addresses and DEFAULT
-//   routes (rtm_dst_len == 0, every table, every type incl. blackhole / unreachable /
-//   prohibit) are tracked. A route message is judged by its `struct rtmsg` before
-//   anything else: cloned routes are ignored, any route with a destination prefix only
-//   means "re-evaluate", so memory never grows with the FIB.
-//
-// * Route events that cannot change an answer never arrive (RouteEventFilter.swift). A
-//   classic BPF filter on the event socket drops, in the kernel, every non-default route
-//   whose prefix covers none of the addresses looked up (the lookup targets plus what
-//   `watch(_:)` adds): a flood of a million routes elsewhere neither wakes the owner
-//   nor overflows the receive buffer. The owner calls `watch(_:)` when its set changes,
-//   then looks up again.
-//
-// * Ask the kernel (rule 2). The answer per family is a fresh RTM_GETROUTE for a
-//   well-known internet address, honouring `ip rule` and every table. The kernel's
-//   errno becomes a reason in one function (`FIBLookup.failure(for:)`): ENETUNREACH no
-//   route, EHOSTUNREACH unreachable, EINVAL blackhole, EACCES / EPERM prohibit. IPv6 on
-//   older kernels answers reject routes with the route itself: its type is mapped the
-//   same way (see FIBLookup.swift).
-//
-// * Silent kernel flushes (rule 3). Setting a link admin-down, or removing its last
-//   IPv4 address, flushes its IPv4 routes without RTM_DELROUTE: the monitor drops
-//   the IPv4 default routes through it itself. RTM_DELLINK (also a move to another
-//   namespace) drops the link, its addresses and every default route through it.
-//   RTNH_F_LINKDOWN also changes silently, and a lookup's answer never carries it: a
-//   next hop's (and a lookup's) linkdown follows its output link's carrier, the
-//   condition under which the kernel sets the flag.
-//
-// * Initial sync and resync: subscribe FIRST, then dump links, addresses and routes
-//   (routes: every message's header is read, only defaults are parsed). Events queued
-//   before or during the dump may be older than the dump, so after it the event
-//   socket is drained; if it held link / address / default-route events, everything
-//   is dumped again (at most `maxSyncRounds` rounds). Dumps marked NLM_F_DUMP_INTR,
-//   or failing with EINTR / EBUSY, are retried.
-//
-// * A start may answer before the routes are read (`start(deferringRoutes:)`): the
-//   route dump walks the whole FIB, which with a million routes takes longer than the
-//   first answer may. Links and addresses are dumped, then the owner takes snapshots
-//   in which each pending family's `defaultRoutes` is only the route its lookup
-//   matched (RTM_F_FIB_MATCH), reads the routes of any family its answer needs
-//   (`readRoutes(of:)`, `PathDerivation.familiesAwaitingRoutes` decides), answers, and
-//   then calls `finishStart()`: the remaining routes are dumped and the event socket
-//   drained as above, and the complete snapshot is published as a change.
-//
-// * ENOBUFS on the event socket means events were lost (rule 4): `drain()` resyncs as
-//   above, counts it in `resyncCount` and says so in its `DrainOutcome`. Any other
-//   error is thrown; the owner then calls `resynchronize()` (with backoff).
-//
-// * An event can arrive before the state it announces (rule 6). IPv4 `fib_table_delete`
-//   sends RTM_DELROUTE before it unlinks the route, and lookups take no lock, so a
-//   lookup made at once may still answer through the deleted route; before 5.6 a route
-//   displaced by NLM_F_REPLACE raced the same way. Insertions, and every IPv6 change,
-//   are notified after the fact. So `drain()` (and `resynchronize()`) report the default
-//   routes they took out of the tracked state, deleted, displaced or flushed, in
-//   `DrainOutcome.removedDefaultRoutes`; the owner hands them to `LookupRecheck`
-//   (ReachabilityCore), which says when a lookup must be made again.
-//
-// * Router advertisements are the network's to send at will. Each RA option that would
-//   change what is tracked passes `AnnouncementLimiter` (per link: repeats cost nothing,
-//   changes are rate-limited, the latest one over budget is held); the owner applies held
-//   ones with `releaseHeldAnnouncements(now:)` at `nextAnnouncementRelease`.
-//
-// * No timers, no threads. The owner polls `eventDescriptor`, calls `drain()`, then
-//   `snapshot()` once per drained batch (rule 5), and again when its `LookupRecheck`
-//   asks (rule 6). `drain()` reads at most `maxDatagramsPerDrain` datagrams, so a flood
-//   cannot keep it from returning.
+// Two rtnetlink sockets (events; dumps and FIB lookups), datagrams read here, messages
+// parsed by libnl-route without any libnl cache. Only links, addresses and default routes
+// are tracked; the answer per family is asked of the kernel. No timers and no threads: the
+// owner polls `eventDescriptor`, then calls `drain()` and `snapshot()`. Why, and the rules
+// kept here: docs/DESIGN.md rules 1-6 and "The kernel side in more detail".
 
 import CNetlink
 import LinuxSystem
@@ -488,7 +403,7 @@ public struct DrainOutcome: Sendable, Equatable {
     /// The default routes the batch took out of the tracked state: named by RTM_DELROUTE,
     /// displaced by NLM_F_REPLACE, flushed with their link or its last IPv4 address
     /// (just the hops through it), or gone after a resync. Also when the same batch added
-    /// them back. A lookup may still see them for a moment (DESIGN rule 6): hand them to
+    /// them back. A lookup may still see them for a moment (docs/DESIGN.md rule 6): hand them to
     /// `LookupRecheck` with the snapshot taken after the batch.
     public var removedDefaultRoutes: Set<DefaultRoute>
     /// Kernel messages read from the event socket, relevant or not.

@@ -31,7 +31,7 @@ struct TrackedState {
     /// Applies one message. `facts` reads sysfs for a link name; it is called only
     /// when a link appears or is renamed.
     ///
-    /// Returns the default routes the message took away (DESIGN rule 6: the kernel may
+    /// Returns the default routes the message took away (docs/DESIGN.md rule 6: the kernel may
     /// announce a removal before its lookups stop seeing the route): the ones RTM_DELROUTE
     /// names (as the kernel described them, tracked or not), the ones an NLM_F_REPLACE
     /// displaced, and the next hops flushed with their link or its last IPv4 address.
@@ -46,7 +46,7 @@ struct TrackedState {
                 link.device = facts(link.name)
             }
             links[link.index] = link
-            // DESIGN rule 3: admin-down flushes the link's IPv4 routes without RTM_DELROUTE.
+            // docs/DESIGN.md rule 3: admin-down flushes the link's IPv4 routes without RTM_DELROUTE.
             if !link.isUp { return dropRoutes(through: link.index, family: .ipv4) }
         case .linkRemoved(let index):
             links[index] = nil

@@ -1,4 +1,4 @@
-// Why this file exists (F9: a typo in the configuration file killed the daemon).
+// Why this file exists: a typo in the configuration file killed the daemon.
 //
 // TOMLKit parses with the toml++ 3.4.0 it bundles (CTOML/Sources/toml.hpp). toml++ checks
 // its parser's internal preconditions with `TOML_ASSERT_ASSUME(…)`, which is `assert()`
@@ -41,7 +41,7 @@
 // terminator before `parse_value`; `parse_value` classifies a value by its first
 // characters before calling the parser for its type), and libFuzzer on toml++ alone, with
 // every other TOML_ASSERT/TOML_ASSUME/TOML_UNREACHABLE made fatal, found no fifth one
-// (see README, Fuzzing). A guard that knows these four shapes, and TOML's lexical
+// (docs/testing.md, "Fuzzing"). A guard that knows these four shapes, and TOML's lexical
 // structure well enough to tell a table header from an array and a key from a value,
 // stops the input before toml++ sees it.
 //

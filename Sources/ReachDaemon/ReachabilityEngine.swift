@@ -18,7 +18,7 @@ package struct EngineConfiguration: Sendable, Equatable {
     package var resolvConfPath: String = "/etc/resolv.conf"
     /// systemd-resolved's upstream list, consulted when resolv.conf names only the stub.
     package var resolvedUpstreamPath: String = "/run/systemd/resolve/resolv.conf"
-    /// Netlink receive buffer; generous so floods rarely overflow (DESIGN.md rule 4).
+    /// Netlink receive buffer; generous so floods rarely overflow (docs/DESIGN.md rule 4).
     package var receiveBufferSize: Int = ReachdConfiguration.Netlink().receiveBufferSize
 
     /// Creates the default configuration.
@@ -171,11 +171,11 @@ extension NetlinkMonitor: KernelView {}
 /// mailbox: nothing else, and no timeout unless the watchdog, a retry or a lookup
 /// recheck needs one, so an idle daemon makes no system calls at all. When netlink is
 /// readable it drains everything queued, takes one snapshot (two FIB lookups) and hands
-/// it on; the event loop decides whether the answer changed (DESIGN.md rule 5: no
+/// it on; the event loop decides whether the answer changed (docs/DESIGN.md rule 5: no
 /// debounce, one evaluation per drained batch). It never derives paths, formats JSON or
 /// talks to clients.
 ///
-/// DESIGN.md rule 6: the kernel may announce a route's removal before its lookups stop
+/// docs/DESIGN.md rule 6: the kernel may announce a route's removal before its lookups stop
 /// seeing it. After each evaluation `LookupRecheck` judges the lookups against the
 /// default routes the batch removed and those still tracked; while one still answers
 /// through a removed route nothing tracked explains, the engine takes the snapshot again
@@ -394,8 +394,8 @@ package final class ReachabilityEngine {
             if let socketFiles, ready[socketFiles], socketWatch?.drain().mayConcern(socketName) == true {
                 events.socketDirectoryChanged()
             }
-            // A due lookup recheck (rule 6) is one more evaluation; a batch drained meanwhile
-            // already was one and rescheduled it.
+            // A due lookup recheck (docs/DESIGN.md rule 6) is one more evaluation; a batch
+            // drained meanwhile already was one and rescheduled it.
             if let due = recheckAt, clock.now >= due { dirty = true }
 
             if dirty {

@@ -12,8 +12,7 @@ import SystemPackage
 /// again at every change, so a re-pointed link or a directory created later is followed.
 /// Only events about an entry on the way to the files count: a directory such as /etc or
 /// /run sees writes to many other files, and re-reading for each of them would cost CPU
-/// and map back code that has nothing to do (a log file written beside resolv.conf cost
-/// 2 MB of resident code). Confined to the engine thread.
+/// and map back code that has nothing to do. Confined to the engine thread.
 final class ResolverWatcher {
     private let paths: [String]
     /// Nil when inotify is unavailable: the answer is then read once and not followed.

@@ -64,7 +64,7 @@ public struct InterfacePolicy: Sendable, Hashable {
     }
 }
 
-/// Classifies an interface from kernel and sysfs facts (REFERENCE.md, "Interface type on Linux").
+/// Classifies an interface from kernel and sysfs facts; `classify` lists the rules in order.
 public enum InterfaceClassifier {
     /// Drivers of WWAN modems whose netdevs may not say `DEVTYPE=wwan`.
     public static let cellularDrivers: Set<String> = [

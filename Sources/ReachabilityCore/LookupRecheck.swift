@@ -1,4 +1,4 @@
-/// DESIGN rule 6: whether the FIB lookups of a snapshot can be trusted, or may predate a
+/// docs/DESIGN.md rule 6: whether the FIB lookups of a snapshot can be trusted, or may predate a
 /// removal the kernel has already announced and must be made again shortly.
 ///
 /// Why: IPv4 `fib_table_delete` sends RTM_DELROUTE *before* `fib_remove_alias` unlinks the

@@ -1,7 +1,7 @@
 /// What the kernel told reachd about the network, reduced to what the answer needs.
 ///
 /// The snapshot holds links, their addresses and the *default* routes of every table;
-/// never the rest of the routing table (DESIGN.md rule 1). The system-wide answer per
+/// never the rest of the routing table (docs/DESIGN.md rule 1). The system-wide answer per
 /// family comes from a FIB lookup (`lookups`), which the kernel answers with its own
 /// policy routing, so the snapshot never re-implements route selection.
 public struct NetworkSnapshot: Sendable, Hashable {

@@ -2,7 +2,7 @@
 /// check's and the HTTPS check's outcomes in, a `Connectivity` (and a portal's address)
 /// out. Pure, and the one place that decides "full", "portal", "partial" or "limited".
 ///
-/// The rules, from the peers' sources (REFERENCE.md and issue 11):
+/// The rules, from the peers' sources (NetworkManager, Android, ChromeOS's shill):
 /// - HTTP answers what was expected (204 by default; or a configured status, body prefix or
 ///   header, NetworkManager-style): the HTTP check passed.
 /// - HTTP redirects (3xx with a Location; redirects are never followed): a portal, whose

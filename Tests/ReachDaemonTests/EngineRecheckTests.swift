@@ -11,7 +11,7 @@ import TestSupport
 import XCTest
 
 
-/// The engine's loop against a scripted kernel: DESIGN rule 6 made deterministic. The
+/// The engine's loop against a scripted kernel: docs/DESIGN.md rule 6 made deterministic. The
 /// kernel announces a removal, the first lookup after it still answers through the route
 /// (as IPv4 `fib_table_delete` allows), and nothing more arrives: the engine must look
 /// again by itself, on the bounded schedule, and then go quiet.
