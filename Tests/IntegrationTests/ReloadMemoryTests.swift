@@ -3,9 +3,8 @@ import Glibc
 import TestSupport
 import XCTest
 
-/// reachd's memory grew by ~5.8 KB with every SIGHUP (34 → 117 MB over
-/// ~14,000 reloads), all of it what TOMLKit allocated reading the configuration and never
-/// freed. 1,000 SIGHUPs (REACHD_RELOADS to change it), each waited for (READY=1), now leave
+/// reachd's memory grew by ~5.8 KB with every SIGHUP (docs/performance.md, "Reloads"),
+/// all of it what TOMLKit allocated reading the configuration and never freed. 1,000 SIGHUPs (REACHD_RELOADS to change it), each waited for (READY=1), now leave
 /// the resident set within 2 MB of where it was (the leak alone was 5.8 MB).
 final class ReloadMemoryTests: DaemonTestCase {
     private func residentKiB(_ pid: Int32) throws -> Int {
