@@ -1,7 +1,7 @@
-/// `fuzz-config`: configuration text.
-/// What the fuzz targets run on one input (`scripts/fuzz`, `Fuzz/Sources/`), and what the
-/// regression tests run on every kept input: the same code, so a fixed crash stays fixed.
-/// Package access only; invariants a fuzzer cannot see from outside are `precondition`s.
+/// What `fuzz-config` (`scripts/fuzz config`) runs on one input, configuration text, and
+/// what the regression tests run on every kept input: the same code, so a fixed crash stays
+/// fixed. Package access only; invariants a fuzzer cannot see from outside are
+/// `precondition`s.
 package enum ConfigurationFuzzEntryPoint {
     /// Configuration text, as `reachd --check-config` and a SIGHUP reload read it: bytes
     /// that are not UTF-8 are refused by `ConfigurationLoader.read` before any parsing.

@@ -4,10 +4,10 @@ import NetlinkMonitor
 import ReachabilityCore
 import ReachConnectivity
 
-/// `fuzz-network`: what a network hands reachd.
-/// What the fuzz targets run on one input (`scripts/fuzz`, `Fuzz/Sources/`), and what the
-/// regression tests run on every kept input: the same code, so a fixed crash stays fixed.
-/// Package access only; invariants a fuzzer cannot see from outside are `precondition`s.
+/// What `fuzz-network` (`scripts/fuzz network`) runs on one input, what a network hands
+/// reachd, and what the regression tests run on every kept input: the same code, so a fixed
+/// crash stays fixed. Package access only; invariants a fuzzer cannot see from outside are
+/// `precondition`s.
 package enum NetworkFuzzEntryPoint {
     /// What a network hands reachd, each along the path it takes in the daemon; the first
     /// byte (modulo 4) picks the decoder, the rest is its input:
