@@ -57,7 +57,7 @@ package struct EngineEvents {
 }
 
 /// What other threads may ask of the engine. A command that wants an answer carries it.
-package enum EngineCommand: Sendable {
+package enum EngineCommand: Sendable, Equatable {
     /// Something the daemon cannot live without failed: stop with this reason.
     case fail(String)
     /// A client asked for a reload (`io.systemd.service.Reload`).
@@ -192,8 +192,6 @@ package final class ReachabilityEngine {
     package let counters = DaemonCounters()
     /// The latest kernel view: after `init`, the first one.
     package private(set) var snapshot: NetworkSnapshot
-    /// Target addresses looked up with every snapshot, and how many asked for each.
-    private var monitoredTargets: [TargetKey: Int] = [:]
 
     /// Opens the netlink sockets, dumps the kernel's state and takes the first snapshot,
     /// so the answer is known before anyone can ask.
@@ -264,6 +262,9 @@ package final class ReachabilityEngine {
 
     /// Watches until SIGTERM or SIGINT and returns that signal; SIGHUP calls `events.reload`.
     ///
+    /// Each wake-up gathers what `poll(2)` found into an `EngineWakeUp`; `EngineLoop` decides
+    /// what to do about it and this carries its actions out.
+    ///
     /// - Parameters:
     ///   - watchdogInterval: how often to call `events.watchdog` (nil: never).
     ///   - socketFile: the socket file to watch for deletion, through its directory
@@ -286,128 +287,150 @@ package final class ReachabilityEngine {
         let resolverFiles = resolver.watch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         let socketFiles = socketWatch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         var polls = PollSet(descriptors)
-        var backoff = RetryBackoff.netlinkResync
-        var retryAt: ContinuousClock.Instant?
-        var recheck = LookupRecheck(schedule: recheckSchedule)
-        var recheckAt: ContinuousClock.Instant?
-        var nextPing = watchdogInterval.map { clock.now + $0 }
+        var loop = EngineLoop(now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: recheckSchedule)
 
         // First the routes the first answer did not need (see `init`), published before any
         // command is taken: a target's answer may need them.
+        var wakeUp = EngineWakeUp(now: clock.now)
         if !snapshot.pendingRouteFamilies.isEmpty {
             do {
                 let outcome = try monitor.finishStart()
                 account(outcome)
                 logger.debug("the remaining routes are read: publishing the complete snapshot")
-                snapshot = evaluate()
-                events.publish(snapshot)
-                let verdict = recheck.evaluate(removed: outcome.removedDefaultRoutes, snapshot: snapshot)
-                recheckAt = scheduleRecheck(verdict, attempt: recheck.attempts, now: clock.now)
+                wakeUp.netlink = .drained(outcome)
             } catch {
                 logger.error("reading the routes at start failed: \(error); resynchronising")
-                retryAt = clock.now
+                wakeUp.netlink = .failed
             }
         }
-
+        wakeUp.heldAnnouncementsDue = monitor.nextAnnouncementRelease
+        var wait = try carryOut(wakeUp, in: &loop, events, clock: clock)
         // The start is over: the code only it ran need not stay mapped (ProcessResources).
         ProcessResources.releaseStartupCode()
 
         while true {
-            // While a resync waits for its retry, netlink is left out: a broken socket would
-            // poll readable at once and spin.
-            polls.setEnabled(retryAt == nil, at: netlink)
-            let wakeUp = [retryAt, recheckAt, nextPing, monitor.nextAnnouncementRelease].compactMap { $0 }.min()
+            let deadline: ContinuousClock.Instant?
+            switch wait {
+            case let .stop(signal):
+                return signal
+            case let .sleep(until, pollingNetlink):
+                // While a resync waits for its retry, netlink is left out: a broken socket
+                // would poll readable at once and spin.
+                polls.setEnabled(pollingNetlink, at: netlink)
+                deadline = until
+            }
             let ready: [Bool]
             do {
-                ready = try polls.wait(timeoutMilliseconds: wakeUp.map { Self.milliseconds(from: clock.now, to: $0) })
+                ready = try polls.wait(timeoutMilliseconds: deadline.map { Self.milliseconds(from: clock.now, to: $0) })
             } catch {
                 throw EngineError(description: "poll failed: \(error)")
             }
 
-            var dirty = false
+            var wakeUp = EngineWakeUp(now: clock.now)
             if ready[signal] {
-                while let number = try? signals.next() {
-                    guard number == SIGHUP else { return number }
-                    events.reload(nil)
-                    // A reload re-reads the resolver files too, events or not.
-                    if resolver.refresh() { dirty = true }
-                }
+                while let number = try? signals.next() { wakeUp.signals.append(number) }
             }
-            if ready[commands] {
-                let taken = mailbox.take()
-                for (position, command) in taken.enumerated() {
-                    switch command {
-                    case let .fail(reason):
-                        for later in taken[(position + 1)...] { later.abandon() }
-                        throw EngineError(description: reason)
-                    case let .reload(reply):
-                        events.reload(reply)
-                        if resolver.refresh() { dirty = true }
-                    case let .lookUpTargets(keys, reply):
-                        reply.succeed(keys.map { TargetLookup(address: $0.address, route: monitor.lookup($0.address, uid: $0.uid)) })
-                    case let .monitorTargets(add, remove):
-                        for key in add { monitoredTargets[key, default: 0] += 1 }
-                        for key in remove {
-                            monitoredTargets[key, default: 0] -= 1
-                            if monitoredTargets[key, default: 0] <= 0 { monitoredTargets[key] = nil }
-                        }
-                        // Before the lookups below, so no route event about a new key is dropped.
-                        watchTargets()
-                        // Published with the next snapshot, so subscribers see the new key's answer.
-                        if !add.isEmpty { dirty = true }
-                    }
-                }
-            }
-
-            var removed = Set<DefaultRoute>()
+            if ready[commands] { wakeUp.commands = mailbox.take() }
             if ready[netlink] {
                 do {
                     let outcome = try monitor.drain()
                     account(outcome)
-                    if outcome.changed { dirty = true }  // a batch of held RAs must not undo a command's
-                    removed = outcome.removedDefaultRoutes
+                    wakeUp.netlink = .drained(outcome)
                 } catch {
                     logger.error("netlink receive failed: \(error); resynchronising")
                     counters.resyncsAfterReceiveFailure.add(1, ordering: .relaxed)
-                    retryAt = clock.now
+                    wakeUp.netlink = .failed
                 }
             }
-            if let due = retryAt, clock.now >= due {
-                do {
-                    removed.formUnion(try monitor.resynchronize())
-                    logger.notice("netlink resynchronised after a receive failure (resync #\(monitor.resyncCount))")
-                    backoff.succeeded()
-                    retryAt = nil
-                    dirty = true
-                } catch {
-                    guard let delay = backoff.failed() else {
-                        throw EngineError(description: "netlink stayed broken through \(backoff.attempts) retries: \(error)")
-                    }
-                    logger.error("netlink resync failed: \(error); retrying in \(delay)")
-                    retryAt = clock.now + delay
-                }
-            }
-            // An RA option held over its link's budget (NetlinkMonitor) whose time has come.
-            if let due = monitor.nextAnnouncementRelease, clock.now >= due,
-               monitor.releaseHeldAnnouncements(now: clock.now) { dirty = true }
-            if let resolverFiles, ready[resolverFiles], resolver.handleEvents() { dirty = true }
-            if let socketFiles, ready[socketFiles], socketWatch?.drain().mayConcern(socketName) == true {
-                events.socketDirectoryChanged()
-            }
-            // A due lookup recheck (docs/DESIGN.md rule 6) is one more evaluation; a batch
-            // drained meanwhile already was one and rescheduled it.
-            if let due = recheckAt, clock.now >= due { dirty = true }
+            if let resolverFiles, ready[resolverFiles] { wakeUp.resolverFilesChanged = resolver.handleEvents() }
+            if let socketFiles, ready[socketFiles] { wakeUp.socketFileMayBeGone = socketWatch?.drain().mayConcern(socketName) == true }
+            wakeUp.heldAnnouncementsDue = monitor.nextAnnouncementRelease
+            wait = try carryOut(wakeUp, in: &loop, events, clock: clock)
+        }
+    }
 
-            if dirty {
-                snapshot = evaluate()
+    /// How a wake-up ends: wait for the next one, or return a signal.
+    private enum Wait {
+        case sleep(until: ContinuousClock.Instant?, pollingNetlink: Bool)
+        case stop(Int32)
+    }
+
+    /// What carrying out one wake-up's actions found, for the loop's next call.
+    private struct Turn {
+        var outcomes: EngineOutcomes
+        var evaluated: NetworkSnapshot?
+        var wait: Wait?
+    }
+
+    /// Hands one wake-up to `loop` and carries out what it decides, call by call.
+    private func carryOut(_ wakeUp: EngineWakeUp, in loop: inout EngineLoop, _ events: EngineEvents, clock: ContinuousClock) throws(EngineError) -> Wait {
+        var turn = Turn(outcomes: EngineOutcomes(now: wakeUp.now))
+        try carryOut(loop.wokeUp(wakeUp), targets: loop.targets, events, &turn)
+        if let wait = turn.wait { return wait }
+        turn.outcomes.now = clock.now
+        try carryOut(loop.carriedOut(turn.outcomes), targets: loop.targets, events, &turn)
+        let settled = loop.settle(now: clock.now, evaluated: turn.evaluated, heldAnnouncementsDue: monitor.nextAnnouncementRelease)
+        try carryOut(settled, targets: loop.targets, events, &turn)
+        return turn.wait ?? .sleep(until: nil, pollingNetlink: true)
+    }
+
+    /// Carries out actions in order, noting in `turn` what the loop needs to hear back.
+    private func carryOut(_ actions: [EngineAction], targets: some Sequence<TargetKey>, _ events: EngineEvents, _ turn: inout Turn) throws(EngineError) {
+        for action in actions {
+            switch action {
+            case let .stop(signal):
+                turn.wait = .stop(signal)
+            case let .fail(reason):
+                throw EngineError(description: reason)
+            case let .abandon(command):
+                command.abandon()
+            case let .reload(reply):
+                events.reload(reply)
+                // A reload re-reads the resolver files too, events or not.
+                if resolver.refresh() { turn.outcomes.resolverChanged = true }
+            case let .lookUp(keys, reply):
+                reply.succeed(keys.map { TargetLookup(address: $0.address, route: monitor.lookup($0.address, uid: $0.uid)) })
+            case let .watch(addresses):
+                do {
+                    try monitor.watch(addresses)
+                } catch {
+                    logger.warning("cannot update the route event filter (\(error)); every route event is read instead")
+                }
+            case .restoreSocket:
+                events.socketDirectoryChanged()
+            case .resynchronize:
+                do {
+                    turn.outcomes.resync = .resynchronized(removed: try monitor.resynchronize())
+                    logger.notice("netlink resynchronised after a receive failure (resync #\(monitor.resyncCount))")
+                } catch {
+                    turn.outcomes.resync = .failed("\(error)")
+                }
+            case .releaseHeldAnnouncements:
+                // RA options held over their link's budget (NetlinkMonitor) whose time has come.
+                turn.outcomes.announcementsReleased = monitor.releaseHeldAnnouncements(now: turn.outcomes.now)
+            case let .report(report):
+                log(report)
+            case .evaluate:
+                snapshot = evaluate(looking: targets)
                 events.publish(snapshot)
-                let verdict = recheck.evaluate(removed: removed, snapshot: snapshot)
-                recheckAt = scheduleRecheck(verdict, attempt: recheck.attempts, now: clock.now)
-            }
-            if let interval = watchdogInterval, let due = nextPing, clock.now >= due {
+                turn.evaluated = snapshot
+            case .pingWatchdog:
                 events.watchdog()
-                nextPing = clock.now + interval
+            case let .sleep(until, pollingNetlink):
+                turn.wait = .sleep(until: until, pollingNetlink: pollingNetlink)
             }
+        }
+    }
+
+    /// Says what the loop decided that only the log needs.
+    private func log(_ report: EngineReport) {
+        switch report {
+        case let .resyncFailed(reason, delay):
+            logger.error("netlink resync failed: \(reason); retrying in \(delay)")
+        case let .lookingAgain(delay, attempt):
+            logger.debug("a FIB lookup still answers through a default route the kernel reported gone (\(Self.describe(snapshot.lookups))); looking again in \(delay) (\(attempt) of \(recheckSchedule.count))")
+        case .gaveUpRechecking:
+            logger.info("FIB lookups still answer through a default route the kernel reported gone after \(recheckSchedule.count) rechecks; keeping the kernel's answer (\(Self.describe(snapshot.lookups)))")
         }
     }
 
@@ -417,20 +440,6 @@ package final class ReachabilityEngine {
         guard outcome.resynchronizedAfterLostEvents else { return }
         counters.resyncsAfterLostEvents.add(1, ordering: .relaxed)
         logger.warning("netlink events were lost (receive buffer overflow): re-read links, addresses and default routes (resync #\(monitor.resyncCount))")
-    }
-
-    /// Carries out a `LookupRecheck` verdict: when to take the snapshot again, if at all.
-    private func scheduleRecheck(_ verdict: LookupRecheck.Verdict, attempt: Int, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        switch verdict {
-        case .trusted:
-            return nil
-        case let .lookAgain(delay):
-            logger.debug("a FIB lookup still answers through a default route the kernel reported gone (\(Self.describe(snapshot.lookups))); looking again in \(delay) (\(attempt) of \(recheckSchedule.count))")
-            return now + delay
-        case .gaveUp:
-            logger.info("FIB lookups still answer through a default route the kernel reported gone after \(recheckSchedule.count) rechecks; keeping the kernel's answer (\(Self.describe(snapshot.lookups)))")
-            return nil
-        }
     }
 
     /// The lookups for a log line: `ipv4 via 192.0.2.1 dev 2 table 254, ipv6 noRoute`.
@@ -445,19 +454,16 @@ package final class ReachabilityEngine {
         }.joined(separator: ", ")
     }
 
-    /// Lets route events about the monitored targets through the kernel-side filter.
-    private func watchTargets() {
-        do {
-            try monitor.watch(Set(monitoredTargets.keys.map(\.address)))
-        } catch {
-            logger.warning("cannot update the route event filter (\(error)); every route event is read instead")
-        }
+    /// The tracked state and fresh lookups (`init`: no target is watched before `run`).
+    private func evaluate() -> NetworkSnapshot {
+        evaluate(looking: EmptyCollection())
     }
 
-    private func evaluate() -> NetworkSnapshot {
+    /// The tracked state, fresh lookups, and a lookup per target.
+    private func evaluate(looking targets: some Sequence<TargetKey>) -> NetworkSnapshot {
         var snapshot = monitor.snapshot()
         snapshot.hasNameserver = resolver.hasNameserver
-        for key in monitoredTargets.keys {
+        for key in targets {
             snapshot.targets[key] = monitor.lookup(key.address, uid: key.uid)
         }
         return snapshot

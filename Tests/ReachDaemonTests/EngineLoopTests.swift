@@ -1,0 +1,305 @@
+import Glibc
+import NetlinkMonitor
+import NIOCore
+import NIOEmbedded
+import ReachabilityCore
+@testable import ReachDaemon
+import ReachServer
+import XCTest
+
+
+/// The engine's loop as tables: what woke it (and what the IO it asked for found) in, its
+/// actions out, wake-up after wake-up.
+final class EngineLoopTests: XCTestCase {
+    /// One wake-up: what woke the engine, what the IO the loop asked for found, the snapshot
+    /// an evaluation takes, and the actions expected.
+    struct Turn {
+        /// When, after the loop started.
+        var at: Duration = .zero
+        var signals: [Int32] = []
+        var commands: [EngineCommand] = []
+        var netlink: NetlinkRead?
+        var resolverFilesChanged = false
+        var socketFileMayBeGone = false
+        /// When a held RA option is due (after the start), before and after the wake-up.
+        var held: Duration?
+        var heldAfter: Duration?
+        /// What a reload's re-read of the resolver files says.
+        var resolverChangesOnReload = false
+        var resync: ResyncOutcome?
+        var announcementsReleased = false
+        var snapshot = NetworkSnapshot()
+        var expect: [EngineAction]
+    }
+
+    /// A table row: the loop's settings and its wake-ups in order.
+    struct Case {
+        var name: String
+        var watchdog: Duration?
+        var recheckSchedule = LookupRecheck.schedule
+        var backoff = RetryBackoff.netlinkResync
+        var turns: [Turn]
+    }
+
+    private let start = ContinuousClock.now
+    private let eventLoop = EmbeddedEventLoop()
+    private var promises: [EventLoopPromise<ReloadOutcome>] = []
+    private var lookupPromises: [EventLoopPromise<[TargetLookup]>] = []
+
+    override func tearDown() {
+        // Every promise is completed: NIO calls a dropped one a leak.
+        for promise in promises { promise.succeed(.applied) }
+        for promise in lookupPromises { promise.succeed([]) }
+        promises = []
+        lookupPromises = []
+    }
+
+    private static let route = DefaultRoute(family: .ipv4, nextHops: [NextHop(interfaceIndex: 2, gateway: IPAddress("192.0.2.1"))])
+    private static let throughRoute = NetworkSnapshot(
+        lookups: [.ipv4: .route(RouteLookupResult(outputInterface: 2, gateway: IPAddress("192.0.2.1"), table: 254))]
+    )
+    private static let noRoute = NetworkSnapshot(lookups: [.ipv4: .failure(.noRoute)])
+    private static let target = TargetKey(address: IPAddress("192.0.2.80")!, uid: 0)
+    private static let otherTarget = TargetKey(address: IPAddress("2001:db8::80")!, uid: 1000)
+    private static let unchanged = NetlinkRead.drained(DrainOutcome(events: 1))
+    private static let changed = NetlinkRead.drained(DrainOutcome(changed: true, events: 1))
+
+    private func time(_ offset: Duration) -> ContinuousClock.Instant { start + offset }
+
+    private func reloadPromise() -> EventLoopPromise<ReloadOutcome> {
+        let promise = eventLoop.makePromise(of: ReloadOutcome.self)
+        promises.append(promise)
+        return promise
+    }
+
+    private func lookupPromise() -> EventLoopPromise<[TargetLookup]> {
+        let promise = eventLoop.makePromise(of: [TargetLookup].self)
+        lookupPromises.append(promise)
+        return promise
+    }
+
+    /// Plays the turns as `ReachabilityEngine.run` does and compares each wake-up's actions.
+    private func play(_ row: Case, file: StaticString = #filePath, line: UInt = #line) {
+        var loop = EngineLoop(now: start, watchdogInterval: row.watchdog, recheckSchedule: row.recheckSchedule, backoff: row.backoff)
+        for (index, turn) in row.turns.enumerated() {
+            let now = time(turn.at)
+            var actions = loop.wokeUp(EngineWakeUp(
+                now: now, signals: turn.signals, commands: turn.commands, netlink: turn.netlink,
+                resolverFilesChanged: turn.resolverFilesChanged, socketFileMayBeGone: turn.socketFileMayBeGone,
+                heldAnnouncementsDue: turn.held.map(time)
+            ))
+            if !Self.ends(actions) {
+                var outcomes = EngineOutcomes(now: now)
+                for action in actions {
+                    switch action {
+                    case .reload: outcomes.resolverChanged = outcomes.resolverChanged || turn.resolverChangesOnReload
+                    case .resynchronize: outcomes.resync = turn.resync
+                    case .releaseHeldAnnouncements: outcomes.announcementsReleased = turn.announcementsReleased
+                    default: break
+                    }
+                }
+                let decided = loop.carriedOut(outcomes)
+                actions += decided
+                if !Self.ends(decided) {
+                    let snapshot = decided.contains(.evaluate) ? turn.snapshot : nil
+                    actions += loop.settle(now: now, evaluated: snapshot, heldAnnouncementsDue: turn.heldAfter.map(time))
+                }
+            }
+            XCTAssertEqual(actions, turn.expect, "\(row.name), wake-up \(index) at \(turn.at)", file: file, line: line)
+            if Self.ends(actions) {
+                XCTAssertEqual(index, row.turns.count - 1, "\(row.name): the loop stopped at wake-up \(index)", file: file, line: line)
+                return
+            }
+        }
+    }
+
+    private static func ends(_ actions: [EngineAction]) -> Bool {
+        switch actions.last {
+        case .stop?, .fail?: true
+        default: false
+        }
+    }
+
+    private static let sleep = EngineAction.sleep(until: nil, pollingNetlink: true)
+
+    // MARK: - Two sources in one wake-up
+
+    func testAnEvaluationAskedForIsNeverTakenBackByABatchThatChangedNothing() {
+        let reply = reloadPromise()
+        let rows = [
+            Case(name: "a new target and an RA that changed nothing", turns: [
+                Turn(commands: [.monitorTargets(add: [Self.target], remove: [])], netlink: Self.unchanged,
+                     expect: [.watch([Self.target.address]), .evaluate, Self.sleep]),
+            ]),
+            Case(name: "SIGHUP with a resolver change and a batch that changed nothing", turns: [
+                Turn(signals: [SIGHUP], netlink: Self.unchanged, resolverChangesOnReload: true,
+                     expect: [.reload(reply: nil), .evaluate, Self.sleep]),
+            ]),
+            Case(name: "a Varlink reload with a resolver change and a batch that changed nothing", turns: [
+                Turn(commands: [.reload(reply: reply)], netlink: Self.unchanged, resolverChangesOnReload: true,
+                     expect: [.reload(reply: reply), .evaluate, Self.sleep]),
+            ]),
+            Case(name: "a resolver file event and a batch that changed nothing", turns: [
+                Turn(netlink: Self.unchanged, resolverFilesChanged: true, expect: [.evaluate, Self.sleep]),
+            ]),
+            Case(name: "a released RA option and a batch that changed nothing", turns: [
+                Turn(at: .seconds(1), netlink: Self.unchanged, held: .seconds(1), announcementsReleased: true,
+                     expect: [.releaseHeldAnnouncements, .evaluate, Self.sleep]),
+            ]),
+            Case(name: "a due recheck and a batch that changed nothing", recheckSchedule: [.milliseconds(5)], turns: [
+                Turn(netlink: .drained(DrainOutcome(changed: true, removedDefaultRoutes: [Self.route])), snapshot: Self.throughRoute,
+                     expect: [.evaluate, .report(.lookingAgain(after: .milliseconds(5), attempt: 1)),
+                              .sleep(until: time(.milliseconds(5)), pollingNetlink: true)]),
+                Turn(at: .milliseconds(5), netlink: Self.unchanged, snapshot: Self.noRoute, expect: [.evaluate, Self.sleep]),
+            ]),
+            Case(name: "a new target while a failed read is resynchronised", turns: [
+                Turn(commands: [.monitorTargets(add: [Self.target], remove: [])], netlink: .failed,
+                     resync: .resynchronized(removed: []), expect: [.watch([Self.target.address]), .resynchronize, .evaluate, Self.sleep]),
+            ]),
+        ]
+        for row in rows { play(row) }
+    }
+
+    // MARK: - One source
+
+    func testEachSourceAlone() {
+        let reply = reloadPromise()
+        let lookup = lookupPromise()
+        let rows = [
+            Case(name: "nothing: wait for an event, no timer", turns: [Turn(expect: [Self.sleep])]),
+            Case(name: "a batch that changed something", turns: [Turn(netlink: Self.changed, expect: [.evaluate, Self.sleep])]),
+            Case(name: "a batch that changed nothing", turns: [Turn(netlink: Self.unchanged, expect: [Self.sleep])]),
+            Case(name: "SIGHUP, resolver files unchanged", turns: [Turn(signals: [SIGHUP], expect: [.reload(reply: nil), Self.sleep])]),
+            Case(name: "a Varlink reload", turns: [
+                Turn(commands: [.reload(reply: reply)], resolverChangesOnReload: true, expect: [.reload(reply: reply), .evaluate, Self.sleep]),
+            ]),
+            Case(name: "a lookup is answered, nothing published", turns: [
+                Turn(commands: [.lookUpTargets([Self.target], reply: lookup)], expect: [.lookUp([Self.target], reply: lookup), Self.sleep]),
+            ]),
+            Case(name: "the socket's directory changed", turns: [Turn(socketFileMayBeGone: true, expect: [.restoreSocket, Self.sleep])]),
+            Case(name: "targets are counted: watched until the last one asking releases them", turns: [
+                Turn(commands: [.monitorTargets(add: [Self.target, Self.otherTarget], remove: [])],
+                     expect: [.watch([Self.target.address, Self.otherTarget.address]), .evaluate, Self.sleep]),
+                Turn(commands: [.monitorTargets(add: [Self.target], remove: [])],
+                     expect: [.watch([Self.target.address, Self.otherTarget.address]), .evaluate, Self.sleep]),
+                Turn(commands: [.monitorTargets(add: [], remove: [Self.target, Self.otherTarget])],
+                     expect: [.watch([Self.target.address]), Self.sleep]),
+                Turn(commands: [.monitorTargets(add: [], remove: [Self.target])], expect: [.watch([]), Self.sleep]),
+            ]),
+        ]
+        for row in rows { play(row) }
+    }
+
+    // MARK: - Stopping
+
+    func testSignalsAndFailuresStopTheLoopAndAbandonWhatIsLeft() {
+        let (first, second) = (reloadPromise(), reloadPromise())
+        let lookup = lookupPromise()
+        let rows = [
+            Case(name: "SIGTERM: commands taken with it are answered, not carried out", turns: [
+                Turn(signals: [SIGTERM], commands: [.reload(reply: first), .lookUpTargets([Self.target], reply: lookup)], netlink: Self.changed,
+                     expect: [.abandon(.reload(reply: first)), .abandon(.lookUpTargets([Self.target], reply: lookup)), .stop(signal: SIGTERM)]),
+            ]),
+            Case(name: "SIGHUP then SIGINT: the reload is carried out first", turns: [
+                Turn(signals: [SIGHUP, SIGINT], expect: [.reload(reply: nil), .stop(signal: SIGINT)]),
+            ]),
+            Case(name: "a fatal command: earlier ones are carried out, later ones abandoned", turns: [
+                Turn(commands: [.reload(reply: first), .fail("the loop broke"), .reload(reply: second)], netlink: Self.changed,
+                     expect: [.reload(reply: first), .abandon(.reload(reply: second)), .fail("the loop broke")]),
+            ]),
+        ]
+        for row in rows { play(row) }
+    }
+
+    // MARK: - Timers
+
+    func testAFailedReadIsResynchronisedOnTheBackoffUntilItWorks() {
+        play(Case(name: "receive failure, two failed resyncs, then one that works", turns: [
+            Turn(netlink: .failed, resync: .failed("ENOBUFS"),
+                 expect: [.resynchronize, .report(.resyncFailed("ENOBUFS", retryingAfter: .milliseconds(100))),
+                          .sleep(until: time(.milliseconds(100)), pollingNetlink: false)]),
+            // A command before the retry is due: netlink stays left out, no resync yet.
+            Turn(at: .milliseconds(50), signals: [SIGHUP], expect: [.reload(reply: nil), .sleep(until: time(.milliseconds(100)), pollingNetlink: false)]),
+            Turn(at: .milliseconds(100), resync: .failed("EIO"),
+                 expect: [.resynchronize, .report(.resyncFailed("EIO", retryingAfter: .milliseconds(200))),
+                          .sleep(until: time(.milliseconds(300)), pollingNetlink: false)]),
+            Turn(at: .milliseconds(300), resync: .resynchronized(removed: []), expect: [.resynchronize, .evaluate, Self.sleep]),
+            // The next failure starts the backoff over.
+            Turn(at: .seconds(5), netlink: .failed, resync: .failed("EIO"),
+                 expect: [.resynchronize, .report(.resyncFailed("EIO", retryingAfter: .milliseconds(100))),
+                          .sleep(until: time(.milliseconds(5100)), pollingNetlink: false)]),
+        ]))
+    }
+
+    func testAResyncThatFailsThroughEveryRetryStopsTheEngine() {
+        var turns = [Turn]()
+        var backoff = RetryBackoff.netlinkResync
+        var now = Duration.zero
+        while let delay = backoff.failed() {
+            turns.append(Turn(at: now, netlink: turns.isEmpty ? .failed : nil, resync: .failed("EIO"), expect: [
+                .resynchronize, .report(.resyncFailed("EIO", retryingAfter: delay)), .sleep(until: time(now + delay), pollingNetlink: false),
+            ]))
+            now += delay
+        }
+        turns.append(Turn(at: now, resync: .failed("EIO"), expect: [.resynchronize, .fail("netlink stayed broken through 10 retries: EIO")]))
+        XCTAssertEqual(turns.count, 11)
+        play(Case(name: "every retry fails", turns: turns))
+    }
+
+    func testAStaleLookupIsMadeAgainOnTheScheduleThenTrusted() {
+        let removal = NetlinkRead.drained(DrainOutcome(changed: true, removedDefaultRoutes: [Self.route]))
+        play(Case(name: "recheck until the lookup stops answering through the removed route", recheckSchedule: [.milliseconds(1), .milliseconds(2)], turns: [
+            Turn(netlink: removal, snapshot: Self.throughRoute,
+                 expect: [.evaluate, .report(.lookingAgain(after: .milliseconds(1), attempt: 1)), .sleep(until: time(.milliseconds(1)), pollingNetlink: true)]),
+            // Woken early (a command): not due yet, the timer stays.
+            Turn(at: .microseconds(500), commands: [.monitorTargets(add: [], remove: [])],
+                 expect: [.watch([]), .sleep(until: time(.milliseconds(1)), pollingNetlink: true)]),
+            Turn(at: .milliseconds(1), snapshot: Self.throughRoute,
+                 expect: [.evaluate, .report(.lookingAgain(after: .milliseconds(2), attempt: 2)), .sleep(until: time(.milliseconds(3)), pollingNetlink: true)]),
+            Turn(at: .milliseconds(3), snapshot: Self.noRoute, expect: [.evaluate, Self.sleep]),
+        ]))
+        play(Case(name: "a legitimate answer: the schedule is spent, then the kernel's answer stands", recheckSchedule: [.milliseconds(1), .milliseconds(2)], turns: [
+            Turn(netlink: removal, snapshot: Self.throughRoute,
+                 expect: [.evaluate, .report(.lookingAgain(after: .milliseconds(1), attempt: 1)), .sleep(until: time(.milliseconds(1)), pollingNetlink: true)]),
+            Turn(at: .milliseconds(1), snapshot: Self.throughRoute,
+                 expect: [.evaluate, .report(.lookingAgain(after: .milliseconds(2), attempt: 2)), .sleep(until: time(.milliseconds(3)), pollingNetlink: true)]),
+            Turn(at: .milliseconds(3), snapshot: Self.throughRoute, expect: [.evaluate, .report(.gaveUpRechecking), Self.sleep]),
+            Turn(at: .seconds(1), expect: [Self.sleep]),
+        ]))
+    }
+
+    func testTheWatchdogIsPingedOnItsIntervalWhateverElseHappens() {
+        play(Case(name: "watchdog every 10 s", watchdog: .seconds(10), turns: [
+            Turn(expect: [.sleep(until: time(.seconds(10)), pollingNetlink: true)]),
+            Turn(at: .seconds(4), netlink: Self.changed, expect: [.evaluate, .sleep(until: time(.seconds(10)), pollingNetlink: true)]),
+            Turn(at: .seconds(10), expect: [.pingWatchdog, .sleep(until: time(.seconds(20)), pollingNetlink: true)]),
+            // Late (the engine was busy): the next ping counts from this one.
+            Turn(at: .seconds(21), netlink: Self.changed, expect: [.evaluate, .pingWatchdog, .sleep(until: time(.seconds(31)), pollingNetlink: true)]),
+        ]))
+    }
+
+    func testHeldAnnouncementsAreReleasedWhenDue() {
+        play(Case(name: "an RA option held over its link's budget", turns: [
+            Turn(netlink: Self.unchanged, heldAfter: .seconds(2), expect: [.sleep(until: time(.seconds(2)), pollingNetlink: true)]),
+            // Not due yet.
+            Turn(at: .seconds(1), netlink: Self.unchanged, held: .seconds(2), heldAfter: .seconds(2),
+                 expect: [.sleep(until: time(.seconds(2)), pollingNetlink: true)]),
+            Turn(at: .seconds(2), held: .seconds(2), announcementsReleased: true, expect: [.releaseHeldAnnouncements, .evaluate, Self.sleep]),
+            // Released, but the link went down meanwhile: nothing changed, nothing published.
+            Turn(at: .seconds(3), held: .seconds(3), expect: [.releaseHeldAnnouncements, Self.sleep]),
+        ]))
+    }
+
+    func testTheEarliestTimerIsTheWakeUp() {
+        play(Case(name: "watchdog, recheck, resync retry and a held RA at once", watchdog: .seconds(10), recheckSchedule: [.milliseconds(8)], turns: [
+            Turn(netlink: .drained(DrainOutcome(changed: true, removedDefaultRoutes: [Self.route])), heldAfter: .milliseconds(20),
+                 snapshot: Self.throughRoute,
+                 expect: [.evaluate, .report(.lookingAgain(after: .milliseconds(8), attempt: 1)), .sleep(until: time(.milliseconds(8)), pollingNetlink: true)]),
+            Turn(at: .milliseconds(1), netlink: .failed, heldAfter: .milliseconds(20), resync: .failed("EIO"),
+                 expect: [.resynchronize, .report(.resyncFailed("EIO", retryingAfter: .milliseconds(100))),
+                          .sleep(until: time(.milliseconds(8)), pollingNetlink: false)]),
+            Turn(at: .milliseconds(8), heldAfter: .milliseconds(20), snapshot: Self.noRoute,
+                 expect: [.evaluate, .sleep(until: time(.milliseconds(20)), pollingNetlink: false)]),
+        ]))
+    }
+}
