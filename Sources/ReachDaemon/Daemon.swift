@@ -102,12 +102,13 @@ package enum Daemon {
         // (and any unprivileged user) refuses, and log that failure at every stop.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var activated = false
+        let settings = ServerSettings(
+            socketPath: options.socketPath, socketMode: options.socketMode, limits: options.limits, resolvedSocket: options.resolvedSocket,
+            connectivity: options.connectivity, probeTLS: resources.probeTLS, apiTLS: resources.apiTLS
+        )
         let server = VarlinkServer(
-            socketPath: options.socketPath, socketMode: options.socketMode, instance: UUID().uuidString.lowercased(),
-            snapshot: engine.snapshot, policy: options.policy, limits: options.limits, eventLoop: group.next(), logger: logger,
-            notifier: notifier, engine: engine.mailbox,
-            resolvedSocket: options.resolvedSocket, connectivity: options.connectivity, probeTLS: resources.probeTLS, apiTLS: resources.apiTLS,
-            counters: engine.counters
+            settings: settings, instance: UUID().uuidString.lowercased(), snapshot: engine.snapshot, policy: options.policy,
+            eventLoop: group.next(), logger: logger, notifier: notifier, engine: engine.mailbox, counters: engine.counters
         )
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so

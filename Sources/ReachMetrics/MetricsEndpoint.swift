@@ -31,8 +31,8 @@ enum MetricsRequest: Equatable {
 package protocol MetricsSource: AnyObject {
     /// The exposition of what is published now.
     func metricsText() -> String
-    /// Logs (rate-limited per `kind`) and counts that a metrics client was refused or cut off.
-    func refuseMetricsClient(_ what: String, kind: String)
+    /// Logs `what` (rate-limited per reason) and counts that a metrics client was refused or cut off.
+    func refuseMetricsClient(_ what: String, reason: RefusalReason)
 }
 
 /// The optional HTTP endpoint (`[metrics] listen`): `GET /metrics` only, on the event loop
@@ -53,12 +53,12 @@ package enum MetricsEndpoint {
                 peer(of: channel).flatMapThrowing { peer in
                     if let refusal = books.value.admit(peer) {
                         channel.close(promise: nil)
-                        core.value.refuseMetricsClient("refused a metrics connection of \(peer): limit on \(refusal.rawValue) reached", kind: refusal.rawValue)
+                        core.value.refuseMetricsClient("refused a metrics connection of \(peer): limit on \(refusal.rawValue) reached", reason: RefusalReason(refusal))
                         return
                     }
                     channel.closeFuture.whenComplete { _ in books.value.release(peer) }
-                    let refuse: (String, String) -> Void = { what, kind in
-                        core.value.refuseMetricsClient("closed a metrics connection of \(peer): \(what)", kind: kind)
+                    let refuse: (String, RefusalReason) -> Void = { what, reason in
+                        core.value.refuseMetricsClient("closed a metrics connection of \(peer): \(what)", reason: reason)
                     }
                     try channel.pipeline.syncOperations.addHandler(MetricsRequestGuard(limits: limits, refuse: refuse))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
@@ -100,12 +100,12 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
     package typealias OutboundOut = ByteBuffer
 
     private let limits: MetricsAdmission.Limits
-    private let refuse: (String, String) -> Void
+    private let refuse: (String, RefusalReason) -> Void
     private var received = 0
     private var headDeadline: Scheduled<Void>?
     private var connectionDeadline: Scheduled<Void>?
 
-    init(limits: MetricsAdmission.Limits, refuse: @escaping (String, String) -> Void) {
+    init(limits: MetricsAdmission.Limits, refuse: @escaping (String, RefusalReason) -> Void) {
         self.limits = limits
         self.refuse = refuse
     }
@@ -113,11 +113,11 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
     package func handlerAdded(context: ChannelHandlerContext) {
         let loop = context.eventLoop.assumeIsolated()
         headDeadline = loop.scheduleTask(in: TimeAmount(limits.headDeadline)) { [self] in
-            refuse("no request within \(limits.headDeadline)", "metrics request deadline")
+            refuse("no request within \(limits.headDeadline)", .metricsRequestDeadline)
             context.close(promise: nil)
         }
         connectionDeadline = loop.scheduleTask(in: TimeAmount(limits.connectionDeadline)) { [self] in
-            refuse("still open after \(limits.connectionDeadline)", "metrics connection deadline")
+            refuse("still open after \(limits.connectionDeadline)", .metricsConnectionDeadline)
             context.close(promise: nil)
         }
     }
@@ -125,7 +125,7 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         received += unwrapInboundIn(data).readableBytes
         guard received <= limits.requestBytes else {
-            refuse("more than \(limits.requestBytes) bytes of request", "metrics request size")
+            refuse("more than \(limits.requestBytes) bytes of request", .metricsRequestSize)
             context.close(promise: nil)
             return
         }

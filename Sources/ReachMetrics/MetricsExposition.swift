@@ -28,7 +28,7 @@ package struct MetricsFacts {
     /// Open `Subscribe` and `SubscribeTarget` streams.
     package var subscribers: Int
     /// Connections closed or refused, by reason.
-    package var refusals: [String: Int]
+    package var refusals: [RefusalReason: Int]
     /// Netlink events read.
     package var netlinkEvents: Int
     /// Resyncs by reason (`lost-events`, `receive-failure`).
@@ -38,7 +38,7 @@ package struct MetricsFacts {
 
     /// Gathers the facts.
     package init(
-        state: ReachabilityState, sequence: Int, lastChange: Double, subscribers: Int, refusals: [String: Int],
+        state: ReachabilityState, sequence: Int, lastChange: Double, subscribers: Int, refusals: [RefusalReason: Int],
         netlinkEvents: Int, resyncs: [String: Int], probing: Bool
     ) {
         self.state = state
@@ -111,7 +111,7 @@ package enum MetricsExposition {
         for reason in ["lost-events", "receive-failure"] {
             count(registry, "reachd_netlink_resyncs_total", [("reason", reason)], help: "Times reachd re-read links, addresses and routes, by reason.", facts.resyncs[reason, default: 0])
         }
-        for (reason, refused) in facts.refusals.sorted(by: { $0.key < $1.key }) {
+        for (reason, refused) in facts.refusals.map({ ($0.key.label, $0.value) }).sorted(by: { $0.0 < $1.0 }) {
             count(registry, "reachd_connections_refused_total", [("reason", reason)], help: "Client connections refused or closed for breaking a limit, by limit.", refused)
         }
         return registry.emitToString()

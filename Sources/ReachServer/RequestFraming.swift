@@ -63,13 +63,13 @@ final class RequestFramingHandler: ChannelInboundHandler {
             pending!.discardReadBytes()
             if deadline == nil {
                 deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(core.limits.partialMessageDeadline)) { [self] in
-                    core.refuse(ticket, "a message was left half-sent for \(core.limits.partialMessageDeadline)", kind: "partial message deadline")
+                    core.refuse(ticket, .partialMessage(deadline: core.limits.partialMessageDeadline))
                     context.close(promise: nil)
                 }
             }
         }
         if let limit = core.buffering(ticket, bytes: held) {
-            core.refuse(ticket, "its unfinished message would exceed the limit on \(limit.rawValue)", kind: limit.rawValue)
+            core.refuse(ticket, .buffering(limit))
             context.close(promise: nil)
         }
     }

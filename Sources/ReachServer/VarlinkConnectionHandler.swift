@@ -65,38 +65,19 @@ enum StreamUpdate: Coalescible {
 /// Serves one client connection: decodes calls, answers them in order, and carries a
 /// subscription stream.
 ///
-/// The decisions live elsewhere: `VarlinkDispatcher` says what a call means, `Publication`
-/// what changed, and a `LatestValueCoalescer` when a subscriber gets which reply (a slow
-/// reader gets the newest, never a backlog). This handler only carries their actions out.
-///
-/// Like sd-varlink, a connection serves one call at a time and a `Subscribe` stream never
-/// ends, so once a connection subscribes it serves nothing else: later calls on it are
-/// read and discarded (so a hang-up is still noticed) up to the message size limit, then
-/// the connection is closed. Open another connection for other calls.
+/// The decisions live elsewhere: `ConnectionStateMachine` says what the connection does
+/// next (one call at a time, back-pressure, the stream and its coalescer), `VarlinkDispatcher`
+/// what a call means, `Publication` what changed. This handler only carries their actions out.
 final class VarlinkConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = Never
     typealias OutboundOut = ByteBuffer
 
-    private struct Subscription {
-        var coalescer = LatestValueCoalescer<StreamUpdate>(consumerReady: true)
-        var discardedBytes = 0
-    }
-
     private let core: ServerCore
     private let ticket: ConnectionTicket
     private var logger: Logger
     private var context: ChannelHandlerContext?
-    private var subscription: Subscription?
-    /// A read the pipeline asked for while the peer was not taking our replies.
-    private var readHeld = false
-    /// Set once the connection is being closed: nothing it still sends is looked at.
-    private var closing = false
-    /// A call this connection made is being answered off the loop (a reload, a target
-    /// check): replies go in call order, so later calls wait (and no more is read) until
-    /// it is answered.
-    private var awaitingAnswer = false
-    private var waitingCalls: [ByteBuffer] = []
+    private var machine = ConnectionStateMachine<StreamUpdate>(maximumDiscardedBytes: VarlinkFraming.defaultMaximumMessageSize)
 
     init(core: ServerCore, ticket: ConnectionTicket, logger: Logger) {
         self.core = core
@@ -114,33 +95,37 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
-        let message = unwrapInboundIn(data)
-        if subscription != nil {
-            subscription!.discardedBytes += message.readableBytes + 1
-            if subscription!.discardedBytes > VarlinkFraming.defaultMaximumMessageSize {
-                close("a subscribed connection kept sending calls", context: context)
-            }
-            return
+        carryOut(machine.received(unwrapInboundIn(data)), context: context)
+    }
+
+    /// Carries out what the state machine decided.
+    private func carryOut(_ action: ConnectionStateMachine<StreamUpdate>.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none, .writeAnswer:
+            break  // an answer is written where it arrives
+        case let .handle(message):
+            handle(message, context: context)
+        case let .writeFrame(update):
+            write(update, context: context)
+        case .read:
+            context.read()
+        case let .close(refusal):
+            if let refusal { core.refuse(ticket, refusal) }
+            context.close(promise: nil)
         }
-        if awaitingAnswer {
-            waitingCalls.append(message)
-            return
-        }
-        handle(message, context: context)
     }
 
     private func handle(_ message: ByteBuffer, context: ChannelHandlerContext) {
         // Shape first, in one linear pass: decoding deep JSON would cost the loop seconds.
         if let problem = JSONShape.problem(in: message.readableBytesView, maximumDepth: core.limits.nestingDepth) {
-            close("malformed message: \(problem)", context: context)
+            carryOut(machine.close(.malformed("\(problem)")), context: context)
             return
         }
         let call: AnyVarlinkCall
         do {
             call = try VarlinkCoding.decode(AnyVarlinkCall.self, from: message.readableBytesView)
         } catch {
-            close("malformed message: \(error)", context: context)
+            carryOut(machine.close(.malformed("\(error)")), context: context)
             return
         }
         logger.debug("call", metadata: ["method": "\(call.method)"])
@@ -159,7 +144,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             if let refused = core.subscribeTarget(self, ticket: ticket, target: target) {
                 write(AnyVarlinkReply(error: refused), context: context)
             } else {
-                startStream(context: context)
+                carryOut(machine.streamStarted(writable: context.channel.isWritable), context: context)
             }
         case .metrics:
             guard !oneway else { return }
@@ -173,7 +158,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             write(AnyVarlinkReply(error: error), context: context)
         case let .subscribe(filter):
             guard !oneway else { return }
-            subscribe(filter, context: context)
+            carryOut(machine.streamStarted(writable: context.channel.isWritable), context: context)
+            // The first reply is the current state; nothing has changed yet. (Or, just after
+            // the start, the state once the routes this filter's answer needs are read.)
+            if let first = core.subscribe(self, ticket: ticket, filter: filter) { deliver(first) }
         }
     }
 
@@ -190,117 +178,75 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     /// Sends `answer`'s reply when it comes; calls behind it wait until then.
     private func answerLater(_ answer: EventLoopFuture<DeferredAnswer>, oneway: Bool) {
         guard !oneway else { return }
-        awaitingAnswer = true
+        machine.answerDeferred()
         answer.assumeIsolated().whenComplete { [self] result in
-            awaitingAnswer = false
-            guard let context, !closing else { return }
-            switch result {
-            case let .success(.reply(parameters)):
-                writeReply(parameters, context: context)
-            case let .success(.error(error)):
-                write(AnyVarlinkReply(error: error), context: context)
-            case .failure:
-                context.close(promise: nil)  // reachd is stopping
+            guard let context else { return }
+            guard case let .success(answer) = result else {
+                carryOut(machine.close(nil), context: context)  // reachd is stopping
                 return
             }
-            while !awaitingAnswer, subscription == nil, !closing, !waitingCalls.isEmpty {
-                handle(waitingCalls.removeFirst(), context: context)
+            guard case .writeAnswer = machine.answerArrived() else { return }
+            switch answer {
+            case let .reply(parameters): writeReply(parameters, context: context)
+            case let .error(error): write(AnyVarlinkReply(error: error), context: context)
             }
-            releaseHeldRead(context: context)
+            // The calls that waited, in order, until one waits again; then the held read.
+            while true {
+                let next = machine.nextCall(writable: context.channel.isWritable)
+                if case .none = next { break }
+                carryOut(next, context: context)
+            }
         }
     }
 
     // MARK: Subscription stream
 
-    private func subscribe(_ filter: PathFilter, context: ChannelHandlerContext) {
-        startStream(context: context)
-        // The first reply is the current state; nothing has changed yet. (Or, just after
-        // the start, the state once the routes this filter's answer needs are read.)
-        if let first = core.subscribe(self, ticket: ticket, filter: filter) { deliver(first) }
-    }
-
-    private func startStream(context: ChannelHandlerContext) {
-        var stream = Subscription()
-        if !context.channel.isWritable { stream.coalescer.pause() }
-        subscription = stream
-        // Reads continue (to notice a hang-up) however slowly the subscriber reads.
-        releaseHeldRead(context: context)
-    }
-
     /// A new reply for this subscriber (called by the core for each group update).
     func deliver(_ update: SubscriberUpdate) {
-        guard subscription != nil else { return }
-        carryOut(subscription!.coalescer.offer(.path(update)))
+        guard let context else { return }
+        carryOut(machine.offer(.path(update)), context: context)
     }
 
     /// A new answer for this connection's target (called by the core when it changed).
     func deliver(_ reply: TargetReply) {
-        guard subscription != nil else { return }
-        carryOut(subscription!.coalescer.offer(.target(reply)))
+        guard let context else { return }
+        carryOut(machine.offer(.target(reply)), context: context)
     }
 
-    private func carryOut(_ action: LatestValueCoalescer<StreamUpdate>.Action) {
-        guard case let .deliver(update) = action, let context else { return }
+    private func write(_ update: StreamUpdate, context: ChannelHandlerContext) {
         guard let frame = update.frame else {
             logger.error("cannot encode a Subscribe reply; closing the connection")
-            context.close(promise: nil)
+            carryOut(machine.close(nil), context: context)
             return
         }
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
         promise.futureResult.assumeIsolated().whenSuccess { [self] in
-            guard subscription != nil else { return }
-            carryOut(subscription!.coalescer.consumerReady())
+            guard let context = self.context else { return }
+            carryOut(machine.writeCompleted(), context: context)
         }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
-            if subscription != nil { carryOut(subscription!.coalescer.resume()) }
-            releaseHeldRead(context: context)
-        } else {
-            subscription?.coalescer.pause()
-        }
+        carryOut(machine.writabilityChanged(writable: context.channel.isWritable), context: context)
         context.fireChannelWritabilityChanged()
     }
 
     // MARK: Back-pressure for plain calls
 
     func read(context: ChannelHandlerContext) {
-        // A client that sends calls but does not read replies is not read from either,
-        // so its replies cannot pile up in memory. Subscribers are always read.
-        if subscription == nil && (!context.channel.isWritable || awaitingAnswer) {
-            readHeld = true
-            return
-        }
-        context.read()
-    }
-
-    private func releaseHeldRead(context: ChannelHandlerContext) {
-        guard readHeld else { return }
-        readHeld = false
-        context.read()
+        carryOut(machine.readRequested(writable: context.channel.isWritable), context: context)
     }
 
     // MARK: Errors
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let framing = error as? VarlinkFramingError {
-            close("\(framing)", context: context)
+            carryOut(machine.close(.framing(framing)), context: context)
         } else {
             logger.debug("closing connection after error", metadata: ["error": "\(error)"])
-            closing = true
-            context.close(promise: nil)
+            carryOut(machine.close(nil), context: context)
         }
-    }
-
-    /// Closes the connection for something its client did, logged once (the connection
-    /// ends, so there is no second time) and rate-limited across connections by kind.
-    private func close(_ reason: String, context: ChannelHandlerContext) {
-        guard !closing else { return }
-        closing = true
-        core.refuse(ticket, reason, kind: String(reason.prefix { $0 != ":" }))
-        context.close(promise: nil)
     }
 
     // MARK: Writing

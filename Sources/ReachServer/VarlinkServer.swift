@@ -33,40 +33,28 @@ package final class VarlinkServer: Sendable {
     /// Creates a server; nothing listens until `start()`.
     ///
     /// - Parameters:
-    ///   - socketPath: where to listen.
-    ///   - socketMode: permissions of the socket file (0666: any local user may ask).
+    ///   - settings: where to listen, what clients may take, how names are resolved and
+    ///     which connectivity checks run.
     ///   - instance: identifies this daemon run in every status reply.
     ///   - snapshot: the first kernel snapshot: what is served until the next `publish(_:)`.
     ///   - policy: how interfaces are treated.
-    ///   - serviceInfo: what `org.varlink.service.GetInfo` answers.
     ///   - eventLoop: the one loop all connections and subscriptions live on.
     ///   - logger: changes at info, connection problems at debug and notice.
     ///   - notifier: where `STATUS=`, `READY=1` and `WATCHDOG=1` go.
-    ///   - limits: what any client may take (connections, buffered bytes, deadlines).
-    ///   - resolvedSocket: systemd-resolved's Varlink socket, asked for target names when it
-    ///     exists (else `getaddrinfo`).
     ///   - engine: what clients' calls ask of the engine (reloads, target lookups), and where
     ///     a failure of the server for good is reported.
-    ///   - connectivity: `[probe]` and `[captive-portal]`: what connectivity checks run.
-    ///   - probeTLS, apiTLS: the trust of the HTTPS probe and of captive-portal APIs.
+    ///   - counters: what the engine counts, for the metrics.
     package init(
-        socketPath: String, socketMode: UInt32 = 0o666, instance: String, snapshot: NetworkSnapshot,
-        policy: InterfacePolicy, serviceInfo: ServiceInfo = .reachd, limits: ServerLimits = ServerLimits(),
-        eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier = SystemdNotifier(),
-        engine: any EngineRequests,
-        resolvedSocket: String? = NameResolver.systemdResolvedSocket,
-        connectivity: ConnectivitySettings = ConnectivitySettings(), probeTLS: TLSTrust? = nil, apiTLS: TLSTrust? = nil,
-        counters: DaemonCounters = DaemonCounters()
+        settings: ServerSettings, instance: String, snapshot: NetworkSnapshot, policy: InterfacePolicy,
+        eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier, engine: any EngineRequests, counters: DaemonCounters
     ) {
-        self.socketPath = socketPath
-        self.socketMode = socketMode
+        self.socketPath = settings.socketPath
+        self.socketMode = settings.socketMode
         self.eventLoop = eventLoop
         self.logger = logger
         let core = ServerCore(
-            publication: Publication(instance: instance, snapshot: snapshot, policy: policy), serviceInfo: serviceInfo,
-            limits: limits, eventLoop: eventLoop, logger: logger, notifier: notifier,
-            engine: engine, resolvedSocket: resolvedSocket, connectivity: connectivity,
-            probeTLS: probeTLS, apiTLS: apiTLS, counters: counters
+            publication: Publication(instance: instance, snapshot: snapshot, policy: policy), settings: settings,
+            eventLoop: eventLoop, logger: logger, notifier: notifier, engine: engine, counters: counters
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)
@@ -185,14 +173,14 @@ package final class VarlinkServer: Sendable {
         if let address = settings.listen {
             do {
                 let channel = try MetricsEndpoint.start(address, eventLoop: eventLoop, core: core)
-                eventLoop.execute { core.value.metricsChannel = channel }
+                eventLoop.execute { core.value.metrics.channel = channel }
                 logger.info("serving metrics on http://\(address)/metrics")
             } catch {
                 throw .bindFailed(socketPath: "\(address)", reason: Self.describe(error))
             }
         }
         if let directory = settings.textfileDirectory {
-            eventLoop.execute { core.value.metricsTextfileDirectory = directory }
+            eventLoop.execute { core.value.writeMetrics(to: directory) }
             logger.info("writing metrics to \(directory)/\(MetricsTextfile.name) on every change")
         }
     }
@@ -224,7 +212,7 @@ package final class VarlinkServer: Sendable {
                             VarlinkConnectionHandler(core: core.value, ticket: ticket, logger: logger),
                         ])
                     case let .failure(limit):
-                        core.value.refuse(nil, "refused a connection of uid \(uid): limit on \(limit.rawValue) reached", kind: limit.rawValue)
+                        core.value.refuse(nil, .admission(limit, uid: uid))
                         Self.refuse(channel, limit: limit, limits: core.value.limits)
                     }
                 }

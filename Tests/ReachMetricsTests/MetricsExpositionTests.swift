@@ -13,7 +13,7 @@ final class MetricsExpositionTests: XCTestCase {
     private func facts(_ snapshot: NetworkSnapshot, connectivity: ConnectivityTable = [:], probing: Bool = false) -> MetricsFacts {
         MetricsFacts(
             state: ReachabilityState(snapshot: snapshot, policy: InterfacePolicy(), connectivity: connectivity), sequence: 4,
-            lastChange: 1_700_000_000.5, subscribers: 3, refusals: ["connections per user": 2],
+            lastChange: 1_700_000_000.5, subscribers: 3, refusals: [.connectionsPerUser: 2],
             netlinkEvents: 120, resyncs: ["lost-events": 1], probing: probing
         )
     }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import ReachabilityCore
 import ReachProtocol
+import Synchronization
 @testable import ReachServer
 @testable import ReachSystemd
 import TestSupport
@@ -15,21 +16,32 @@ import XCTest
 final class ConnectionHandlerTests: XCTestCase {
     private var core: ServerCore!
     private var channel: EmbeddedChannel!
+    private let engine = HeldEngine()
+    /// Reads the connection handler passed on towards the socket.
+    private let reads = ReadCounter()
 
     override func setUpWithError() throws {
         let loop = EmbeddedEventLoop()
+        core = ServerCore.embedded(loop, engine: engine, logger: Self.logger)
+        channel = try connect()
+    }
+
+    private static let logger = {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        core = ServerCore(
-            publication: Publication(instance: "embedded", snapshot: makeSnapshot(), policy: InterfacePolicy()),
-            serviceInfo: .reachd, eventLoop: loop, logger: logger, notifier: SystemdNotifier(), engine: ScriptedEngine()
-        )
-        channel = EmbeddedChannel(loop: loop)
+        return logger
+    }()
+
+    /// A connection of root's to `core`, its reads counted by `reads` when `counted`.
+    private func connect(counted: Bool = true) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel(loop: core.eventLoop as! EmbeddedEventLoop)
         let ticket = try core.admit(channel, uid: 0).get()
+        if counted { try channel.pipeline.syncOperations.addHandler(reads) }
         try channel.pipeline.syncOperations.addHandlers([
-            RequestFramingHandler(core: core, ticket: ticket), VarlinkConnectionHandler(core: core, ticket: ticket, logger: logger),
+            RequestFramingHandler(core: core, ticket: ticket), VarlinkConnectionHandler(core: core, ticket: ticket, logger: Self.logger),
         ])
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/embedded")).wait()
+        return channel
     }
 
     override func tearDown() {
@@ -213,14 +225,138 @@ final class ConnectionHandlerTests: XCTestCase {
     }
 }
 
+extension ConnectionHandlerTests {
+    /// A reload is answered off the loop: the calls behind it wait, in order, and the
+    /// socket is not read until it is answered.
+    func testCallsBehindADeferredAnswerWaitAndReadingStops() throws {
+        try send(SystemdServiceInterface.Method.reload)
+        let before = reads.count
+        channel.read()
+        XCTAssertEqual(reads.count, before, "no read while a call is answered")
+        try send(ReachabilityInterface.Method.getStatus)
+        try send("io.reachd.Reachability.Nope")
+        XCTAssertEqual(try replies().count, 0, "nothing overtakes the reload's answer")
+
+        engine.answerReload(.applied)
+        let replies = try replies()
+        XCTAssertEqual(replies.count, 3)
+        XCTAssertNil(replies.first?.error)
+        XCTAssertEqual(replies.first?.parameters, [:])
+        XCTAssertEqual(replies.dropFirst().first?.parameters?["sequence"], .integer(1))
+        XCTAssertEqual(replies.last?.varlinkError, .methodNotFound(method: "io.reachd.Reachability.Nope"))
+        XCTAssertEqual(reads.count, before + 1, "the held read is passed on once answered")
+        channel.read()
+        XCTAssertEqual(reads.count, before + 2)
+    }
+
+    func testARefusedReloadAnswersWhy() throws {
+        try send(SystemdServiceInterface.Method.reload)
+        engine.answerReload(.refused("line 2: bad"))
+        let replies = try replies()
+        XCTAssertEqual(replies.map(\.error), [ReachabilityInterface.Error.reloadRefused])
+        XCTAssertEqual(replies.first?.parameters?["reason"], .string("line 2: bad"))
+    }
+
+    /// After an answer, a read held while the socket is full waits until it drains.
+    func testAReadHeldDuringAnAnswerWaitsForTheSocketToDrain() throws {
+        try send(SystemdServiceInterface.Method.reload)
+        let before = reads.count
+        channel.read()
+        channel.isWritable = false
+        engine.answerReload(.applied)
+        XCTAssertEqual(reads.count, before, "replies cannot be written: not read")
+        setWritable(true)
+        XCTAssertEqual(reads.count, before + 1)
+        XCTAssertEqual(try replies().count, 1)
+    }
+
+    func testAClientNotReadingItsRepliesIsNotReadFrom() throws {
+        let before = reads.count
+        setWritable(false)
+        channel.read()
+        channel.read()
+        XCTAssertEqual(reads.count, before)
+        setWritable(true)
+        XCTAssertEqual(reads.count, before + 1, "one held read, passed on")
+        channel.read()
+        XCTAssertEqual(reads.count, before + 2)
+    }
+
+    /// A subscriber is read however slowly it reads, so a hang-up is noticed.
+    func testASubscriberIsAlwaysRead() throws {
+        try send(ReachabilityInterface.Method.subscribe, [:], more: true)
+        setWritable(false)
+        let before = reads.count
+        channel.read()
+        XCTAssertEqual(reads.count, before + 1)
+    }
+
+    func testAnAnswerArrivingAfterTheCloseIsDropped() throws {
+        try send(SystemdServiceInterface.Method.reload)
+        try channel.close().wait()
+        (channel.eventLoop as? EmbeddedEventLoop)?.run()
+        engine.answerReload(.applied)
+        XCTAssertEqual(try replies().count, 0)
+    }
+
+    /// Each way a client is cut off is counted under its own series, whatever the log says.
+    func testRefusalsAreCountedUnderTheirReasons() throws {
+        try channel.writeInbound(ByteBuffer(bytes: Array("not json\0".utf8)))
+        XCTAssertFalse(channel.isActive)
+        let empty = try connect(counted: false)
+        try empty.writeInbound(ByteBuffer(bytes: [0]))
+        XCTAssertFalse(empty.isActive)
+        let large = try connect(counted: false)
+        try large.writeInbound(ByteBuffer(repeating: UInt8(ascii: "a"), count: VarlinkFraming.defaultMaximumMessageSize + 1))
+        XCTAssertFalse(large.isActive)
+        let subscriber = try connect(counted: false)
+        var call = ByteBuffer()
+        try call.writeVarlinkMessage(AnyVarlinkCall(method: ReachabilityInterface.Method.subscribe, parameters: [:], more: true))
+        try subscriber.writeInbound(call)
+        for _ in 0..<2000 where subscriber.isActive { try subscriber.writeInbound(call) }
+        XCTAssertFalse(subscriber.isActive)
+
+        let text = core.metricsText()
+        for reason in ["malformed message", "empty message", "message larger than 65536 bytes", "a subscribed connection kept sending calls"] {
+            XCTAssertTrue(text.contains(#"reachd_connections_refused_total{reason="\#(reason)"} 1"#), "\(reason) in\n\(text)")
+        }
+        for channel in [empty, large, subscriber] { _ = try? channel.finish(acceptAlreadyClosed: true) }
+    }
+}
+
+/// Counts the reads that reach it (the socket's side of the pipeline).
+private final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
+    typealias OutboundIn = ByteBuffer
+    private(set) var count = 0
+
+    func read(context: ChannelHandlerContext) {
+        count += 1
+        context.read()
+    }
+}
+
+/// An engine that answers reloads only when told to.
+private final class HeldEngine: EngineRequests {
+    private let reloads = Mutex<[EventLoopPromise<ReloadOutcome>]>([])
+
+    func reload(reply: EventLoopPromise<ReloadOutcome>) { reloads.withLock { $0.append(reply) } }
+    func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) {}
+    func monitorTargets(add: [TargetKey], remove: [TargetKey]) {}
+    func fail(_ reason: String) {}
+
+    /// Answers the oldest reload waiting.
+    func answerReload(_ outcome: ReloadOutcome) {
+        let reply = reloads.withLock { $0.removeFirst() }
+        reply.succeed(outcome)
+        (reply.futureResult.eventLoop as? EmbeddedEventLoop)?.run()
+    }
+}
+
 /// The server's failures reach the engine: a listening socket closing under the server
 /// is fatal; closing it in `shutdown()` is not.
 final class ServerFailureTests: XCTestCase {
     private func makeCore(_ loop: EmbeddedEventLoop, engine: ScriptedEngine) -> ServerCore {
-        ServerCore(
-            publication: Publication(instance: "embedded", snapshot: makeSnapshot(), policy: InterfacePolicy()),
-            serviceInfo: .reachd, eventLoop: loop, logger: Logger(label: "test"), notifier: SystemdNotifier(), engine: engine
-        )
+        ServerCore.embedded(loop, engine: engine, logger: Logger(label: "test"))
     }
 
     func testListeningSocketClosingUnexpectedlyIsFatal() throws {

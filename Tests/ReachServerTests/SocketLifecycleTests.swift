@@ -23,9 +23,9 @@ final class SocketLifecycleTests: XCTestCase {
     func testRefusesWhenAnotherServerAnswers() async throws {
         let first = ServerFixture()
         try first.server.start()
-        let second = VarlinkServer(
-            socketPath: first.socketPath, instance: "two", snapshot: makeSnapshot(), policy: InterfacePolicy(),
-            eventLoop: first.group.next(), logger: .init(label: "t"), engine: ScriptedEngine()
+        let second = VarlinkServer.forTests(
+            socketPath: first.socketPath, instance: "two", snapshot: makeSnapshot(), eventLoop: first.group.next(),
+            logger: .init(label: "t"), engine: ScriptedEngine()
         )
         do {
             try second.start()
@@ -34,7 +34,7 @@ final class SocketLifecycleTests: XCTestCase {
             guard case .alreadyRunning = error else { return XCTFail("\(error)") }
         }
         // The first one still serves.
-        let connection = try RawVarlinkConnection(path: first.socketPath)
+        let connection = try VarlinkConnection(path: first.socketPath)
         try connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.instance, ServerFixture.instance)
         await first.stop()
@@ -45,7 +45,7 @@ final class SocketLifecycleTests: XCTestCase {
         // A stale socket: bound, then its owner went away without removing it.
         close(try unixSocket(SOCK_STREAM, path: fixture.socketPath, .bind))
         try fixture.server.start()
-        let connection = try RawVarlinkConnection(path: fixture.socketPath)
+        let connection = try VarlinkConnection(path: fixture.socketPath)
         try connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.sequence, 1)
         await fixture.stop()
@@ -69,9 +69,9 @@ final class SocketLifecycleTests: XCTestCase {
         try runCommand(["mount", "-t", "tmpfs", "-o", "ro", "tmpfs", directory])
         defer { _ = try? runCommand(["umount", directory]) }
         let fixture = ServerFixture()
-        let server = VarlinkServer(
-            socketPath: directory + "/sock", instance: "ro", snapshot: makeSnapshot(), policy: InterfacePolicy(),
-            eventLoop: fixture.group.next(), logger: .init(label: "t"), engine: ScriptedEngine()
+        let server = VarlinkServer.forTests(
+            socketPath: directory + "/sock", instance: "ro", snapshot: makeSnapshot(), eventLoop: fixture.group.next(),
+            logger: .init(label: "t"), engine: ScriptedEngine()
         )
         do {
             try server.start()

@@ -8,8 +8,12 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReachabilityCore
+import ReachConnectivity
+import ReachMetrics
 import ReachProtocol
 import ReachServer
+import ReachSystemd
+import ReachTargets
 import Synchronization
 import XCTest
 
@@ -57,16 +61,38 @@ public final class ServerFixture {
         socketPath = directory + (subdirectory ? "/run/sub" : "") + "/sock"
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        server = VarlinkServer(
-            socketPath: socketPath, instance: Self.instance, snapshot: snapshot, policy: InterfacePolicy(),
-            eventLoop: group.next(), logger: logger, engine: engine
-        )
+        server = .forTests(socketPath: socketPath, instance: Self.instance, snapshot: snapshot, eventLoop: group.next(), logger: logger, engine: engine)
     }
 
     public func stop() async {
         server.shutdown()
         try? await group.shutdownGracefully()
         _ = try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+extension ServerSettings {
+    /// What a server under test runs with: the socket at `socketPath` (mode 0666), the
+    /// built-in limits, systemd-resolved's socket if it exists, no probes.
+    package static func forTests(socketPath: String) -> ServerSettings {
+        ServerSettings(
+            socketPath: socketPath, socketMode: 0o666, limits: ServerLimits(), resolvedSocket: NameResolver.systemdResolvedSocket,
+            connectivity: ConnectivitySettings(), probeTLS: nil, apiTLS: nil
+        )
+    }
+}
+
+extension VarlinkServer {
+    /// A server under test: `ServerSettings.forTests`, the default interface policy, a
+    /// notifier that tells nobody (outside systemd) and counters nobody counts.
+    package static func forTests(
+        socketPath: String, instance: String, snapshot: NetworkSnapshot, eventLoop: any EventLoop, logger: Logger,
+        engine: any EngineRequests
+    ) -> VarlinkServer {
+        VarlinkServer(
+            settings: .forTests(socketPath: socketPath), instance: instance, snapshot: snapshot, policy: InterfacePolicy(),
+            eventLoop: eventLoop, logger: logger, notifier: SystemdNotifier(), engine: engine, counters: DaemonCounters()
+        )
     }
 }
 

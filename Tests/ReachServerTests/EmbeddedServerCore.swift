@@ -1,0 +1,18 @@
+import Logging
+import NIOCore
+import ReachabilityCore
+import ReachMetrics
+@testable import ReachServer
+import ReachSystemd
+import TestSupport
+
+extension ServerCore {
+    /// A core on `loop` serving `makeSnapshot()`'s network under `ServerSettings.forTests`.
+    static func embedded(_ loop: any EventLoop, engine: any EngineRequests, logger: Logger) -> ServerCore {
+        ServerCore(
+            publication: Publication(instance: "embedded", snapshot: makeSnapshot(), policy: InterfacePolicy()),
+            settings: .forTests(socketPath: "/embedded"), eventLoop: loop, logger: logger, notifier: SystemdNotifier(),
+            engine: engine, counters: DaemonCounters()
+        )
+    }
+}
