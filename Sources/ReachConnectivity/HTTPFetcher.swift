@@ -10,8 +10,9 @@ import SystemPackage
 /// Makes the TLS handler of one HTTPS request and says afterwards why a handshake was
 /// refused (the handshake's own error does not carry the trust verdict's reason).
 package protocol TLSHandshaking: Sendable {
-    /// A client handler for `host` (SNI and name checks), and a way to read the refusal.
-    func makeHandler(serverHostname: String) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?)
+    /// A client handler for `host` (SNI and name checks) whose certificates are judged through
+    /// `offload`, and a way to read the refusal.
+    func makeHandler(serverHostname: String, offload: @escaping TrustOffload) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?)
 }
 
 /// One HTTP(S) GET as a connectivity probe or an RFC 8908 API fetch makes it: the socket
@@ -166,7 +167,7 @@ package final class HTTPFetcher {
         head.headers.add(name: "Connection", value: "close")
         let tls: (handler: any ChannelHandler, refusal: @Sendable () -> String?)?
         do {
-            tls = try request.tls.map { try $0.makeHandler(serverHostname: endpoint.host) }
+            tls = try request.tls.map { try $0.makeHandler(serverHostname: endpoint.host, offload: { [resolver] in resolver.runOffLoop($0) }) }
         } catch {
             promise.succeed(Result(outcome: .untrusted("\(error)")))
             return

@@ -7,7 +7,8 @@ import Synchronization
 import X509
 
 /// TLS for the HTTPS probes under one trust policy: one `NIOSSLContext`, made here once,
-/// and a client handler per connection whose verification is `TrustEvaluator`'s verdict.
+/// and a client handler per connection whose verification is `TrustEvaluator`'s verdict
+/// (swift-certificates' `Verifier` under the policy's anchors and pins).
 package final class TLSTrust: Sendable {
     /// The resolved policy every handshake is judged by.
     package let evaluator: TrustEvaluator
@@ -30,26 +31,36 @@ package final class TLSTrust: Sendable {
     /// A handler for one connection to `host` (a name, or an IPv4/IPv6 literal, bracketed or
     /// not), and where its verdict will be: NIOSSL's handshake error does not carry the reason.
     /// SNI carries `host` unless it is an IP literal (RFC 6066: names only, no final dot).
-    package func makeHandler(host: String) throws -> (handler: NIOSSLClientHandler, verdict: TrustVerdictRecorder) {
+    /// The certificates are judged by `offload`, off the event loop (reading the system store
+    /// the first time, checking signatures), and the handshake goes on when it answers.
+    package func makeHandler(host: String, offload: @escaping TrustOffload) throws -> (handler: NIOSSLClientHandler, verdict: TrustVerdictRecorder) {
         let recorder = TrustVerdictRecorder()
         let evaluator = self.evaluator
         var bare = Substring(host)
         if bare.hasPrefix("["), bare.hasSuffix("]") { bare = bare.dropFirst().dropLast() }
         let serverName = IPAddress(bare) == nil ? String(host.hasSuffix(".") ? host.dropLast() : host[...]) : nil
         let handler = try NIOSSLClientHandler(context: context, serverHostname: serverName, customVerificationCallback: { presented, promise in
-            let verdict: TrustVerdict
+            let judged: EventLoopFuture<TrustVerdict>
             do {
                 let chain = try presented.map { try Certificate(derEncoded: $0.toDERBytes()) }
-                verdict = evaluator.evaluate(chain: chain, host: host, now: Date())
+                judged = offload { evaluator.evaluate(chain: chain, host: host, now: Date()) }
             } catch {
-                verdict = .refused(reason: "the server's certificate cannot be parsed: \(TrustEvaluation.shown(error))")
+                judged = promise.futureResult.eventLoop.makeSucceededFuture(
+                    .refused(reason: "the server's certificate cannot be parsed: \(TrustEvaluation.shown(error))"))
             }
-            recorder.record(verdict)
-            promise.succeed(verdict == .trusted ? .certificateVerified : .failed)
+            judged.whenComplete { result in
+                let verdict = (try? result.get()) ?? .refused(reason: "the certificates were not evaluated (reachd is stopping)")
+                recorder.record(verdict)
+                promise.succeed(verdict == .trusted ? .certificateVerified : .failed)
+            }
         })
         return (handler, recorder)
     }
 }
+
+/// Runs one certificate evaluation off the event loop and answers on it (HTTPFetcher passes
+/// its resolver's worker threads; tests may run it in place).
+package typealias TrustOffload = (_ evaluation: @escaping @Sendable () -> TrustVerdict) -> EventLoopFuture<TrustVerdict>
 
 /// The verdict of one handshake's certificate check, readable from any thread once the
 /// handshake has finished (nil if the server never got as far as sending certificates).
@@ -68,8 +79,8 @@ package final class TrustVerdictRecorder: Sendable {
 
 extension TLSTrust: TLSHandshaking {
     /// The prober's view: the handler, and the refusal's reason once the handshake failed.
-    package func makeHandler(serverHostname: String) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?) {
-        let (handler, recorder) = try makeHandler(host: serverHostname)
+    package func makeHandler(serverHostname: String, offload: @escaping TrustOffload) throws -> (handler: any ChannelHandler, refusal: @Sendable () -> String?) {
+        let (handler, recorder) = try makeHandler(host: serverHostname, offload: offload)
         return (handler, {
             if case let .refused(reason)? = recorder.verdict { return reason }
             return nil

@@ -1,6 +1,5 @@
 import Crypto
 import FoundationEssentials
-import ReachabilityCore
 import ReachConfiguration
 import SwiftASN1
 import X509
@@ -21,50 +20,43 @@ package enum TrustVerdict: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Certificates a path may end at, indexed by subject so that finding an issuer is one lookup.
+/// Certificates a path may end at (the system store's, or the pinned ones), held as the
+/// `Verifier` looks them up.
 package struct TrustAnchors: Sendable {
-    private let bySubject: [DistinguishedName: [Certificate]]
-    private let all: Set<Certificate>
+    /// The anchors, each once.
+    package let certificates: [Certificate]
+    let store: CertificateStore
 
     /// No anchors at all (public-key pinning needs none).
     package static let none = TrustAnchors([])
 
     /// Anchors from certificates; duplicates count once.
     package init(_ certificates: [Certificate]) {
-        all = Set(certificates)
-        bySubject = Dictionary(grouping: all, by: \.subject)
+        var seen = Set<Certificate>()
+        self.certificates = certificates.filter { seen.insert($0).inserted }
+        store = CertificateStore(self.certificates)
     }
 
     /// How many distinct anchors there are.
-    package var count: Int { all.count }
-
-    /// Whether `certificate` is an anchor, byte for byte (`Certificate`'s `==` compares the DER).
-    package func contains(_ certificate: Certificate) -> Bool { all.contains(certificate) }
-
-    /// The anchors whose subject is `name`.
-    package func named(_ name: DistinguishedName) -> [Certificate] { bySubject[name] ?? [] }
+    package var count: Int { certificates.count }
 }
 
 /// The one place that decides whether an HTTPS server is trusted (AFSecurityPolicy's
-/// `evaluateServerTrust:forDomain:`, on swift-certificates' synchronous primitives).
+/// `evaluateServerTrust:forDomain:`). swift-certificates' `Verifier` builds the path and
+/// checks it (`ServerChainRules`); reachd chooses the anchors by pinning mode:
 ///
-/// Not swift-certificates' `Verifier`: it is `async`, and reachd uses no Swift concurrency
-/// (libdispatch's worker-pool monitor would then wake an idle daemon every second).
-///
-/// - `none`: a path from the leaf to a system anchor, and the name. `allowInvalidCertificates`
-///   skips the path (AFN: `allowInvalid || valid`).
-/// - `certificate`: a path to a pinned certificate (the pins are the only anchors; a sent
-///   certificate equal to a pin ends the path). `allowInvalidCertificates` drops dates and CA
-///   rules, not signatures: a pinned CA certificate anyone can append to a forged chain
-///   would otherwise prove nothing (AFN instead always re-evaluates against the pins).
-/// - `publicKey`: a path from the leaf, through the sent certificates, to one whose SPKI
-///   SHA-256 is pinned. The pin is the trust: unlike AFN no system trust is asked for, and
-///   unlike AFN a pinned key counts only if it signed its way down to the leaf.
+/// - `none`: the system store. `allowInvalidCertificates` skips the path (AFN: `allowInvalid || valid`).
+/// - `certificate`: the pinned certificates, and nothing else (a sent certificate equal to a
+///   pin ends the path). `allowInvalidCertificates` drops dates and CA rules, not signatures:
+///   a pinned CA certificate anyone can append to a forged chain would otherwise prove nothing.
+/// - `publicKey`: the sent certificates whose SPKI SHA-256 is pinned. The pin is the trust:
+///   unlike AFN no system trust is asked for, and a pinned key counts only if it signed its
+///   way down to the leaf.
 package enum TrustEvaluation {
-    /// The longest path looked for, leaf and anchor included.
+    /// The longest path accepted, leaf and anchor included.
     package static let maximumDepth = 10
-    /// Signature checks one evaluation may make: a hostile server's certificates cannot
-    /// make the path search take long on the event loop.
+    /// Signature checks one evaluation may make on the sent certificates: a hostile server's
+    /// certificates cannot make the path search take long.
     package static let signatureBudget = 64
 
     /// The verdict on `chain` (leaf first, as the server sent it) for `host` at `now`.
@@ -72,34 +64,58 @@ package enum TrustEvaluation {
     /// and unused for `publicKey`.
     package static func verdict(chain: [Certificate], host: String, policy: TrustPolicy, anchors: TrustAnchors, now: Date) -> TrustVerdict {
         guard let leaf = chain.first else { return .refused(reason: "the server sent no certificate") }
-        let enforcesValidity = !policy.allowInvalidCertificates
-        let search: PathSearch?
+        let budget = SignatureBudget(signatureBudget)
+        let sent = chain.dropFirst()
+        let roots: CertificateStore
         let unanchored: String
         switch policy.pinning {
+        case .none where policy.allowInvalidCertificates:
+            // AFN: allowInvalidCertificates || the chain is valid. The leaf stands for itself.
+            if !policy.validatesDomainName { return .trusted }
+            roots = CertificateStore([leaf])
+            unanchored = "the certificate cannot be evaluated"
         case .none:
-            // AFN: allowInvalidCertificates || the chain is valid.
-            search = enforcesValidity ? PathSearch(sent: chain, anchors: anchors, isAnchor: anchors.contains, enforcesValidity: true, now: now) : nil
+            roots = anchors.store
             unanchored = "chain does not lead to a trusted root"
         case .certificate:
-            search = PathSearch(sent: chain, anchors: anchors, isAnchor: anchors.contains, enforcesValidity: enforcesValidity, now: now)
+            roots = anchors.store
             unanchored = "no pinned certificate in the chain"
         case .publicKey:
             let pins = Set(policy.publicKeyPins)
-            search = PathSearch(sent: chain, anchors: .none, isAnchor: { publicKeyPin(of: $0).map { pins.contains($0) } ?? false },
-                                enforcesValidity: enforcesValidity, now: now)
+            // The sent certificates, roots included, are the server's: on the same budget.
+            roots = CertificateStore(custom: SentCertificates(chain.filter { publicKeyPin(of: $0).map(pins.contains) ?? false }, budget: budget))
             unanchored = "public key not pinned"
         }
-        if var search {
-            switch search.verify(leaf: leaf) {
-            case .anchored: break
-            case .unanchored: return .refused(reason: unanchored)
-            case let .invalid(reason): return .refused(reason: reason)
-            }
+        let rules = ServerChainRules(checksValidity: !policy.allowInvalidCertificates, now: now, host: policy.validatesDomainName ? host : nil)
+        let intermediates = CertificateStore(custom: SentCertificates(sent, budget: budget))
+        let result = CallingThreadExecutor.run {
+            var verifier = Verifier(rootCertificates: roots) { rules }
+            return await verifier.validate(leaf: leaf, intermediates: intermediates)
         }
-        if policy.validatesDomainName, let mismatch = nameMismatch(leaf: leaf, host: host) {
-            return .refused(reason: mismatch)
+        switch result {
+        case .validCertificate?:
+            return .trusted
+        case let .couldNotValidate(failures)?:
+            // The first broken rule explains more than "no anchor".
+            if let failure = failures.first { return .refused(reason: failure.policyFailureReason.description) }
+            if budget.isSpent { return .refused(reason: "the chain is too tangled to evaluate (over \(signatureBudget) signature checks)") }
+            return .refused(reason: whyNoPath(leaf: leaf, sent: Array(sent), anchors: anchors, handled: rules.verifyingCriticalExtensions) ?? unanchored)
+        case nil:
+            return .refused(reason: "the certificate evaluation did not finish")
         }
-        return .trusted
+    }
+
+    /// Why the `Verifier` found no path at all, when the leaf says: an extension it must not
+    /// ignore, or an issuer whose key did not sign it. Nil: no issuer was found.
+    private static func whyNoPath(leaf: Certificate, sent: [Certificate], anchors: TrustAnchors, handled: [ASN1ObjectIdentifier]) -> String? {
+        if let unknown = leaf.extensions.first(where: { $0.critical && !handled.contains($0.oid) }) {
+            return "unsupported critical extension \(unknown.oid) (\(shown(leaf.subject)))"
+        }
+        let issuers = (anchors.certificates + sent).filter { $0.subject == leaf.issuer && $0 != leaf }
+        if let issuer = issuers.first, !issuers.contains(where: { $0.publicKey.isValidSignature(leaf.signature, for: leaf) }) {
+            return "the signature on \(shown(leaf.subject)) does not verify with the key of \(shown(issuer.subject))"
+        }
+        return nil
     }
 
     /// SHA-256 of the certificate's SubjectPublicKeyInfo as the certificate carries it (what
@@ -129,75 +145,24 @@ package enum TrustEvaluation {
 
     /// The most characters of one certificate-provided name (a subject, a SAN) a reason shows.
     static let shownNameLimit = 128
+    /// The most characters of a library's reason shown.
+    static let shownReasonLimit = 300
     /// The most subjectAltNames a reason lists; a certificate may carry thousands.
     static let listedNameLimit = 4
 
     /// A certificate's text (subject, a SAN, a parse error) as a reason shows it: cut at
-    /// `shownNameLimit` scalars. The server chose it: wherever the reason is written (the
-    /// log) it goes under `UntrustedText`'s rule, which escapes it once, there.
-    static func shown(_ value: Any) -> String {
+    /// `limit` scalars. The server chose it: wherever the reason is written (the log) it
+    /// goes under `UntrustedText`'s rule, which escapes it once, there.
+    static func shown(_ value: Any, limit: Int = shownNameLimit) -> String {
         let text = String(describing: value)
         let scalars = text.unicodeScalars
-        guard scalars.count > shownNameLimit else { return text }
-        return String(String.UnicodeScalarView(scalars.prefix(shownNameLimit - 1))) + "…"
+        guard scalars.count > limit else { return text }
+        return String(String.UnicodeScalarView(scalars.prefix(limit - 1))) + "…"
     }
 
     /// `names` as a reason lists them: the first `listedNameLimit`, then how many more.
     static func listed(_ names: [String]) -> String {
         let shownNames = names.prefix(listedNameLimit).map { shown($0) }.joined(separator: ", ")
         return names.count > listedNameLimit ? shownNames + " … and \(names.count - listedNameLimit) more" : shownNames
-    }
-
-    /// Nil when `host` matches the leaf's subjectAltName; otherwise why not, in one line.
-    ///
-    /// Hosts that are IP literals match iPAddress entries only; names match dNSName entries,
-    /// case-insensitively, a `*` only as the whole leftmost label standing for exactly one
-    /// label. No common-name fallback (RFC 6125, and what browsers do).
-    static func nameMismatch(leaf: Certificate, host: String) -> String? {
-        let names: SubjectAlternativeNames
-        do {
-            guard let found = try leaf.extensions.subjectAlternativeNames else {
-                return "name \(shown(host)) does not match the certificate (it has no subjectAltName)"
-            }
-            names = found
-        } catch {
-            return "the certificate's subjectAltName cannot be read: \(shown(error))"
-        }
-        var literal = Substring(host)
-        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = literal.dropFirst().dropLast() }
-        var dnsNames: [String] = [], addresses: [String] = []
-        for name in names {
-            switch name {
-            case let .dnsName(pattern): dnsNames.append(pattern)
-            case let .ipAddress(octets): addresses.append(IPAddress(bytes: Array(octets.bytes)).map(String.init(describing:)) ?? "?")
-            default: break
-            }
-        }
-        let matches: Bool
-        if let address = IPAddress(literal) {
-            matches = names.contains { if case let .ipAddress(octets) = $0 { return Array(octets.bytes) == address.bytes } else { return false } }
-        } else {
-            matches = dnsNames.contains { dnsName($0, matches: host) }
-        }
-        if matches { return nil }
-        var listed: [String] = []
-        if !dnsNames.isEmpty { listed.append("DNS: " + Self.listed(dnsNames)) }
-        if !addresses.isEmpty { listed.append("IP: " + Self.listed(addresses)) }
-        return "name \(shown(host)) does not match the certificate (\(listed.isEmpty ? "no DNS or IP names" : listed.joined(separator: "; ")))"
-    }
-
-    /// RFC 6125 6.4: exact (ASCII case-insensitive, a final dot ignored), or `*.rest` for one
-    /// label followed by `rest`, where `rest` has at least two labels (no `*.com`).
-    static func dnsName(_ pattern: String, matches host: String) -> Bool {
-        func normal(_ name: String) -> Substring {
-            let lower = Substring(name.lowercased())
-            return lower.hasSuffix(".") ? lower.dropLast() : lower
-        }
-        let pattern = normal(pattern), host = normal(host)
-        guard !host.isEmpty, !host.contains("*") else { return false }
-        guard pattern.hasPrefix("*.") else { return pattern == host }
-        let rest = pattern.dropFirst(2)
-        guard rest.contains("."), !rest.contains("*"), let dot = host.firstIndex(of: ".") else { return false }
-        return dot != host.startIndex && host[host.index(after: dot)...] == rest
     }
 }

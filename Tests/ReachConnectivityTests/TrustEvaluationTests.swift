@@ -8,8 +8,9 @@ import X509
 import XCTest
 
 
-/// The HTTPS trust verdict: every pinning mode with and without invalid certificates and
-/// domain validation, on certificates made here; the certificate files; the system store.
+/// The HTTPS trust verdict (swift-certificates' `Verifier` under reachd's anchors, pins and
+/// rules): every pinning mode with and without invalid certificates and domain validation,
+/// on chains made here; the certificate files; the system store.
 final class TrustEvaluationTests: XCTestCase {
     private enum Expected {
         case trusted
@@ -63,17 +64,27 @@ final class TrustEvaluationTests: XCTestCase {
                 expected: .refused("name probe.example does not match the certificate (DNS: other.example)")),
             Row(name: "name mismatch, names not validated", chain: [f.wrongName, f.intermediate], policy: try none(validatesDomainName: false), anchors: system, expected: .trusted),
             Row(name: "unknown CA", chain: [f.unknownLeaf, f.unknownRoot], policy: try none(), anchors: system, expected: .refused("chain does not lead to a trusted root")),
-            Row(name: "issued by a leaf", chain: [f.victimOfLeaf, f.leaf, f.intermediate], policy: try none(), anchors: system, expected: .refused("CN=probe.example is not a CA")),
+            Row(name: "issued by a leaf", chain: [f.victimOfLeaf, f.leaf, f.intermediate], policy: try none(), anchors: system,
+                expected: .refused("Certificate CN=probe.example is not marked as a CA")),
             Row(name: "issuer without keyCertSign", chain: [f.leafOfSignsWithoutKeyCertSign, f.signsWithoutKeyCertSign], policy: try none(), anchors: system,
                 expected: .refused("CN=No Signing CA may not sign certificates")),
             Row(name: "client certificate", chain: [f.clientOnly, f.intermediate], policy: try none(), anchors: system, expected: .refused("not for TLS servers")),
             Row(name: "forged signature", chain: [f.forged, f.intermediate], policy: try none(), anchors: system, expected: .refused("does not verify with the key of CN=Test Intermediate CA")),
             Row(name: "cross-signed copy first, good one second", chain: [f.leaf, f.crossSigned, f.intermediate], policy: try none(), anchors: system, expected: .trusted),
             Row(name: "cross-signed copy only", chain: [f.leaf, f.crossSigned], policy: try none(), anchors: system, expected: .refused("chain does not lead to a trusted root")),
-            Row(name: "path length exceeded", chain: [f.leafOfMiddle, f.middle], policy: try none(), anchors: system, expected: .refused("allows 0 intermediate certificates")),
+            Row(name: "cross-signed copy to the other root", chain: [f.leaf, f.intermediate, f.crossSigned], policy: try none(), anchors: [f.unknownRoot], expected: .trusted),
+            Row(name: "path length exceeded", chain: [f.leafOfMiddle, f.middle], policy: try none(), anchors: system, expected: .refused("CA CN=Path Length Root CA has maximum path length 0, but chain has 1 subCAs")),
             Row(name: "unknown critical extension", chain: [f.criticalUnknown, f.intermediate], policy: try none(), anchors: system,
                 expected: .refused("unsupported critical extension 1.3.6.1.4.1.99999.1")),
             Row(name: "no certificate", chain: [], policy: try none(), anchors: system, expected: .refused("the server sent no certificate")),
+            Row(name: "name-constrained CA, leaf inside", chain: [f.insideConstraint, f.constrainedCA], host: "www.probe.example", policy: try none(), anchors: system,
+                expected: .trusted),
+            Row(name: "name-constrained CA, a name outside", chain: [f.outsideConstraint, f.constrainedCA], host: "www.probe.example", policy: try none(),
+                anchors: system, expected: .refused("Unable to validate permitted subtree for [DNSName(\"probe.example\")]")),
+            Row(name: "name-constrained CA, an excluded name", chain: [f.excludedByConstraint, f.constrainedCA], host: "bad.probe.example", policy: try none(),
+                anchors: system, expected: .refused("bad.probe.example")),
+            Row(name: "name-constrained CA pinned, a name outside", chain: [f.outsideConstraint, f.constrainedCA], host: "www.probe.example",
+                policy: try certificate(), anchors: [f.constrainedCA], expected: .refused("permitted subtree")),
 
             // Names: a wildcard is one whole leftmost label; IP literals match iPAddress only.
             Row(name: "wildcard, one label", chain: [f.wildcard, f.intermediate], host: "a.probe.example", policy: try none(), anchors: system, expected: .trusted),
@@ -81,6 +92,22 @@ final class TrustEvaluationTests: XCTestCase {
             Row(name: "wildcard, two labels", chain: [f.wildcard, f.intermediate], host: "a.b.probe.example", policy: try none(), anchors: system,
                 expected: .refused("name a.b.probe.example does not match the certificate (DNS: *.probe.example)")),
             Row(name: "wildcard, no label", chain: [f.wildcard, f.intermediate], host: "probe.example", policy: try none(), anchors: system, expected: .refused("does not match")),
+            Row(name: "wildcard, not across a dot", chain: [f.wildcard, f.intermediate], host: "a.probe.example.evil", policy: try none(), anchors: system,
+                expected: .refused("does not match")),
+            Row(name: "a wildcard in the name asked for", chain: [f.wildcard, f.intermediate], host: "*.probe.example", policy: try none(), anchors: system,
+                expected: .refused("does not match")),
+            // swift-certificates (RFC 6125 6.4.3) matches a wildcard over one label and one inside
+            // a label; no CA may issue the first for a public suffix, the second is for the CA to refuse.
+            Row(name: "wildcard over a single label", chain: [f.publicSuffixWildcard, f.intermediate], host: "probe.example", policy: try none(),
+                anchors: system, expected: .trusted),
+            Row(name: "wildcard over a single label, two labels", chain: [f.publicSuffixWildcard, f.intermediate], host: "www.probe.example", policy: try none(),
+                anchors: system, expected: .refused("does not match")),
+            Row(name: "wildcard inside a label", chain: [f.partialWildcard, f.intermediate], host: "www.probe.example", policy: try none(), anchors: system,
+                expected: .trusted),
+            Row(name: "wildcard inside a label, other prefix", chain: [f.partialWildcard, f.intermediate], host: "api.probe.example", policy: try none(),
+                anchors: system, expected: .refused("does not match the certificate (DNS: w*.probe.example)")),
+            Row(name: "name only in the common name", chain: [f.commonNameOnly, f.intermediate], policy: try none(), anchors: system,
+                expected: .refused("name probe.example does not match the certificate (it has no subjectAltName)")),
             Row(name: "IPv4 SAN", chain: [f.ipLeaf, f.intermediate], host: "192.0.2.7", policy: try none(), anchors: system, expected: .trusted),
             Row(name: "IPv6 SAN, bracketed", chain: [f.ipLeaf, f.intermediate], host: "[2001:DB8:0::7]", policy: try none(), anchors: system, expected: .trusted),
             Row(name: "other address", chain: [f.ipLeaf, f.intermediate], host: "192.0.2.8", policy: try none(), anchors: system,
@@ -135,6 +162,10 @@ final class TrustEvaluationTests: XCTestCase {
                 expected: .refused("name probe.example does not match")),
             Row(name: "pinned key, other name, names not validated", chain: [f.selfSigned], policy: try publicKey(f.selfSigned, validatesDomainName: false), expected: .trusted),
             Row(name: "pinned key, client certificate", chain: [f.clientOnly, f.intermediate], policy: try publicKey(f.intermediate), expected: .refused("not for TLS servers")),
+            Row(name: "pinned key, out of order, with extra certificates", chain: [f.leaf, f.unknownRoot, f.wrongName, f.intermediate],
+                policy: try publicKey(f.intermediate), expected: .trusted),
+            Row(name: "pinned key of a sent certificate that signed nothing", chain: [f.unknownLeaf, f.intermediate], policy: try publicKey(f.intermediate),
+                expected: .refused("public key not pinned")),
         ]
         for row in rows {
             let verdict = TrustEvaluation.verdict(
@@ -163,14 +194,24 @@ final class TrustEvaluationTests: XCTestCase {
         let leaf = try TrustFixtures.make("probe.example", by: withinLimit.last!, dns: ["probe.example"])
         XCTAssertEqual(TrustEvaluation.verdict(chain: [leaf.certificate] + withinLimit.dropFirst().reversed().map(\.certificate), host: "probe.example",
                                                policy: try none(), anchors: TrustAnchors([f.longRoot.certificate]), now: TrustFixtures.now), .trusted)
-        // Thirty CAs of one name and key, each cross-signing the others: the search stops.
+        // Thirty CAs of one name and key, each with its own subjectAltName (so no two are the
+        // same CA to the search) and each signing the others: every order of them is a path
+        // of valid signatures. The budget ends the search.
         let key = P256.Signing.PrivateKey()
         let seed = try TrustFixtures.make("Tangle CA", key: key, constraints: .isCertificateAuthority(maxPathLength: nil), usages: nil)
-        let tangle = try (0..<30).map { _ in try TrustFixtures.make("Tangle CA", by: seed, key: key, constraints: .isCertificateAuthority(maxPathLength: nil), usages: nil) }
+        let tangle = try (0..<30).map {
+            try TrustFixtures.make("Tangle CA", by: seed, key: key, constraints: .isCertificateAuthority(maxPathLength: nil), usages: nil, dns: ["ca\($0).test"])
+        }
         let tangled = try TrustFixtures.make("probe.example", by: seed, dns: ["probe.example"])
+        let started = ContinuousClock.now
         let verdict = TrustEvaluation.verdict(chain: [tangled.certificate] + tangle.map(\.certificate), host: "probe.example",
                                               policy: try none(), anchors: TrustAnchors([f.root.certificate]), now: TrustFixtures.now)
         XCTAssertEqual(verdict, .refused(reason: "the chain is too tangled to evaluate (over 64 signature checks)"))
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
+        // The same under public-key pinning (of a key the tangle does not hold).
+        let pinned = TrustEvaluation.verdict(chain: [tangled.certificate] + tangle.map(\.certificate), host: "probe.example",
+                                             policy: try publicKey(f.root), anchors: .none, now: TrustFixtures.now)
+        XCTAssertEqual(pinned, .refused(reason: "the chain is too tangled to evaluate (over 64 signature checks)"))
     }
 
     func testPublicKeyPinIsTheSPKIDigest() throws {

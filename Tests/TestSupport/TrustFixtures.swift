@@ -34,6 +34,12 @@ package struct TrustFixtures {
     package let signsWithoutKeyCertSign, leafOfSignsWithoutKeyCertSign, expiredIntermediate, leafOfExpiredIntermediate: MadeCertificate
     package let clientOnly, forged, crossSigned, pathLengthRoot, middle, leafOfMiddle, criticalUnknown: MadeCertificate
     package let longRoot: MadeCertificate
+    /// A CA limited to probe.example's names except bad.probe.example, and leaves inside,
+    /// outside and excluded.
+    package let constrainedCA, insideConstraint, outsideConstraint, excludedByConstraint: MadeCertificate
+    /// Wildcards over a single label (`*.example`) and inside a label (`w*.probe.example`);
+    /// a leaf naming probe.example only in its common name.
+    package let publicSuffixWildcard, partialWildcard, commonNameOnly: MadeCertificate
     /// A leaf and eleven CAs above it, root excluded: twelve with the root, over the depth limit.
     package let longChain: [Certificate]
 
@@ -74,6 +80,15 @@ package struct TrustFixtures {
         leafOfMiddle = try Self.make("probe.example", by: middle, dns: probe)
         criticalUnknown = try Self.make("probe.example", by: intermediate, dns: probe,
                                         extra: [Certificate.Extension(oid: [1, 3, 6, 1, 4, 1, 99999, 1], critical: true, value: [0x05, 0x00])])
+        let constraints = NameConstraints(permittedDNSDomains: ["probe.example"], excludedDNSDomains: ["bad.probe.example"])
+        constrainedCA = try Self.make("Constrained CA", by: root, constraints: ca, keyUsage: KeyUsage(keyCertSign: true), usages: nil,
+                                      extra: [try Critical(constraints).makeCertificateExtension()])
+        insideConstraint = try Self.make("inside", by: constrainedCA, dns: ["www.probe.example"])
+        outsideConstraint = try Self.make("outside", by: constrainedCA, dns: ["www.probe.example", "other.example"])
+        excludedByConstraint = try Self.make("excluded", by: constrainedCA, dns: ["bad.probe.example"])
+        publicSuffixWildcard = try Self.make("suffix wildcard", by: intermediate, dns: ["*.example"])
+        partialWildcard = try Self.make("partial wildcard", by: intermediate, dns: ["w*.probe.example"])
+        commonNameOnly = try Self.make("probe.example", by: intermediate)
         longRoot = try ca_("Long Root CA")
         var above = longRoot
         var cas: [Certificate] = []
