@@ -31,7 +31,7 @@ final class ServerCore {
     private let ownUID = UInt32(geteuid())
 
     private(set) var publication: Publication
-    private var subscribers = Subscribers()
+    private var subscribers = Subscribers<VarlinkConnectionHandler>()
     private lazy var targets = TargetWatches(eventLoop: eventLoop, engine: engine, resolver: resolver) { [unowned self] in
         publication.state
     }
@@ -73,7 +73,7 @@ final class ServerCore {
     func update(snapshot: NetworkSnapshot) {
         perform(publication.update(snapshot: snapshot))
         for waiting in subscribers.release(where: { !publication.state.awaitsRoutes(for: $0) }) {
-            subscribe(waiting.handler, ticket: waiting.ticket, filter: waiting.filter).map(waiting.handler.deliver)
+            subscribe(waiting.member, ticket: waiting.ticket, filter: waiting.filter).map(waiting.member.deliver)
         }
         targets.refresh()
         connectivity.update(snapshot: snapshot, policy: publication.state.policy)
@@ -181,7 +181,7 @@ final class ServerCore {
     func subscribe(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, filter: PathFilter) -> SubscriberUpdate? {
         if publication.state.awaitsRoutes(for: filter) {
             logger.debug("a Subscribe waits for the routes its filter's answer needs, still being read")
-            subscribers.hold(.init(handler: handler, ticket: ticket, filter: filter))
+            subscribers.hold(.init(member: handler, ticket: ticket, filter: filter))
             return nil
         }
         subscribers.add(handler, id: ticket.id, filter: filter)

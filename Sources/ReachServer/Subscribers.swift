@@ -3,30 +3,31 @@ import ReachProtocol
 
 /// Who subscribed to what: the members of each filter group (the handlers a group's update
 /// goes to), each connection's filter, and the subscribers whose first answer waits for
-/// the routes still read at start. Bookkeeping only; `ServerCore` decides and delivers.
-struct Subscribers {
+/// the routes still read at start. Bookkeeping only; `ServerCore` decides and delivers
+/// (its members are the connections' handlers).
+struct Subscribers<Member> {
     /// A `Subscribe` held back until the routes its filter's answer needs are read.
     struct Waiting {
-        let handler: VarlinkConnectionHandler
+        let member: Member
         let ticket: ConnectionTicket
         let filter: PathFilter
     }
 
-    private var members: [PathFilter: [Int: VarlinkConnectionHandler]] = [:]
+    private var members: [PathFilter: [Int: Member]] = [:]
     private var filters: [Int: PathFilter] = [:]
     private var waiting: [Int: Waiting] = [:]
 
     /// Subscribed connections (not counting those still waiting for routes).
     var count: Int { filters.count }
 
-    /// The handlers an update of `filter`'s group goes to.
-    func group(_ filter: PathFilter) -> Dictionary<Int, VarlinkConnectionHandler>.Values? {
+    /// The members an update of `filter`'s group goes to.
+    func group(_ filter: PathFilter) -> Dictionary<Int, Member>.Values? {
         members[filter]?.values
     }
 
-    /// Adds `handler` (connection `id`) to `filter`'s group.
-    mutating func add(_ handler: VarlinkConnectionHandler, id: Int, filter: PathFilter) {
-        members[filter, default: [:]][id] = handler
+    /// Adds `member` (connection `id`) to `filter`'s group.
+    mutating func add(_ member: Member, id: Int, filter: PathFilter) {
+        members[filter, default: [:]][id] = member
         filters[id] = filter
     }
 
