@@ -70,13 +70,14 @@ let package = Package(
             ]
         ),
 
-        // Wire types and Varlink framing shared by daemon and client.
-        // The IDL is embedded in the code, not copied into a resource bundle: reachd is
-        // installed as a single binary and must never fail to find the text it serves.
+        // Wire types, the Varlink framer and the blocking connection shared by daemon,
+        // client and tests. The IDL is embedded in the code, not copied into a resource
+        // bundle: reachd is installed as a single binary and must never fail to find the text it serves.
         .target(
             name: "ReachProtocol",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             resources: [.embedInCode("io.reachd.Reachability.varlink")]
@@ -198,7 +199,7 @@ let package = Package(
         .executableTarget(name: "path-watch", dependencies: ["ReachClient"], path: "Examples/PathWatch"),
         .executableTarget(name: "host-reachability", dependencies: ["ReachClient"], path: "Examples/HostReachability"),
 
-        // What the test targets share: fixtures, a raw Varlink client, namespaces, processes.
+        // What the test targets share: fixtures, test helpers over the Varlink connection, namespaces, processes.
         .target(
             name: "TestSupport",
             dependencies: [
@@ -219,7 +220,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachProtocolTests",
-            dependencies: ["ReachProtocol", "ReachabilityCore", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                "LinuxSystem", "ReachProtocol", "ReachabilityCore",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         .testTarget(
             name: "ReachConfigurationTests",

@@ -27,7 +27,7 @@ enum NetworkdPortals {
 
     /// Asks networkd (blocking: call on `NameResolver`'s pool); nil when it cannot be asked.
     static func ask(socket: String) -> [Int32: String]? {
-        guard case let .reply(reply) = BlockingVarlinkCall.call("io.systemd.Network.Describe", parameters: [:], socket: socket, timeout: .seconds(2)),
+        guard case let .reply(reply) = VarlinkConnection.call("io.systemd.Network.Describe", parameters: [:], socket: socket, timeout: .seconds(2)),
               reply.error == nil
         else { return nil }
         return captivePortals(inDescribe: reply.parameters ?? [:])

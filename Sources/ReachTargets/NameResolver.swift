@@ -272,7 +272,7 @@ package final class NameResolver {
     static func askResolved(_ name: String, interfaceIndex: Int32?, socket: String) -> Outcome? {
         var parameters: JSONObject = ["name": .string(name)]
         if let interfaceIndex { parameters["ifindex"] = .integer(Int(interfaceIndex)) }
-        switch BlockingVarlinkCall.call("io.systemd.Resolve.ResolveHostname", parameters: parameters, socket: socket, timeout: .seconds(6)) {
+        switch VarlinkConnection.call("io.systemd.Resolve.ResolveHostname", parameters: parameters, socket: socket, timeout: .seconds(6)) {
         case let .reply(reply): return outcome(ofResolvedReply: reply)
         case .timedOut: return .failed(.resolutionTimedOut)
         case .unavailable: return nil

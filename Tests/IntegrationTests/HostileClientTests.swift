@@ -40,8 +40,8 @@ final class HostileClientTests: DaemonTestCase {
     func testPerUserConnectionCap() async throws {
         try topology.configureIPv4()
         let (daemon, client) = try startDaemon()
-        var held: [RawVarlinkConnection] = []
-        for _ in 0..<1024 { held.append(try RawVarlinkConnection(path: daemon.socketPath)) }
+        var held: [VarlinkConnection] = []
+        for _ in 0..<1024 { held.append(try VarlinkConnection(path: daemon.socketPath)) }
         // Each is admitted: the last one answers.
         try held.last!.call(ReachabilityInterface.Method.getStatus)
         XCTAssertNil(try held.last!.reply().error)
@@ -49,7 +49,7 @@ final class HostileClientTests: DaemonTestCase {
         let before = try cpuSeconds(daemon.process.processIdentifier)
         var refusals: [String?] = []
         for _ in 0..<20 {
-            let extra = try RawVarlinkConnection(path: daemon.socketPath)
+            let extra = try VarlinkConnection(path: daemon.socketPath)
             try? extra.call(ReachabilityInterface.Method.getStatus)
             refusals.append(try? extra.reply().error)
             XCTAssertEqual(extra.next(timeout: 2), .closed)
@@ -83,8 +83,8 @@ final class HostileClientTests: DaemonTestCase {
         let daemon = try DaemonProcess(namespace: topology.host, launcher: ["prlimit", "--nofile=64:64"])
         self.daemon = daemon
         XCTAssertTrue(daemon.notify.waitFor("READY=1", timeout: 30), daemon.log)
-        var held: [RawVarlinkConnection] = []
-        for _ in 0..<100 { if let connection = try? RawVarlinkConnection(path: daemon.socketPath) { held.append(connection) } }
+        var held: [VarlinkConnection] = []
+        for _ in 0..<100 { if let connection = try? VarlinkConnection(path: daemon.socketPath) { held.append(connection) } }
         usleep(300_000)
         let before = try cpuSeconds(daemon.process.processIdentifier)
         usleep(2_000_000)
@@ -137,8 +137,8 @@ final class HostileClientTests: DaemonTestCase {
             + String(repeating: "[", count: 500) + String(repeating: "]", count: 500) + "}}"
         var burst: [UInt8] = []
         for _ in 0..<10 { burst += Array(deep.utf8) + [0] }
-        let hostile = try RawVarlinkConnection(path: daemon.socketPath)
-        try hostile.send(burst)
+        let hostile = try VarlinkConnection(path: daemon.socketPath)
+        try hostile.send(rawBytes: burst)
         let started = ContinuousClock.now
         _ = try await client.status()
         let took = ContinuousClock.now - started
@@ -151,7 +151,7 @@ final class HostileClientTests: DaemonTestCase {
     func testDuplicateKeysAreRefused() throws {
         try topology.configureIPv4()
         let (daemon, _) = try startDaemon()
-        let connection = try RawVarlinkConnection(path: daemon.socketPath)
+        let connection = try VarlinkConnection(path: daemon.socketPath)
         try connection.sendAndExpectClose(Array(#"{"method":"io.reachd.Reachability.GetStatus","method":"io.reachd.Reachability.Nope"}"#.utf8) + [0])
         XCTAssertTrue(daemon.log.contains(#"the key "method" appears twice"#), daemon.log)
     }
@@ -197,10 +197,10 @@ final class HostileClientTests: DaemonTestCase {
         let pid = daemon.process.processIdentifier
         let baseline = try residentMiB(pid)
         let partial = [UInt8](repeating: UInt8(ascii: " "), count: 65_000)
-        var held: [RawVarlinkConnection] = []
+        var held: [VarlinkConnection] = []
         for _ in 0..<1000 {
-            guard let connection = try? RawVarlinkConnection(path: daemon.socketPath) else { continue }
-            try? connection.send(partial)
+            guard let connection = try? VarlinkConnection(path: daemon.socketPath) else { continue }
+            try? connection.send(rawBytes: partial)
             held.append(connection)
         }
         usleep(500_000)
@@ -223,12 +223,12 @@ final class HostileClientTests: DaemonTestCase {
     func testFloodingSubscriberLogsOnce() throws {
         try topology.configureIPv4()
         let (daemon, _) = try startDaemon()
-        let connection = try RawVarlinkConnection(path: daemon.socketPath)
+        let connection = try VarlinkConnection(path: daemon.socketPath)
         try connection.call(ReachabilityInterface.Method.subscribe, more: true)
         _ = try connection.status()
         var flood: [UInt8] = []
         for _ in 0..<200_000 { flood += [UInt8(ascii: "x"), 0] }
-        try? connection.send(flood)
+        try? connection.send(rawBytes: flood)
         XCTAssertEqual(connection.next(timeout: 5), .closed)
         usleep(200_000)
         XCTAssertEqual(lines(daemon.log, containing: "closing connection"), 1, daemon.log)

@@ -133,11 +133,11 @@ final class ReachabilityIntegrationTests: DaemonTestCase {
     func testGarbageAndOversizedInputLeaveTheDaemonServing() async throws {
         try topology.configureIPv4()
         let (daemon, client) = try startDaemon()
-        try RawVarlinkConnection(path: daemon.socketPath).sendAndExpectClose(Array("{not json".utf8) + [0])
-        try RawVarlinkConnection(path: daemon.socketPath).sendAndExpectClose(Array("[1,2,3]".utf8) + [0])
+        try VarlinkConnection(path: daemon.socketPath).sendAndExpectClose(Array("{not json".utf8) + [0])
+        try VarlinkConnection(path: daemon.socketPath).sendAndExpectClose(Array("[1,2,3]".utf8) + [0])
         let huge = Array("{\"method\":\"io.reachd.Reachability.GetStatus\",\"parameters\":{\"x\":\"".utf8)
             + [UInt8](repeating: UInt8(ascii: "a"), count: 100_000)
-        try RawVarlinkConnection(path: daemon.socketPath).sendAndExpectClose(huge)
+        try VarlinkConnection(path: daemon.socketPath).sendAndExpectClose(huge)
         let status = try await client.status()
         XCTAssertEqual(status.path.status, .satisfied, "still serving after bad clients")
         XCTAssertTrue(daemon.process.isRunning)
@@ -154,7 +154,7 @@ final class ReachabilityIntegrationTests: DaemonTestCase {
              "org.varlink.service.InvalidParameter"),
         ]
         for (request, expected) in cases {
-            let connection = try RawVarlinkConnection(path: daemon.socketPath)
+            let connection = try VarlinkConnection(path: daemon.socketPath)
             let reply = try connection.request(request)
             XCTAssertEqual(reply.error, expected, request)
             // The connection stays usable after an error reply.

@@ -41,7 +41,7 @@ final class RouteRaceStressTests: DaemonTestCase {
         // The engine is reachd's main thread, whose id is the pid.
         if pinned { try sh("taskset", "-p", "-c", "1", "\(daemon.process.processIdentifier)") }
         // Idle subscribers, as in the field report: each change is also written to them.
-        let idle = try (0..<200).map { _ in try RawVarlinkConnection(path: daemon.socketPath) }
+        let idle = try (0..<200).map { _ in try VarlinkConnection(path: daemon.socketPath) }
         for connection in idle { try connection.call("io.reachd.Reachability.Subscribe", [:], more: true) }
         // Each has its first reply, so all 200 were accepted: none is left in the listen
         // backlog (128), where it would make the client's connect below fail with EAGAIN.

@@ -87,8 +87,8 @@ final class ServiceIntegrationTests: DaemonTestCase {
 
         // Calls pipelined behind a Reload on one connection are answered after it, in order.
         try "[interfaces]\nignore = [\"veth*\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let raw = try RawVarlinkConnection(path: daemon.socketPath)
-        try raw.send(Array(#"{"method":"io.systemd.service.Reload"}"#.utf8) + [0] + Array(#"{"method":"io.reachd.Reachability.GetStatus"}"#.utf8) + [0])
+        let raw = try VarlinkConnection(path: daemon.socketPath)
+        try raw.send(rawBytes: Array(#"{"method":"io.systemd.service.Reload"}"#.utf8) + [0] + Array(#"{"method":"io.reachd.Reachability.GetStatus"}"#.utf8) + [0])
         XCTAssertEqual(raw.next(timeout: 5), .message(#"{"parameters":{}}"#))
         guard case let .message(second) = raw.next(timeout: 5) else { return XCTFail("no GetStatus reply") }
         XCTAssertTrue(second.contains(#""primaryInterface":"eth0""#), "GetStatus after the reload sees it: \(second)")

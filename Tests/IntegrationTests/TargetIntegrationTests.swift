@@ -101,8 +101,8 @@ final class TargetIntegrationTests: DaemonTestCase {
         XCTAssertEqual(local?.path.status, .satisfied)
         XCTAssertTrue(local?.path.flags.contains(.isLocalAddress) == true, "\(String(describing: local))")
         // SubscribeTarget without more is refused like Subscribe.
-        let raw = try RawVarlinkConnection(path: daemon.socketPath)
-        try raw.send(Array(#"{"method":"io.reachd.Reachability.SubscribeTarget","parameters":{"address":"198.51.100.7"}}"#.utf8) + [0])
+        let raw = try VarlinkConnection(path: daemon.socketPath)
+        try raw.send(rawBytes: Array(#"{"method":"io.reachd.Reachability.SubscribeTarget","parameters":{"address":"198.51.100.7"}}"#.utf8) + [0])
         XCTAssertEqual(raw.next(timeout: 5), .message(#"{"error":"org.varlink.service.ExpectedMore","parameters":{}}"#))
     }
 
@@ -129,24 +129,24 @@ final class TargetIntegrationTests: DaemonTestCase {
         try topology.configureIPv4()
         let (daemon, _) = try startDaemon()
         let call = Array(#"{"method":"io.reachd.Reachability.SubscribeTarget","parameters":{"address":"198.51.100.7"},"more":true}"#.utf8) + [0]
-        var streams: [RawVarlinkConnection] = []
+        var streams: [VarlinkConnection] = []
         for _ in 0..<64 {
-            let connection = try RawVarlinkConnection(path: daemon.socketPath)
-            try connection.send(call)
+            let connection = try VarlinkConnection(path: daemon.socketPath)
+            try connection.send(rawBytes: call)
             guard case let .message(first) = connection.next(timeout: 5) else { return XCTFail("no first answer") }
             XCTAssertTrue(first.contains(#""continues":true"#), first)
             streams.append(connection)
         }
-        let refused = try RawVarlinkConnection(path: daemon.socketPath)
-        try refused.send(call)
+        let refused = try VarlinkConnection(path: daemon.socketPath)
+        try refused.send(rawBytes: call)
         XCTAssertEqual(refused.next(timeout: 5), .message(#"{"error":"io.reachd.Reachability.LimitReached","parameters":{"limit":"target streams per user","maximum":64}}"#))
-        try refused.send(Array(#"{"method":"io.reachd.Reachability.GetStatus"}"#.utf8) + [0])
+        try refused.send(rawBytes: Array(#"{"method":"io.reachd.Reachability.GetStatus"}"#.utf8) + [0])
         guard case let .message(status) = refused.next(timeout: 5) else { return XCTFail("the refused connection still answers") }
         XCTAssertTrue(status.contains(#""status":"satisfied""#), status)
         streams.removeLast()  // closes it
         usleep(200_000)  // the close reaches reachd
-        let again = try RawVarlinkConnection(path: daemon.socketPath)
-        try again.send(call)
+        let again = try VarlinkConnection(path: daemon.socketPath)
+        try again.send(rawBytes: call)
         guard case let .message(first) = again.next(timeout: 5) else { return XCTFail("no answer after a stream closed") }
         XCTAssertTrue(first.contains(#""continues":true"#), first)
     }

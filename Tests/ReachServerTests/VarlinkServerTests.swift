@@ -18,7 +18,7 @@ final class VarlinkServerTests: XCTestCase {
         await fixture.stop()
     }
 
-    private func connect() throws -> RawVarlinkConnection { try RawVarlinkConnection(path: fixture.socketPath) }
+    private func connect() throws -> VarlinkConnection { try VarlinkConnection(path: fixture.socketPath) }
 
     func testGetStatus() throws {
         let connection = try connect()
@@ -76,7 +76,7 @@ final class VarlinkServerTests: XCTestCase {
         bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: "io.reachd.Reachability.Nope"))
         bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: ReachabilityInterface.Method.listInterfaces))
         bytes += try VarlinkCoding.encodeFrame(AnyVarlinkCall(method: ReachabilityInterface.Method.getStatus))
-        try connection.send(bytes)
+        try connection.send(rawBytes: bytes)
         XCTAssertEqual(try connection.reply().error, VarlinkError.Name.methodNotFound)
         XCTAssertNotNil(try connection.reply().parameters?["interfaces"])
         XCTAssertEqual(try connection.status().0.sequence, 1)
@@ -95,7 +95,7 @@ final class VarlinkServerTests: XCTestCase {
         let bystander = try connect()
         for (name, bytes) in inputs {
             let victim = try connect()
-            try? victim.send(bytes)  // the server may close before all of it is sent
+            try? victim.send(rawBytes: bytes)  // the server may close before all of it is sent
             XCTAssertEqual(victim.next(), .closed, name)
             try bystander.call(ReachabilityInterface.Method.getStatus)
             XCTAssertEqual(try bystander.status().0.sequence, 1, name)
