@@ -18,8 +18,9 @@ final class StatusReplyEncodingTests: XCTestCase {
         supportsIPv6: true, supportsDNS: true, isExpensive: true, isConstrained: true, connectivity: .portal, captivePortal: fullPortal
     )
 
-    /// Strings that need every kind of escape JSON has, and some that must not be escaped.
-    private static let awkwardStrings: [String] = [
+    /// Strings that need every kind of escape JSON has, and some that must not be escaped
+    /// (the generated replies draw from them too).
+    static let awkwardStrings: [String] = [
         "",
         #"quote " inside"#,
         #"back\slash and \" both"#,
