@@ -14,9 +14,8 @@ struct ConnectionTicket: Hashable, Sendable {
 /// must be finished before `ServerLimits.partialMessageDeadline`, and the bytes it buffers
 /// count against the server's budget (per uid and in total), which may refuse them.
 ///
-/// Scanning is incremental (`VarlinkFraming.frameLength` with `scanned`), so a message
-/// trickled in byte by byte costs linear time; a connection holding no partial message
-/// holds no buffer at all.
+/// The cutting is `VarlinkFrameDecoder`'s, the framer clients use too; a connection holding
+/// no partial message holds no buffer at all.
 final class RequestFramingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -25,8 +24,7 @@ final class RequestFramingHandler: ChannelInboundHandler {
     private let ticket: ConnectionTicket
     /// Bytes of a message not yet complete, if any.
     private var pending: ByteBuffer?
-    /// Leading bytes of `pending` already known to hold no NUL.
-    private var scanned = 0
+    private var decoder = VarlinkFrameDecoder(maximumMessageSize: VarlinkFraming.defaultMaximumMessageSize)
     private var deadline: Scheduled<Void>?
 
     init(core: ServerCore, ticket: ConnectionTicket) {
@@ -42,11 +40,7 @@ final class RequestFramingHandler: ChannelInboundHandler {
             pending!.writeBuffer(&incoming)
         }
         do {
-            while let length = try VarlinkFraming.frameLength(
-                in: pending!.readableBytesView, maximumMessageSize: VarlinkFraming.defaultMaximumMessageSize, scanned: &scanned
-            ) {
-                let message = pending!.readSlice(length: length)!
-                pending!.moveReaderIndex(forwardBy: 1)
+            while let message = try decoder.decode(buffer: &pending!) {
                 context.fireChannelRead(wrapInboundOut(message))
                 guard context.channel.isActive else { return }
             }

@@ -8,8 +8,8 @@ import ReachProtocol
 /// Package access only; invariants a fuzzer cannot see from outside are `precondition`s.
 package enum VarlinkFuzzEntryPoint {
     /// Bytes a client sends to the Varlink socket, along the path they take in the server:
-    /// cut into frames (`VarlinkFrameDecoder`, and `VarlinkFrameSplitter`, which must cut
-    /// them alike), each frame decoded as a call (`VarlinkCoding`), answered by the
+    /// cut into frames by `VarlinkFrameDecoder` (which must cut them as it cuts the whole
+    /// stream at once), each frame decoded as a call (`VarlinkCoding`), answered by the
     /// dispatcher (parameter validation, `SubscribeParameters(validating:)`), and the reply
     /// encoded as `VarlinkConnectionHandler` encodes it. A reply that fails to encode is a
     /// crash: the handler assumes it never happens.
@@ -19,33 +19,45 @@ package enum VarlinkFuzzEntryPoint {
     package static func stream(_ bytes: some Collection<UInt8>) {
         guard let first = bytes.first else { return }
         let stream = Array(bytes.dropFirst()), chunk = Int(first) + 1
-        var splitter = VarlinkFrameSplitter()
+        let (whole, wholeError) = cutWhole(stream)
         var decoder = VarlinkFrameDecoder()
         var buffer = ByteBuffer()
         var publication = varlinkPublication
+        var cut = 0
         var offset = 0
         while offset < stream.count {
             let piece = stream[offset..<min(offset + chunk, stream.count)]
             offset += piece.count
-            splitter.append(piece)
             buffer.writeBytes(piece)
             while true {
-                let split: Result<[UInt8]?, VarlinkFramingError> = Result { () throws(VarlinkFramingError) in try splitter.next() }
-                let decoded: ByteBuffer?
+                let frame: ByteBuffer?
                 do {
-                    decoded = try decoder.decode(buffer: &buffer)
-                } catch let error as VarlinkFramingError {
-                    // The server closes the connection here; the splitter must agree.
-                    precondition(split == .failure(error), "decoder failed with \(error), splitter gave \(split)")
-                    return
+                    frame = try decoder.decode(buffer: &buffer)
                 } catch {
-                    preconditionFailure("VarlinkFrameDecoder threw \(error)")
+                    // The server closes the connection here; the whole stream must fail alike.
+                    precondition(error == wholeError && cut == whole.count, "failed with \(error) after \(cut) frames; at once: \(String(describing: wholeError)) after \(whole.count)")
+                    return
                 }
-                precondition(split == .success(decoded.map { Array($0.readableBytesView) }), "the two framers cut differently")
-                guard let frame = decoded else { break }
+                guard let frame else { break }
+                precondition(cut < whole.count && frame == whole[cut], "frame \(cut) is cut differently in pieces of \(chunk) bytes")
+                cut += 1
                 guard answer(Array(frame.readableBytesView), publication: &publication) else { return }
             }
         }
+        precondition(wholeError == nil && cut == whole.count, "\(cut) frames in pieces of \(chunk) bytes, \(whole.count) at once")
+    }
+
+    /// The frames of `stream` delivered in one read, and the error that ends it, if any.
+    private static func cutWhole(_ stream: [UInt8]) -> ([ByteBuffer], VarlinkFramingError?) {
+        var decoder = VarlinkFrameDecoder()
+        var buffer = ByteBuffer(bytes: stream)
+        var frames: [ByteBuffer] = []
+        do {
+            while let frame = try decoder.decode(buffer: &buffer) { frames.append(frame) }
+        } catch {
+            return (frames, error)
+        }
+        return (frames, nil)
     }
 
     /// Answers one frame as the connection handler does; false where the server closes

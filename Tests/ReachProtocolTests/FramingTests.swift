@@ -24,91 +24,98 @@ final class FramingTests: XCTestCase {
         Case(name: "oversize without terminator", chunks: [String(repeating: "x", count: 40), String(repeating: "x", count: 40)], messages: [], error: .messageTooLarge(limit: 64)),
         Case(name: "good then oversize", chunks: ["{}\0" + String(repeating: "y", count: 100)], messages: ["{}"], error: .messageTooLarge(limit: 64)),
         Case(name: "lone terminator", chunks: ["\0"], messages: [], error: .emptyMessage),
+        Case(name: "terminator after a message", chunks: ["{}\0", "\0"], messages: ["{}"], error: .emptyMessage),
     ]
 
-    func testSplitter() {
-        for test in cases {
-            var splitter = VarlinkFrameSplitter(maximumMessageSize: test.limit)
-            var messages: [String] = []
-            var failure: VarlinkFramingError?
-            outer: for chunk in test.chunks {
-                splitter.append(Array(chunk.utf8))
-                do {
-                    while let message = try splitter.next() { messages.append(String(decoding: message, as: UTF8.self)) }
-                } catch {
-                    failure = error
-                    break outer
-                }
+    /// What one decoder makes of `chunks` written one after another into one buffer.
+    private struct Cut: Equatable {
+        var messages: [String] = []
+        var error: VarlinkFramingError?
+        var leftover = 0
+    }
+
+    private func cut(_ chunks: [[UInt8]], limit: Int) -> Cut {
+        var decoder = VarlinkFrameDecoder(maximumMessageSize: limit)
+        var buffer = ByteBuffer()
+        var result = Cut()
+        for chunk in chunks {
+            buffer.writeBytes(chunk)
+            do {
+                while let message = try decoder.decode(buffer: &buffer) { result.messages.append(String(buffer: message)) }
+            } catch {
+                result.error = error
+                break
             }
-            XCTAssertEqual(messages, test.messages, test.name)
-            XCTAssertEqual(failure, test.error, test.name)
-            if test.error == nil { XCTAssertEqual(splitter.bufferedByteCount, test.leftover, test.name) }
+        }
+        result.leftover = buffer.readableBytes
+        return result
+    }
+
+    func testTable() {
+        for test in cases {
+            let result = cut(test.chunks.map { Array($0.utf8) }, limit: test.limit)
+            XCTAssertEqual(result.messages, test.messages, test.name)
+            XCTAssertEqual(result.error, test.error, test.name)
+            if test.error == nil { XCTAssertEqual(result.leftover, test.leftover, test.name) }
         }
     }
 
-    func testNIODecoder() {
+    /// However the bytes arrive, they are cut as if they came in one read: the incremental
+    /// scan never skips a NUL or lets a message past the limit.
+    func testEveryDeliveryCutsAlike() {
         for test in cases {
-            var decoder = VarlinkFrameDecoder(maximumMessageSize: test.limit)
-            var buffer = ByteBuffer()
-            var messages: [String] = []
-            var failure: VarlinkFramingError?
-            outer: for chunk in test.chunks {
-                buffer.writeString(chunk)
-                do {
-                    while let message = try decoder.decode(buffer: &buffer) { messages.append(String(buffer: message)) }
-                } catch {
-                    failure = error as? VarlinkFramingError
-                    break outer
-                }
+            let stream = Array(test.chunks.joined().utf8)
+            let whole = cut([stream], limit: test.limit)
+            XCTAssertEqual(whole.messages, test.messages, test.name)
+            XCTAssertEqual(whole.error, test.error, test.name)
+            for size in [1, 2, 3, 7, 64] {
+                let pieces = stride(from: 0, to: stream.count, by: size).map { Array(stream[$0..<min($0 + size, stream.count)]) }
+                var pieced = cut(pieces, limit: test.limit)
+                if whole.error != nil { pieced.leftover = whole.leftover }  // where it stopped reading differs
+                XCTAssertEqual(pieced, whole, "\(test.name) in pieces of \(size)")
             }
-            XCTAssertEqual(messages, test.messages, test.name)
-            XCTAssertEqual(failure, test.error, test.name)
-            if test.error == nil { XCTAssertEqual(buffer.readableBytes, test.leftover, test.name) }
         }
     }
 
     func testDefaultLimitIs64KiB() throws {
         XCTAssertEqual(VarlinkFraming.defaultMaximumMessageSize, 65536)
-        var splitter = VarlinkFrameSplitter()
-        splitter.append([UInt8](repeating: 0x20, count: 65536) + [0])
-        XCTAssertEqual(try splitter.next()?.count, 65536)
-        splitter.append([UInt8](repeating: 0x20, count: 65537))
-        XCTAssertThrowsError(try splitter.next())
+        var decoder = VarlinkFrameDecoder()
+        var buffer = ByteBuffer(bytes: [UInt8](repeating: 0x20, count: 65536) + [0])
+        XCTAssertEqual(try decoder.decode(buffer: &buffer)?.readableBytes, 65536)
+        buffer.writeBytes([UInt8](repeating: 0x20, count: 65537))
+        XCTAssertThrowsError(try decoder.decode(buffer: &buffer)) { XCTAssertEqual($0 as? VarlinkFramingError, .messageTooLarge(limit: 65536)) }
     }
 
-    func testCompactionKeepsLongStreamsCorrect() throws {
-        var splitter = VarlinkFrameSplitter()
-        var count = 0
-        for index in 0..<5000 {
-            splitter.append(Array("{\"i\":\(index)}\0".utf8))
-            while let message = try splitter.next() {
-                XCTAssertEqual(String(decoding: message, as: UTF8.self), "{\"i\":\(count)}")
-                count += 1
-            }
-        }
-        XCTAssertEqual(count, 5000)
-        XCTAssertEqual(splitter.bufferedByteCount, 0)
-    }
-}
-
-extension FramingTests {
-    /// A message that trickles in one byte at a time is scanned once, not once per byte.
-    func testByteByByteDeliveryIsLinear() throws {
-        let message = Array(String(repeating: "x", count: 60_000).utf8)
-        var splitter = VarlinkFrameSplitter()
+    func testLongStreamThroughOneBuffer() throws {
         var decoder = VarlinkFrameDecoder()
         var buffer = ByteBuffer()
+        var count = 0
+        for index in 0..<5000 {
+            buffer.writeString("{\"i\":\(index)}\0")
+            while let message = try decoder.decode(buffer: &buffer) {
+                XCTAssertEqual(String(buffer: message), "{\"i\":\(count)}")
+                count += 1
+            }
+            if index % 100 == 0 { buffer.discardReadBytes() }
+        }
+        XCTAssertEqual(count, 5000)
+        XCTAssertEqual(buffer.readableBytes, 0)
+    }
+
+    /// A message that trickles in is searched for its NUL once, not again with every read
+    /// (which would take minutes here).
+    func testTricklingMessageIsScannedOnce() throws {
+        let size = 16 << 20, piece = [UInt8](repeating: 0x20, count: 64)
+        var decoder = VarlinkFrameDecoder(maximumMessageSize: size)
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(size + 1)
         let start = ContinuousClock.now
-        for byte in message {
-            splitter.append([byte])
-            XCTAssertNil(try splitter.next())
-            buffer.writeInteger(byte)
+        for _ in 0..<(size / piece.count) {
+            buffer.writeBytes(piece)
             XCTAssertNil(try decoder.decode(buffer: &buffer))
         }
-        splitter.append([0])
         buffer.writeInteger(UInt8(0))
-        XCTAssertEqual(try splitter.next()?.count, message.count)
-        XCTAssertEqual(try decoder.decode(buffer: &buffer)?.readableBytes, message.count)
+        XCTAssertEqual(try decoder.decode(buffer: &buffer)?.readableBytes, size)
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
     }
 }
