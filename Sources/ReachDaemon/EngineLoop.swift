@@ -78,7 +78,7 @@ enum EngineAction: Equatable {
     case evaluate
     /// Ping the systemd watchdog.
     case pingWatchdog
-    /// Wait in `poll(2)` until `deadline` (nil: for an event), netlink polled or left out.
+    /// Wait in `poll(2)` until this instant (nil: until an event), netlink polled or left out.
     case sleep(until: ContinuousClock.Instant?, pollingNetlink: Bool)
 }
 
@@ -204,7 +204,7 @@ struct EngineLoop {
     /// `.fail` (then nothing more is called), or ask for the IO whose outcome `carriedOut`
     /// takes.
     mutating func wokeUp(_ wakeUp: EngineWakeUp) -> [EngineAction] {
-        precondition(phase == .asleep, "wokeUp while \(phase)")
+        guard case .asleep = phase else { preconditionFailure("wokeUp while \(phase)") }
         var actions: [EngineAction] = []
         var findings = WakeUpFindings()
 

@@ -89,6 +89,22 @@ final class EngineRecheckTests: XCTestCase {
         XCTAssertEqual(run.published.count, 1, "and the loop then waits for events")
     }
 
+    func testANewTargetIsPublishedWhenTheSameWakeUpDrainsABatchThatChangedNothing() throws {
+        let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
+        let target = TargetKey(address: IPAddress("192.0.2.80")!, uid: 0)
+        // Both ready before the loop first polls: one wake-up takes the command and drains
+        // a batch that changed nothing (an RA repeating itself).
+        let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine")) { mailbox in
+            mailbox.monitorTargets(add: [target], remove: [])
+            kernel.deliver(DrainOutcome(events: 1), tracked: [Self.route], answers: [Self.throughRoute])
+        }
+        defer { run.stop() }
+
+        let published = run.waitForPublications(1)
+        XCTAssertEqual(published.last.map { Set($0.targets.keys) }, [target], "the new target's answer is published")
+        XCTAssertEqual(kernel.snapshots, 2, "the first snapshot and this wake-up's")
+    }
+
     func testABatchWithoutRemovalsIsOneEvaluationAndNoTimer() throws {
         let kernel = ScriptedKernel(tracked: [Self.route], answers: [Self.throughRoute])
         let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine"))
@@ -221,7 +237,9 @@ private final class EngineRun: Sendable {
     /// The engine's snapshot before its loop ran.
     let firstSnapshot: NetworkSnapshot
 
-    init(kernel: ScriptedKernel, directory: String) throws {
+    /// - Parameter beforeTheLoop: runs once the engine exists, before its loop first polls,
+    ///   so everything it queues is seen by one wake-up.
+    init(kernel: ScriptedKernel, directory: String, beforeTheLoop: (EngineMailbox) -> Void = { _ in }) throws {
         let logger = Logger(label: "engine-test")
         let resolver = ResolverWatcher(
             resolvConfPath: directory + "/resolv.conf", resolvedUpstreamPath: directory + "/upstream.conf", logger: logger
@@ -233,6 +251,7 @@ private final class EngineRun: Sendable {
         firstSnapshot = handoff.engine.snapshot
         let record = self.record
         let finished = self.finished
+        beforeTheLoop(mailbox)
         Thread.detachNewThread {
             let events = EngineEvents(
                 publish: { snapshot in
