@@ -106,7 +106,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         case let .handle(message):
             handle(message, context: context)
         case let .writeFrame(update):
-            write(update, context: context)
+            writeFrame(update, context: context)
         case .read:
             context.read()
         case let .close(refusal):
@@ -213,7 +213,8 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         carryOut(machine.offer(.target(reply)), context: context)
     }
 
-    private func write(_ update: StreamUpdate, context: ChannelHandlerContext) {
+    /// Writes a stream reply and tells the state machine once it is written.
+    private func writeFrame(_ update: StreamUpdate, context: ChannelHandlerContext) {
         guard let frame = update.frame else {
             logger.error("cannot encode a Subscribe reply; closing the connection")
             carryOut(machine.close(nil), context: context)
