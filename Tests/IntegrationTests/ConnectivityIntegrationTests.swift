@@ -290,10 +290,17 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
 
     /// Validated and idle, reachd makes no system call at all for 10 s: no timer, no poll.
     /// (The first seconds after a round may carry a stale wakeup of a cancelled deadline.)
+    /// The round includes HTTPS: judging its certificates leaves no thread or timer behind.
     func testValidatedIdleDaemonMakesNoSystemCalls() async throws {
         guard Command.exists("strace") else { return XCTFail("strace is needed (scripts/bootstrap --test installs it)") }
         try topology.configureIPv4()
-        let (daemon, _, recorder) = try startProbing(Self.httpOnly)
+        let (daemon, _, recorder) = try startProbing(Self.httpOnly + """
+
+            https-url = "https://probe.test/generate_204"
+            [probe.trust]
+            pinning = "certificate"
+            pinned-certificates = ["\(certificate)"]
+            """)
         _ = await expectPath(recorder, "validated") { $0.connectivity == .full }
         // Let the kernel settle first: IPv6 link-local DAD ends with netlink events (a
         // new address, its multicast route) that rightly wake reachd.
