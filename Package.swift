@@ -20,8 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         // NIOSSLContext Sendable (one context shared by every probe): 2.22.0.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.22.0"),
-        // Certificate parsing, its extensions, isValidSignature(_:for:): 1.0.0.
-        .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
+        // Verifier.validate(leaf:intermediates:) and CertificateValidationResult: 1.14.0;
+        // RFC5280Policy(fixedExpiryValidationTime:): 1.15.0.
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.15.0"),
         // PEMDocument.parseMultiple (a PEM file of several certificates), DER.parse: 1.0.0.
         .package(url: "https://github.com/apple/swift-asn1", from: "1.0.0"),
         // 4.5.2 imports FoundationEssentials where 3.x imported Foundation, which linked all of
