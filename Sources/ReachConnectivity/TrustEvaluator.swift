@@ -58,7 +58,9 @@ package struct TrustLoadError: Error, Sendable, Equatable, CustomStringConvertib
     package var description: String { "\(path): \(reason)" }
 }
 
-/// The system's CA bundle, read and parsed once (about 150 certificates) and kept.
+/// The system's CA bundle, read and parsed once (about 150 certificates) and kept. Not
+/// swift-certificates' `CertificateStore.systemTrustRoots`, which loads on a DispatchQueue
+/// and so starts libdispatch's worker pool, whose monitor wakes an idle daemon.
 package final class SystemTrustStore: Sendable {
     /// Debian's and Ubuntu's bundle, which `update-ca-certificates` writes.
     package static let defaultPath = "/etc/ssl/certs/ca-certificates.crt"
