@@ -317,8 +317,8 @@ let package = Package(
 // What ships sees only the members of modules it imports itself. Without this, one
 // dependency's `import Foundation` (TOMLKit's) made Foundation's String overloads
 // (`contains`, `range(of:)`) win over the standard library's in files that import only
-// FoundationEssentials, and that linked all of Foundation and ICU into reachd: 46 MB of
-// binary, about 1 MB resident at start.
+// FoundationEssentials, and that linked all of Foundation and ICU into reachd (figures in
+// docs/performance.md, "Building and packaging").
 for target in package.targets where target.type == .regular || target.type == .executable {
     target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
 }

@@ -2,10 +2,10 @@ import NIOCore
 import ReachabilityCore
 import ReachProtocol
 
-/// `fuzz-varlink`: bytes from a Varlink client.
-/// What the fuzz targets run on one input (`scripts/fuzz`, `Fuzz/Sources/`), and what the
-/// regression tests run on every kept input: the same code, so a fixed crash stays fixed.
-/// Package access only; invariants a fuzzer cannot see from outside are `precondition`s.
+/// What `fuzz-varlink` (`scripts/fuzz varlink`) runs on one input, bytes from a Varlink
+/// client, and what the regression tests run on every kept input: the same code, so a fixed
+/// crash stays fixed. Package access only; invariants a fuzzer cannot see from outside are
+/// `precondition`s.
 package enum VarlinkFuzzEntryPoint {
     /// Bytes a client sends to the Varlink socket, along the path they take in the server:
     /// cut into frames by `VarlinkFrameDecoder` (which must cut them as it cuts the whole

@@ -333,7 +333,7 @@ package final class VarlinkServer: Sendable {
 ///
 /// NIO's `AcceptBackoffHandler` is not enough: it only delays the next read request, and
 /// NIO keeps a listening socket registered for readability while a read is pending, so at
-/// EMFILE the loop still spins (measured: 63,000 failed `accept4` in 3 s). Turning
+/// EMFILE the loop still spins (docs/performance.md, "A full descriptor table"). Turning
 /// `autoRead` off takes the socket out of epoll; it is turned back on after the pause.
 final class AcceptPauseHandler: ChannelInboundHandler {
     package typealias InboundIn = any Channel
