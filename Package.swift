@@ -336,3 +336,14 @@ if Context.environment["REACHD_FUZZ"] != nil {
         .executableTarget(name: "fuzz-network", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-network"),
     ]
 }
+
+// C2SP/x509-limbo's server cases against the trust evaluation, for `scripts/x509-limbo` only
+// (it sets REACHD_LIMBO and builds in .build-limbo); limbo.json is fetched, never committed.
+if Context.environment["REACHD_LIMBO"] != nil {
+    package.targets += [
+        .executableTarget(
+            name: "x509-limbo", dependencies: ["ReachConnectivity", "ReachConfiguration", .product(name: "X509", package: "swift-certificates")],
+            path: "Tools/x509-limbo"
+        ),
+    ]
+}
