@@ -1,6 +1,21 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The products the targets depend on, each named once.
+let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-system")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioEmbedded: Target.Dependency = .product(name: "NIOEmbedded", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
+let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
+let asn1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let prometheus: Target.Dependency = .product(name: "Prometheus", package: "swift-prometheus")
+let toml: Target.Dependency = .product(name: "TOMLKit", package: "TOMLKit")
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+
 let package = Package(
     name: "reachd",
     platforms: [.macOS(.v13)],
@@ -56,7 +71,7 @@ let package = Package(
         // The typed edge for the Linux calls swift-system does not wrap; errno is read here only.
         .target(
             name: "LinuxSystem",
-            dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["CLinux", system]
         ),
 
         // Pure logic: no C, no IO.
@@ -67,7 +82,7 @@ let package = Package(
             name: "NetlinkMonitor",
             dependencies: [
                 "CNetlink", "LinuxSystem", "ReachabilityCore",
-                .product(name: "SystemPackage", package: "swift-system"),
+                system,
             ]
         ),
 
@@ -78,8 +93,7 @@ let package = Package(
             name: "ReachProtocol",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                system, nioCore,
             ],
             resources: [.embedInCode("io.reachd.Reachability.varlink")]
         ),
@@ -90,8 +104,7 @@ let package = Package(
             name: "ReachSystemd",
             dependencies: [
                 "CSystemd", "LinuxSystem", "ReachabilityCore",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Logging", package: "swift-log"),
+                system, logging,
             ]
         ),
         // The configuration file: its schema, TOML decoding and the errors it reports.
@@ -99,9 +112,7 @@ let package = Package(
             name: "ReachConfiguration",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
+                system, logging, toml,
             ]
         ),
         // Names of targets resolved off the loop, fairly per uid; the blocking Varlink calls
@@ -110,8 +121,7 @@ let package = Package(
             name: "ReachTargets",
             dependencies: [
                 "CLinux", "LinuxSystem", "ReachabilityCore", "ReachProtocol",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                system, nioCore,
             ]
         ),
         // Connectivity probes, captive-portal APIs and networkd's portals, HTTPS trust.
@@ -119,17 +129,9 @@ let package = Package(
             name: "ReachConnectivity",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachConfiguration", "ReachTargets",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                system, logging, nioCore,
                 // EmbeddedChannel: the probe's HTTP handlers fed bytes (ResponseReader.embeddedExchange).
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,
             ]
         ),
         // The Prometheus exposition, its HTTP endpoint and textfile.
@@ -137,11 +139,7 @@ let package = Package(
             name: "ReachMetrics",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachConfiguration",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                system, nioCore, nioHTTP1, nioPosix, prometheus,
             ]
         ),
         // The Varlink server on its event loop: listener, connections, publication,
@@ -151,10 +149,7 @@ let package = Package(
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachSystemd", "ReachTargets",
                 "ReachConnectivity", "ReachMetrics", "ReachConfiguration",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                system, logging, nioCore, nioPosix,
             ]
         ),
         // The daemon: the engine (kernel view, signals, mailbox) and the wiring of the rest.
@@ -163,35 +158,28 @@ let package = Package(
             dependencies: [
                 "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol", "ReachSystemd",
                 "ReachConfiguration", "ReachTargets", "ReachConnectivity", "ReachMetrics", "ReachServer",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                system, logging, nioCore, nioHTTP1, nioPosix,
             ]
         ),
         .target(
             name: "ReachClient",
             dependencies: [
                 "ReachProtocol",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                system, nioCore, nioPosix,
             ]
         ),
         .executableTarget(
             name: "reachd",
             dependencies: [
                 "LinuxSystem", "ReachDaemon", "ReachConfiguration", "ReachSystemd", "ReachServer", "ReachConnectivity",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                argumentParser, logging,
             ]
         ),
         .executableTarget(
             name: "reachctl",
             dependencies: [
                 "LinuxSystem", "ReachClient", "ReachProtocol",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                argumentParser,
             ]
         ),
 
@@ -205,103 +193,69 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachProtocol", "ReachabilityCore", "LinuxSystem",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                logging, x509, asn1, crypto, nioPosix, system,
             ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(
             name: "NetlinkMonitorTests",
-            dependencies: ["LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "TestSupport", system]
         ),
         .testTarget(
             name: "ReachProtocolTests",
             dependencies: [
                 "LinuxSystem", "ReachProtocol", "ReachabilityCore",
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "SystemPackage", package: "swift-system"),
+                nioCore, system,
             ]
         ),
         .testTarget(
             name: "ReachConfigurationTests",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConfiguration", "ReachSystemd",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                logging, system,
             ]
         ),
         .testTarget(
             name: "ReachTargetsTests",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachTargets",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                nioCore, nioPosix, system,
             ]
         ),
         .testTarget(
             name: "ReachConnectivityTests",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConnectivity", "ReachConfiguration", "ReachTargets", "ReachSystemd",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,
             ]
         ),
         .testTarget(
             name: "ReachMetricsTests",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachMetrics", "ReachConfiguration", "ReachSystemd",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                nioCore, nioPosix, nioHTTP1, logging,
             ]
         ),
         .testTarget(
             name: "ReachServerTests",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachTargets", "ReachMetrics",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                logging, nioCore, nioEmbedded, nioPosix, system,
             ]
         ),
         .testTarget(
             name: "ReachDaemonTests",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "NetlinkMonitor", "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachTargets", "ReachMetrics",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto, system,
             ]
         ),
         .testTarget(
             name: "ReachClientTests",
             dependencies: [
                 "ReachClient", "ReachServer", "ReachProtocol", "ReachabilityCore", "TestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                nioCore, system, nioPosix,
             ]
         ),
         // Runs systemd-analyze, make install and the built reachd / reachctl.
@@ -342,7 +296,7 @@ if Context.environment["REACHD_FUZZ"] != nil {
 if Context.environment["REACHD_LIMBO"] != nil {
     package.targets += [
         .executableTarget(
-            name: "x509-limbo", dependencies: ["ReachConnectivity", "ReachConfiguration", .product(name: "X509", package: "swift-certificates")],
+            name: "x509-limbo", dependencies: ["ReachConnectivity", "ReachConfiguration", x509],
             path: "Tools/x509-limbo"
         ),
     ]
