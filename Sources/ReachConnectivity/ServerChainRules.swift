@@ -114,7 +114,7 @@ struct ServerName {
         } catch {
             return "the certificate's subjectAltName cannot be read: \(TrustEvaluation.shown(error))"
         }
-        if case .meetsPolicy = identity.chainMeetsPolicyRequirements(chain: chain) { return nil }
+        if case .meetsPolicy = identity.chainMeetsPolicyRequirements(chain: chain), acceptsWildcards(in: names) { return nil }
         var dnsNames: [String] = [], addresses: [String] = []
         for name in names {
             switch name {
@@ -127,5 +127,26 @@ struct ServerName {
         if !dnsNames.isEmpty { listed.append("DNS: " + TrustEvaluation.listed(dnsNames)) }
         if !addresses.isEmpty { listed.append("IP: " + TrustEvaluation.listed(addresses)) }
         return "name \(TrustEvaluation.shown(host)) does not match the certificate (\(listed.isEmpty ? "no DNS or IP names" : listed.joined(separator: "; ")))"
+    }
+
+    /// Whether a name the library matched also passes the stricter wildcard rule browsers
+    /// keep: a wildcard is a whole leftmost label over at least two more (`*.example.com`),
+    /// never inside a label (`w*.example.com`) nor over one label (`*.com`). IP literals and
+    /// names without a wildcard are the library's alone.
+    private func acceptsWildcards(in names: SubjectAlternativeNames) -> Bool {
+        guard IPAddress(host.trimmingPrefix("[").prefix { $0 != "]" }) == nil else { return true }
+        // Compared as DNS compares: without case, a final dot naming the root.
+        func labels(_ name: String) -> [Substring] {
+            let lowered = name.lowercased()
+            return (lowered.hasSuffix(".") ? lowered.dropLast() : Substring(lowered)).split(separator: ".", omittingEmptySubsequences: false)
+        }
+        let asked = labels(host)
+        return names.contains { name in
+            guard case let .dnsName(pattern) = name else { return false }
+            let offered = labels(pattern)
+            guard offered.contains(where: { $0.contains("*") }) else { return offered == asked }
+            return offered.first == "*" && offered.dropFirst().allSatisfy { !$0.contains("*") } && offered.count >= 3
+                && offered.count == asked.count && offered.dropFirst().elementsEqual(asked.dropFirst()) && asked.first?.isEmpty == false
+        }
     }
 }

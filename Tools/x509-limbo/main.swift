@@ -35,7 +35,7 @@ enum LimboServerCases {
         if features.contains("has-crl") { return "revocation (CRLs), which reachd does not check" }
         if features.contains("max-chain-depth") { return "a per-case maximum depth, which reachd does not take (its limit is 10)" }
         if features.contains("denial-of-service") { return "quadratic name-constraint work done, not refused (the constraints must sit in an anchor)" }
-        if Self.libraryWildcards.contains(testcase.id) { return "wildcards swift-certificates matches (over a public suffix or one label, inside a label)" }
+        if Self.libraryWildcards.contains(testcase.id) { return "wildcards over a public suffix of more than one label (reachd has no public suffix list)" }
         if testcase.id.hasPrefix("webpki::") || features.contains(where: { $0.hasPrefix("pedantic-") }) {
             return "CA/Browser Forum issuance rules (web PKI profile), beyond RFC 5280 path validation"
         }
