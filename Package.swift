@@ -115,8 +115,8 @@ let package = Package(
                 system, logging, toml,
             ]
         ),
-        // Names of targets resolved off the loop, fairly per uid; the blocking Varlink calls
-        // to systemd-resolved and systemd-networkd.
+        // Targets: names resolved off the loop, fairly per uid (getaddrinfo or systemd-resolved),
+        // CheckTarget's answers and SubscribeTarget's streams.
         .target(
             name: "ReachTargets",
             dependencies: [
@@ -143,7 +143,7 @@ let package = Package(
             ]
         ),
         // The Varlink server on its event loop: listener, connections, publication,
-        // subscribers, target watches, the limits every client is held to.
+        // subscribers, the limits every client is held to.
         .target(
             name: "ReachServer",
             dependencies: [

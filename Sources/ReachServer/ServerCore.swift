@@ -208,7 +208,7 @@ final class ServerCore {
         if let limit = targetBudget.spendCheck(uid: ticket.uid, now: .now) ?? targetBudget.startStream(uid: ticket.uid) {
             return Self.error(limit)
         }
-        targets.watch(target, uid: ticket.uid, id: ticket.id, handler: handler)
+        targets.watch(target, uid: ticket.uid, id: ticket.id) { reply in handler.deliver(reply) }
         return nil
     }
 

@@ -1,19 +1,19 @@
 import NIOCore
 import ReachabilityCore
 import ReachProtocol
-import ReachTargets
 
 /// Answers for targets: `CheckTarget`'s one answer and `SubscribeTarget`'s streams (what each
 /// watches, the keys handed to the engine, the answer last sent, the next re-resolution of a
 /// name). Names are resolved off the loop, addresses looked up by the engine, and answers
 /// judged (`TargetDerivation`) against the state published when they arrive. On the event
 /// loop only; the budget is the caller's.
-final class TargetWatches {
+package final class TargetWatches {
     /// One `SubscribeTarget` stream: what it watches and what its client last got.
     private struct Watch {
         let target: Target
         let uid: UInt32
-        let handler: VarlinkConnectionHandler
+        /// Hands an answer to the stream's client.
+        let deliver: (TargetReply) -> Void
         /// The addresses looked up with every snapshot (empty while the name does not resolve).
         var keys: [TargetKey] = []
         /// The answer last sent; nil before the first.
@@ -25,14 +25,16 @@ final class TargetWatches {
     }
 
     private let eventLoop: any EventLoop
-    private let engine: any EngineRequests
+    private let engine: any TargetLookups
     private let resolver: NameResolver
     /// The state published now (the core's).
     private let published: () -> ReachabilityState
     /// Streams by connection id.
     private var watches: [Int: Watch] = [:]
 
-    init(eventLoop: any EventLoop, engine: any EngineRequests, resolver: NameResolver, published: @escaping () -> ReachabilityState) {
+    /// Watches on `eventLoop`, looking addresses up through `engine` and names through
+    /// `resolver`, judging answers against what `published` says is published now.
+    package init(eventLoop: any EventLoop, engine: any TargetLookups, resolver: NameResolver, published: @escaping () -> ReachabilityState) {
         self.eventLoop = eventLoop
         self.engine = engine
         self.resolver = resolver
@@ -40,11 +42,11 @@ final class TargetWatches {
     }
 
     /// Open target streams.
-    var count: Int { watches.count }
+    package var count: Int { watches.count }
 
     /// The answer for `target` as `uid` would reach it: its name resolved, each address
     /// looked up by the engine with that uid, then judged against the state published then.
-    func check(_ target: Target, uid: UInt32) -> EventLoopFuture<TargetReply> {
+    package func check(_ target: Target, uid: UInt32) -> EventLoopFuture<TargetReply> {
         resolve(target, uid: uid).assumeIsolated().flatMap { [self] outcome -> EventLoopFuture<TargetReply> in
             switch outcome {
             case let .failed(reason):
@@ -61,18 +63,18 @@ final class TargetWatches {
     /// `check`), then one per change. Its addresses are looked up with every snapshot from
     /// now on; a name is resolved again when the path changes and every
     /// `resolver.cacheLifetime` while the stream lasts.
-    func watch(_ target: Target, uid: UInt32, id: Int, handler: VarlinkConnectionHandler) {
-        watches[id] = Watch(target: target, uid: uid, handler: handler)
+    package func watch(_ target: Target, uid: UInt32, id: Int, deliver: @escaping (TargetReply) -> Void) {
+        watches[id] = Watch(target: target, uid: uid, deliver: deliver)
         resolveAgain(id)
     }
 
     /// The path changed: names may resolve to other addresses now.
-    func resolveNamesAgain() {
+    package func resolveNamesAgain() {
         for (id, watch) in watches where watch.isName { resolveAgain(id) }
     }
 
     /// Re-judges every stream with the newest snapshot's lookups.
-    func refresh() {
+    package func refresh() {
         let targets = published().snapshot.targets
         for (id, watch) in watches where !watch.keys.isEmpty && watch.last != nil {
             let lookups = watch.keys.compactMap { key in targets[key].map { TargetLookup(address: key.address, route: $0) } }
@@ -82,7 +84,7 @@ final class TargetWatches {
     }
 
     /// Ends connection `id`'s stream; returns the uid it counted against, if it had one.
-    func stop(_ id: Int) -> UInt32? {
+    package func stop(_ id: Int) -> UInt32? {
         guard let watch = watches.removeValue(forKey: id) else { return nil }
         watch.reresolve?.cancel()
         if !watch.keys.isEmpty { engine.monitorTargets(add: [], remove: watch.keys) }
@@ -90,7 +92,7 @@ final class TargetWatches {
     }
 
     /// Ends every stream without telling the engine (it is stopping).
-    func stopAll() {
+    package func stopAll() {
         for watch in watches.values { watch.reresolve?.cancel() }
         watches = [:]
     }
@@ -149,6 +151,6 @@ final class TargetWatches {
     private func send(_ path: TargetPath, to id: Int) {
         guard let watch = watches[id], watch.last != path else { return }
         watches[id]?.last = path
-        watch.handler.deliver(TargetReply(target: watch.target.description, path: path))
+        watch.deliver(TargetReply(target: watch.target.description, path: path))
     }
 }
