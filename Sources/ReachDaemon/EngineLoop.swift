@@ -311,11 +311,12 @@ struct EngineLoop {
 
     /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option.
     private func deadline(heldAnnouncementsDue: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
-        var deadlines = [heldAnnouncementsDue]
-        if case let .resyncing(at) = netlink { deadlines.append(at) }
-        if case let .due(at) = recheck { deadlines.append(at) }
-        if case let .pinging(next, _) = watchdog { deadlines.append(next) }
-        return deadlines.compactMap { $0 }.min()
+        var earliest = heldAnnouncementsDue
+        func consider(_ instant: ContinuousClock.Instant) { earliest = min(earliest ?? instant, instant) }
+        if case let .resyncing(at) = netlink { consider(at) }
+        if case let .due(at) = recheck { consider(at) }
+        if case let .pinging(next, _) = watchdog { consider(next) }
+        return earliest
     }
 
     /// Counts the keys asked for and released; a key is dropped when nobody wants it.

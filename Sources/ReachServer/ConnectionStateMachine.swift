@@ -35,6 +35,8 @@ struct ConnectionStateMachine<Update: Coalescible> {
         case streaming(Stream)
         /// Being closed: nothing it sends is looked at any more.
         case closing
+        /// Only while a stream's payload is changed in place (no copy of it is made).
+        case modifying
     }
 
     /// What the handler does next.
@@ -82,6 +84,8 @@ struct ConnectionStateMachine<Update: Coalescible> {
             return .none
         case .closing:
             return .none
+        case .modifying:
+            preconditionFailure("a connection's state is read while it is modified")
         }
     }
 
@@ -138,6 +142,8 @@ struct ConnectionStateMachine<Update: Coalescible> {
             return .none
         case .idle, .streaming, .closing:
             return .read
+        case .modifying:
+            preconditionFailure("a connection's state is read while it is modified")
         }
     }
 
@@ -159,12 +165,15 @@ struct ConnectionStateMachine<Update: Coalescible> {
             return .read
         case .idle, .answering, .closing:
             return .none
+        case .modifying:
+            preconditionFailure("a connection's state is read while it is modified")
         }
     }
 
     /// A stream reply is offered (the connection's filter group changed, or its target's answer).
     mutating func offer(_ update: Update) -> Action {
         guard case var .streaming(stream) = state else { return .none }
+        state = .modifying
         let action = stream.coalescer.offer(update)
         state = .streaming(stream)
         return Self.frame(action)
@@ -173,6 +182,7 @@ struct ConnectionStateMachine<Update: Coalescible> {
     /// The stream reply last handed out is written.
     mutating func writeCompleted() -> Action {
         guard case var .streaming(stream) = state else { return .none }
+        state = .modifying
         let action = stream.coalescer.consumerReady()
         state = .streaming(stream)
         return Self.frame(action)
