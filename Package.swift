@@ -209,6 +209,7 @@ let package = Package(
                 nioCore, system,
             ]
         ),
+        .testTarget(name: "ReachSystemdTests", dependencies: ["ReachSystemd", logging]),
         .testTarget(
             name: "ReachConfigurationTests",
             dependencies: [
