@@ -41,7 +41,7 @@ final class CaptivePortalAPITests: XCTestCase {
              .success(CaptivePortal(captive: false, bytesRemaining: 9_007_199_254_740_992))),
             ("bytes -1e300 clamp to 0", #"{"captive":false,"bytes-remaining":-1e300}"#, json, .success(CaptivePortal(captive: false, bytesRemaining: 0))),
             ("negative zero", #"{"captive":false,"seconds-remaining":-0.0}"#, json, .success(CaptivePortal(captive: false, secondsRemaining: 0))),
-            // Finding 3: the URLs an answer carries pass the one URI rule.
+            // The URLs an answer carries pass the one URI rule.
             ("portal URL with ESC and a forged sd_notify line", #"{"captive":true,"user-portal-url":"https://p.test/\u001b]0;x\u0007\nWATCHDOG=trigger"}"#, json,
              .failure(.unusableURI("user-portal-url", .forbiddenCharacter("\u{1B}", offset: 15)))),
             ("portal URL with U+202E", #"{"captive":true,"user-portal-url":"https://p.test/\u202Egpj"}"#, json,

@@ -169,7 +169,7 @@ final class HostileTextTests: XCTestCase {
         XCTAssertTrue(exposition.contains(#"reachd_interface_up{device="eth\\x1b[31m0\\u{202E}"} 1"#), exposition)
     }
 
-    /// Finding 10: the series say what the API said, not that an API was announced.
+    /// The series say what the API said, not that an API was announced.
     func testCaptivePortalSeriesSaysWhatTheAPISaid() throws {
         let cases: [(name: String, portal: CaptivePortal?, connectivity: Connectivity, expected: Double)] = [
             ("no portal", nil, .full, 0),
