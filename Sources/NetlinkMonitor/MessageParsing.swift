@@ -160,14 +160,36 @@ enum MessageParser {
         // libnl reads a missing IFLA_CARRIER as 0 and keeps no trace of its absence;
         // only the message says whether to fall back to IFF_LOWER_UP.
         let hasCarrier = message.attribute(Int32(IFLA_CARRIER), after: ifinfomsg.self) != nil
+        let kind = rtnl_link_get_type(link).map { String(cString: $0) }
         return .link(Link(
             index: index, name: name, flags: LinkFlags(rawValue: flags),
             operState: OperationalState(kernelValue: rtnl_link_get_operstate(link)),
             carrier: hasCarrier ? rtnl_link_get_carrier(link) != 0 : flags & IFF_LOWER_UP.rawValue != 0,
             hardwareType: UInt16(truncatingIfNeeded: rtnl_link_get_arptype(link)),
-            kind: rtnl_link_get_type(link).map { String(cString: $0) }
+            kind: kind,
+            masterIndex: positive(rtnl_link_get_master(link)),
+            // A veth's IFLA_LINK is its peer, not a device it runs over.
+            lowerIndex: kind == "veth" ? nil : lowerIndex(of: link)
         ))
     }
+
+    /// The device `link` is stacked on, in this namespace: a vxlan names it in its own
+    /// attributes (`IFLA_VXLAN_LINK`), the others in `IFLA_LINK`. A lower device in another
+    /// namespace (`IFLA_LINK_NETNSID`, a veth's peer in a container) has an index that means
+    /// nothing here.
+    private static func lowerIndex(of link: OpaquePointer) -> Int32? {
+        var netnsID: Int32 = 0
+        guard rtnl_link_get_link_netnsid(link, &netnsID) != 0 else { return nil }
+        if rtnl_link_is_vxlan(link) != 0 {
+            var index: UInt32 = 0
+            guard rtnl_link_vxlan_get_link(link, &index) == 0 else { return nil }
+            return positive(Int32(truncatingIfNeeded: index))
+        }
+        let index = positive(rtnl_link_get_link(link))
+        return index == rtnl_link_get_ifindex(link) ? nil : index
+    }
+
+    private static func positive(_ index: Int32) -> Int32? { index > 0 ? index : nil }
 
     /// RTM_DELLINK: only the index counts, read from the `ifinfomsg` header (bridge-port
     /// removals, `AF_BRIDGE`, are not link removals).

@@ -124,11 +124,12 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
                     pattern: match.value,
                     type: try container.setting(Choice<InterfaceType>.self, .type)?.value,
                     isExpensive: try container.setting(Bool.self, .expensive),
-                    isConstrained: try container.setting(Bool.self, .constrained)
+                    isConstrained: try container.setting(Bool.self, .constrained),
+                    isIgnored: try container.setting(Bool.self, .ignore)
                 )
                 try decoder.rejectUnknownKeys(CodingKeys.self)
             }
-            private enum CodingKeys: String, CodingKey, CaseIterable { case match, type, expensive, constrained }
+            private enum CodingKeys: String, CodingKey, CaseIterable { case match, type, expensive, constrained, ignore }
         }
     }
 

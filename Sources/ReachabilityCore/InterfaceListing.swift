@@ -2,7 +2,8 @@
 public enum InterfaceListing {
     /// Every known link, by index, with its classification and policy applied.
     public static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), connectivity: ConnectivityTable = [:]) -> [InterfaceDescription] {
-        snapshot.links.values.sorted { $0.index < $1.index }.map { link in
+        let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
+        return snapshot.links.values.sorted { $0.index < $1.index }.map { link in
             InterfaceDescription(
                 index: Int(link.index),
                 name: link.name,
@@ -24,7 +25,7 @@ public enum InterfaceListing {
                 },
                 isExpensive: policy.isExpensive(link),
                 isConstrained: policy.isConstrained(link),
-                ignored: policy.isIgnored(link),
+                ignored: policy.isIgnored(link, hostInternalBridges: hostInternalBridges),
                 connectivity: connectivity[link.index] ?? InterfaceConnectivity()
             )
         }

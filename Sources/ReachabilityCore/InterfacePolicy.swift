@@ -12,13 +12,20 @@ public struct InterfacePolicy: Sendable, Hashable {
         public var isExpensive: Bool?
         /// Forced constrained flag, if any.
         public var isConstrained: Bool?
+        /// Forced ignored (true) or kept (false), over the globs and the host-internal
+        /// bridge rule; nil leaves both to decide.
+        public var isIgnored: Bool?
 
         /// Creates an override.
-        public init(pattern: String, type: InterfaceType? = nil, isExpensive: Bool? = nil, isConstrained: Bool? = nil) {
+        public init(
+            pattern: String, type: InterfaceType? = nil, isExpensive: Bool? = nil, isConstrained: Bool? = nil,
+            isIgnored: Bool? = nil
+        ) {
             self.pattern = pattern
             self.type = type
             self.isExpensive = isExpensive
             self.isConstrained = isConstrained
+            self.isIgnored = isIgnored
         }
     }
 
@@ -36,9 +43,12 @@ public struct InterfacePolicy: Sendable, Hashable {
         self.overrides = overrides
     }
 
-    /// Whether the interface is left out of the answer.
-    public func isIgnored(_ link: Link) -> Bool {
-        ignoredPatterns.contains { Glob.matches($0, link.name) }
+    /// Whether the interface is left out of the answer: an override's `isIgnored` if one
+    /// says, else an ignore glob matches or it is one of `hostInternalBridges`
+    /// (`InterfaceRoles.hostInternalBridges(in:)` of the same snapshot).
+    public func isIgnored(_ link: Link, hostInternalBridges: Set<Int32>) -> Bool {
+        if let forced = firstOverride(for: link, \.isIgnored) { return forced }
+        return hostInternalBridges.contains(link.index) || ignoredPatterns.contains { Glob.matches($0, link.name) }
     }
 
     /// The interface's type: an override if one matches, else its classification.
@@ -72,19 +82,17 @@ public enum InterfaceClassifier {
     ]
 
     /// loopback → IFF_LOOPBACK; wifi → sysfs `wireless`/`phy80211` or `DEVTYPE=wlan`;
-    /// cellular → `DEVTYPE=wwan`, a WWAN driver, or ARPHRD_RAWIP; wiredEthernet → other
-    /// ARPHRD_ETHER devices (NICs, bridges, bonds, veths); other → tun, wireguard, ppp, tunnels.
+    /// cellular → `DEVTYPE=wwan`, a WWAN driver, or ARPHRD_RAWIP; other → tunnels and
+    /// overlays by kind (`InterfaceRoles.tunnelKinds`: vxlan, gretap and tap carry ethernet
+    /// frames but lead to a far end), ppp and anything not ethernet; wiredEthernet → the
+    /// remaining ARPHRD_ETHER devices (NICs, bridges, bonds, vlans, macvlans, veths).
     public static func classify(_ link: Link) -> InterfaceType {
         if link.flags.contains(.loopback) || link.hardwareType == ARPHardwareType.loopback { return .loopback }
         if link.device.isWireless || link.device.deviceType == "wlan" { return .wifi }
         if link.device.deviceType == "wwan" || link.hardwareType == ARPHardwareType.rawIP { return .cellular }
         if let driver = link.device.driver, cellularDrivers.contains(driver) { return .cellular }
-        if link.hardwareType == ARPHardwareType.ether {
-            // A tap device carries ethernet frames but is a userspace tunnel (VPNs); call it other.
-            if link.kind == "tun" { return .other }
-            return .wiredEthernet
-        }
-        return .other
+        if let kind = link.kind, InterfaceRoles.tunnelKinds.contains(kind) { return .other }
+        return link.hardwareType == ARPHardwareType.ether ? .wiredEthernet : .other
     }
 }
 

@@ -129,12 +129,17 @@ public struct Link: Sendable, Hashable {
     public var kind: String?
     /// Facts read from sysfs when the link appeared.
     public var device: DeviceFacts
+    /// The bridge or bond this link is a port of (`IFLA_MASTER`), nil for none.
+    public var masterIndex: Int32?
+    /// The device this one is stacked on in the same namespace: `IFLA_LINK` (macvlan, vlan,
+    /// ip tunnels) or a vxlan's `dev`; nil when there is none or it lives in another namespace.
+    public var lowerIndex: Int32?
 
     /// Creates a link.
     public init(
         index: Int32, name: String, flags: LinkFlags, operState: OperationalState,
         carrier: Bool, hardwareType: UInt16 = ARPHardwareType.ether, kind: String? = nil,
-        device: DeviceFacts = DeviceFacts()
+        device: DeviceFacts = DeviceFacts(), masterIndex: Int32? = nil, lowerIndex: Int32? = nil
     ) {
         self.index = index
         self.name = name
@@ -144,6 +149,8 @@ public struct Link: Sendable, Hashable {
         self.hardwareType = hardwareType
         self.kind = kind
         self.device = device
+        self.masterIndex = masterIndex
+        self.lowerIndex = lowerIndex
     }
 
     /// Administratively up (`IFF_UP`).

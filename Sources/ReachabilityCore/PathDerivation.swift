@@ -5,12 +5,14 @@
 /// (policy rules, VPN tables and blackhole/unreachable/prohibit routes included). That
 /// route only counts when its output interface can carry traffic now:
 ///
-/// 1. the interface exists, is not ignored by policy and is allowed by the filter,
+/// 1. the interface exists, is not ignored (by policy, or as a host-internal bridge:
+///    `InterfaceRoles`) and is allowed by the filter,
 /// 2. it is administratively up (`interfaceDown`),
 /// 3. it has carrier and the route is not `linkdown` (`noCarrier`) — a route through an
 ///    unplugged cable is not reachability, whatever GLib says. A dormant interface needs
 ///    carrier too; its DORMANT operstate and a `linkdown` flag on its routes (it is not
-///    oper-up yet) are check 5's business,
+///    oper-up yet) are check 5's business. An overlay needs its underlay's carrier too,
+///    which the kernel does not pass up to it,
 /// 4. it has a usable source address of that family: not link-local, not tentative,
 ///    not DAD-failed (`noAddress`),
 /// 5. it is not dormant; a dormant interface waits for 802.1X or a dial-up and makes the
@@ -54,7 +56,7 @@ public enum PathDerivation {
         if let route = primaryRoute, let link = primaryLink {
             flags.insert(.reachable)
             if route.requiresConnection { flags.insert(.connectionRequired) }
-            if route.gateway == nil { flags.insert(.isDirect) }
+            if route.gateway == nil && !InterfaceRoles.isPointToPoint(link) { flags.insert(.isDirect) }
             if primaryType == .cellular { flags.insert(.isWWAN) }
             if Self.isTransient(link) { flags.insert(.transientConnection) }
         }
@@ -146,10 +148,24 @@ struct Context {
     let snapshot: NetworkSnapshot
     let policy: InterfacePolicy
     let filter: PathFilter
+    /// `InterfaceRoles.hostInternalBridges(in: snapshot)`, found once per derivation.
+    let hostInternalBridges: Set<Int32>
+
+    init(snapshot: NetworkSnapshot, policy: InterfacePolicy, filter: PathFilter) {
+        self.snapshot = snapshot
+        self.policy = policy
+        self.filter = filter
+        self.hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
+    }
+
+    /// Whether the path leaves the interface out (an ignore glob, an override, a host-internal bridge).
+    func isIgnored(_ link: Link) -> Bool {
+        policy.isIgnored(link, hostInternalBridges: hostInternalBridges)
+    }
 
     /// Whether the interface may carry the path at all (exists, not ignored, allowed).
     func isCandidate(_ link: Link) -> Bool {
-        !policy.isIgnored(link) && filter.allows(policy.type(of: link)) && !link.flags.contains(.loopback)
+        !isIgnored(link) && filter.allows(policy.type(of: link)) && !link.flags.contains(.loopback)
     }
 
     var hasCandidateInterface: Bool { snapshot.links.values.contains(where: isCandidate) }
@@ -170,7 +186,7 @@ struct Context {
                 return check(hop, family: family, preferredSource: result.preferredSource, table: result.table)
             }
             // The kernel's choice is off limits: try the tracked defaults that are not.
-            let excluded: UnsatisfiedReason = policy.isIgnored(link) ? .interfaceIgnored : .interfaceTypeProhibited
+            let excluded: UnsatisfiedReason = isIgnored(link) ? .interfaceIgnored : .interfaceTypeProhibited
             return firstUsable(unicastDefaults, family: family, otherwise: excluded)
         case let .failure(failure)?:
             let reason = Self.reason(for: failure)
@@ -207,7 +223,8 @@ struct Context {
         guard let link = snapshot.links[hop.interfaceIndex] else { return .unusable(.noRoute) }
         guard link.isUp else { return .unusable(.interfaceDown) }
         let dormant = link.operState == .dormant
-        guard link.carrier && (dormant || (!hop.isLinkDown && !Self.lacksCarrier(link.operState))) else {
+        guard link.carrier && (dormant || (!hop.isLinkDown && !Self.lacksCarrier(link.operState))),
+              !InterfaceRoles.underlayIsDown(link, in: snapshot) else {
             return .unusable(.noCarrier)
         }
         guard hasUsableSource(on: link.index, family: family, preferredSource: preferredSource) else {
@@ -282,7 +299,8 @@ struct Context {
 
     /// Whether the interface is a candidate that is up, has carrier and a usable address of the family.
     func isCarrying(_ interfaceIndex: Int32, family: AddressFamily) -> Bool {
-        guard let link = snapshot.links[interfaceIndex], isCandidate(link), link.isUp, link.carrier else { return false }
+        guard let link = snapshot.links[interfaceIndex], isCandidate(link), link.isUp, link.carrier,
+              !InterfaceRoles.underlayIsDown(link, in: snapshot) else { return false }
         return snapshot.addresses.contains { $0.interfaceIndex == interfaceIndex && $0.family == family && $0.isUsableForInternet }
     }
 

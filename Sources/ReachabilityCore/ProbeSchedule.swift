@@ -190,10 +190,12 @@ extension ProbeSchedule {
         _ snapshot: NetworkSnapshot, policy: InterfacePolicy, families: [AddressFamily], announcedAPIs: [Int32: String] = [:]
     ) -> [ProbeKey: ProbeContext] {
         var targets: [ProbeKey: ProbeContext] = [:]
+        let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
         for route in snapshot.defaultRoutes where route.type == .unicast && families.contains(route.family) {
             for hop in route.nextHops where !hop.isLinkDown {
-                guard let link = snapshot.links[hop.interfaceIndex], !policy.isIgnored(link),
-                      !link.flags.contains(.loopback), link.isUp, link.carrier, link.operState != .dormant
+                guard let link = snapshot.links[hop.interfaceIndex], !policy.isIgnored(link, hostInternalBridges: hostInternalBridges),
+                      !link.flags.contains(.loopback), link.isUp, link.carrier, link.operState != .dormant,
+                      !InterfaceRoles.underlayIsDown(link, in: snapshot)
                 else { continue }
                 let addresses = snapshot.addresses.filter {
                     $0.interfaceIndex == link.index && $0.family == route.family && $0.isUsableForInternet

@@ -37,7 +37,7 @@ public enum TargetDerivation {
             flags.insert(.reachable)
             if primary.requiresConnection { flags.insert(.connectionRequired) }
             if primary.isLocal { flags.insert(.isLocalAddress) }
-            if primary.answer.gateway == nil { flags.insert(.isDirect) }
+            if primary.answer.gateway == nil, let link = primary.link, !InterfaceRoles.isPointToPoint(link) { flags.insert(.isDirect) }
             if primary.answer.interfaceType == .cellular { flags.insert(.isWWAN) }
             if let link = primary.link, PathDerivation.isTransient(link) { flags.insert(.transientConnection) }
         } else {
@@ -94,7 +94,7 @@ public enum TargetDerivation {
             answer.unsatisfiedReason = .noRoute
             return Judged(answer: answer)
         }
-        if context.policy.isIgnored(link) {
+        if context.isIgnored(link) {
             answer.unsatisfiedReason = .interfaceIgnored
             return Judged(answer: answer, link: link)
         }

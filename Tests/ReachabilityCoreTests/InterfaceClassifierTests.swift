@@ -25,6 +25,14 @@ final class InterfaceClassifierTests: XCTestCase {
             ("tap (ether + kind tun)", link(5, "tap0", hw: ARPHardwareType.ether, kind: "tun"), .other),
             ("ip tunnel (ARPHRD_TUNNEL 768)", link(9, "tunl0", hw: 768, kind: "ipip"), .other),
             ("sit (ARPHRD_SIT 776)", link(9, "sit0", hw: 776, kind: "sit"), .other),
+            ("vxlan carries ethernet frames but is an overlay", link(9, "vx0", kind: "vxlan"), .other),
+            ("geneve overlay", link(9, "gnv0", kind: "geneve"), .other),
+            ("gretap overlay", link(9, "gretap1", kind: "gretap"), .other),
+            ("ip6gre tunnel", link(9, "ip6gre1", hw: 823, kind: "ip6gre"), .other),
+            ("gre tunnel", link(9, "gre1", hw: 778, kind: "gre"), .other),
+            ("macvlan sits on the LAN", link(9, "mv0", kind: "macvlan"), .wiredEthernet),
+            ("vlan sits on the LAN", link(9, "eth0.10", kind: "vlan"), .wiredEthernet),
+            ("wifi facts win over a tunnel kind", link(9, "wlan1", kind: "vxlan", device: .wireless), .wifi),
         ]
         for c in cases {
             XCTAssertEqual(InterfaceClassifier.classify(c.link), c.expected, c.name)

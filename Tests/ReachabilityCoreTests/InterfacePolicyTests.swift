@@ -20,10 +20,28 @@ final class InterfacePolicyTests: XCTestCase {
         ]
         let policy = InterfacePolicy()
         for c in cases {
-            XCTAssertEqual(policy.isIgnored(link(10, c.interface)), c.ignored, c.name)
+            XCTAssertEqual(policy.isIgnored(link(10, c.interface), hostInternalBridges: []), c.ignored, c.name)
         }
-        XCTAssertFalse(InterfacePolicy(ignoredPatterns: []).isIgnored(link(7, "docker0")), "empty ignore list ignores nothing")
-        XCTAssertTrue(InterfacePolicy(ignoredPatterns: ["eth?"]).isIgnored(link(2, "eth0")), "custom ignore list")
+        XCTAssertFalse(InterfacePolicy(ignoredPatterns: []).isIgnored(link(7, "docker0"), hostInternalBridges: []), "empty ignore list ignores nothing")
+        XCTAssertTrue(InterfacePolicy(ignoredPatterns: ["eth?"]).isIgnored(link(2, "eth0"), hostInternalBridges: []), "custom ignore list")
+    }
+
+    func testOverridesDecideIgnoringOverGlobsAndTheBridgeRule() {
+        typealias Override = InterfacePolicy.Override
+        let cases: [(name: String, overrides: [Override], interface: String, internalBridge: Bool, ignored: Bool)] = [
+            ("a host-internal bridge is ignored whatever its name", [], "podman0", true, true),
+            ("the same bridge with a LAN port is kept", [], "podman0", false, false),
+            ("an override keeps a host-internal bridge", [Override(pattern: "lxdbr*", isIgnored: false)], "lxdbr0", true, false),
+            ("an override keeps an interface an ignore glob matches", [Override(pattern: "docker0", isIgnored: false)], "docker0", false, false),
+            ("an override ignores what nothing else would", [Override(pattern: "eth1", isIgnored: true)], "eth1", false, true),
+            ("an override without ignore leaves the glob to decide", [Override(pattern: "docker*", type: .other)], "docker0", false, true),
+            ("the first override that says wins", [Override(pattern: "br*", isIgnored: true), Override(pattern: "br0", isIgnored: false)],
+             "br0", false, true),
+        ]
+        for c in cases {
+            let policy = InterfacePolicy(overrides: c.overrides)
+            XCTAssertEqual(policy.isIgnored(link(10, c.interface), hostInternalBridges: c.internalBridge ? [10] : []), c.ignored, c.name)
+        }
     }
 
     func testTypeAndCostWithOverrides() {

@@ -120,18 +120,18 @@ final class PathDerivationTests: XCTestCase {
                                 defaults: [eth0Default, defaultRoute(.ipv4, dev: 5, table: 51820)],
                                 v4: routeVia(5), v6: noRoute),
              status: .satisfied, reason: nil,
-             checks: [.reachability(.reachableViaOther), .flags([.reachable, .isDirect]), .primary("tun0"),
+             checks: [.reachability(.reachableViaOther), .flags([.reachable]), .primary("tun0"),
                       .primaryType(.other), .available(["tun0", "eth0"])]),
         Case(name: "ppp primary is a transient connection",
              snapshot: snapshot(links: [lo, ppp0], addresses: [ppp0v4], defaults: [defaultRoute(.ipv4, dev: 6)],
                                 v4: routeVia(6), v6: noRoute),
              status: .satisfied, reason: nil,
-             checks: [.reachability(.reachableViaOther), .flags([.transientConnection, .reachable, .isDirect]),
+             checks: [.reachability(.reachableViaOther), .flags([.transientConnection, .reachable]),
                       .primaryType(.other)]),
         Case(name: "pppoe-style link of kind ppp is transient too",
              snapshot: snapshot(links: [lo, link(6, "ppp1", hw: ARPHardwareType.none, kind: "ppp")], addresses: [addr(6, "100.100.0.1", 32)],
                                 v4: routeVia(6), v6: noRoute),
-             status: .satisfied, reason: nil, checks: [.flags([.transientConnection, .reachable, .isDirect])]),
+             status: .satisfied, reason: nil, checks: [.flags([.transientConnection, .reachable])]),
         Case(name: "IPv6-only host with a link-local gateway",
              snapshot: snapshot(links: [lo, eth0], addresses: [eth0v6, eth0ll],
                                 defaults: [defaultRoute(.ipv6, dev: 2, via: "fe80::1", metric: 1024)],
@@ -221,7 +221,7 @@ final class PathDerivationTests: XCTestCase {
              snapshot: snapshot(links: [lo, eth0, link(9, "wg0", oper: .unknown, hw: ARPHardwareType.none, kind: "wireguard")],
                                 addresses: [eth0v4], defaults: [eth0Default], v4: routeVia(9, source: "10.0.0.2"), v6: noRoute),
              status: .satisfied, reason: nil,
-             checks: [.primary("wg0"), .primaryType(.other), .reachability(.reachableViaOther), .flags([.reachable, .isDirect])]),
+             checks: [.primary("wg0"), .primaryType(.other), .reachability(.reachableViaOther), .flags([.reachable])]),
         Case(name: "preferred source on another interface that is not usable",
              snapshot: snapshot(links: [lo, eth0, link(9, "wg0", oper: .unknown, hw: ARPHardwareType.none, kind: "wireguard")],
                                 addresses: [addr(2, "169.254.0.5", 16)], v4: routeVia(9, source: "169.254.0.5"), v6: noRoute),
@@ -409,7 +409,7 @@ final class PathDerivationTests: XCTestCase {
         Case(name: "override: cellular declared not expensive",
              snapshot: snapshot(links: [lo, wwan0], addresses: [wwan0v4], defaults: [wwan0Default], v4: routeVia(4), v6: noRoute),
              policy: InterfacePolicy(overrides: [.init(pattern: "wwan*", isExpensive: false)]),
-             status: .satisfied, reason: nil, checks: [.expensive(false), .flags([.reachable, .isDirect, .isWWAN])]),
+             status: .satisfied, reason: nil, checks: [.expensive(false), .flags([.reachable, .isWWAN])]),
     ]
 
     // MARK: - Subscriber filters
@@ -430,7 +430,7 @@ final class PathDerivationTests: XCTestCase {
         Case(name: "required cellular while wifi is primary and cellular has its own default",
              snapshot: phone, filter: PathFilter(requiredInterfaceType: .cellular), status: .satisfied, reason: nil,
              checks: [.primary("wwan0"), .primaryType(.cellular), .reachability(.reachableViaWWAN),
-                      .flags([.reachable, .isDirect, .isWWAN]), .available(["wwan0"]), .gateways([]), .expensive(true), .dns(true)]),
+                      .flags([.reachable, .isWWAN]), .available(["wwan0"]), .gateways([]), .expensive(true), .dns(true)]),
         Case(name: "required cellular, cellular interface without a route",
              snapshot: snapshot(links: [lo, wlan0, wwan0], addresses: [wlan0v4, wwan0v4], defaults: [wlan0Default],
                                 v4: routeVia(3, gateway: "192.168.1.1"), v6: noRoute),
@@ -480,10 +480,80 @@ final class PathDerivationTests: XCTestCase {
              status: .satisfied, reason: nil, checks: [.connectivity(.limited), .flags([.reachable])]),
     ]
 
+    // MARK: - Tunnels, overlays and bridges for guests
+
+    // vx0 (vxlan over eth1, IFLA_VXLAN_LINK), podman0 (a bridge for containers) and its ports.
+    static let vx0 = Link(index: 20, name: "vx0", flags: [.up, .lowerUp, .running], operState: .unknown, carrier: true,
+                          kind: "vxlan", lowerIndex: 8)
+    static let vx0v4 = addr(20, "10.9.0.2")
+    static let vx0Default = defaultRoute(.ipv4, dev: 20, via: "10.9.0.1")
+    static let podman0 = link(21, "podman0", kind: "bridge", device: .devtype("bridge"))
+    static let podman0v4 = addr(21, "10.88.0.1", 16)
+    static func port(_ index: Int32, _ name: String, kind: String?, of master: Int32) -> Link {
+        var port = link(index, name, kind: kind)
+        port.masterIndex = master
+        return port
+    }
+
+    static let tunnels: [Case] = [
+        Case(name: "vxlan is other, not wired, and its underlay carries it",
+             snapshot: snapshot(links: [lo, eth1, vx0], addresses: [vx0v4], defaults: [vx0Default],
+                                v4: routeVia(20, gateway: "10.9.0.1"), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.primaryType(.other), .reachability(.reachableViaOther)]),
+        Case(name: "vxlan whose underlay lost carrier is not usable, though its own carrier is on",
+             snapshot: snapshot(links: [lo, link(8, "eth1", carrier: false, oper: .down), vx0], addresses: [vx0v4],
+                                defaults: [vx0Default], v4: routeVia(20, gateway: "10.9.0.1"), v6: noRoute),
+             status: .unsatisfied, reason: .noCarrier, checks: [.available([]), .primary(nil)]),
+        Case(name: "vxlan whose underlay is down is not usable",
+             snapshot: snapshot(links: [lo, link(8, "eth1", up: false, carrier: false), vx0], addresses: [vx0v4],
+                                defaults: [vx0Default], v4: routeVia(20, gateway: "10.9.0.1"), v6: noRoute),
+             status: .unsatisfied, reason: .noCarrier),
+        Case(name: "a lower device that is not known (another namespace's) does not count against it",
+             snapshot: snapshot(links: [lo, vx0], addresses: [vx0v4], defaults: [vx0Default],
+                                v4: routeVia(20, gateway: "10.9.0.1"), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.primary("vx0")]),
+        Case(name: "on-link default over a vxlan segment is direct; over tun it is not",
+             snapshot: snapshot(links: [lo, eth1, vx0], addresses: [vx0v4], defaults: [defaultRoute(.ipv4, dev: 20)],
+                                v4: routeVia(20), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.flags([.reachable, .isDirect])]),
+        Case(name: "wireguard-style default with no gateway is not direct",
+             snapshot: snapshot(links: [lo, eth0, link(9, "wg0", oper: .unknown, hw: ARPHardwareType.none, kind: "wireguard",
+                                                       extraFlags: [.pointToPoint, .noARP])],
+                                addresses: [eth0v4, addr(9, "10.66.0.2", 32)],
+                                defaults: [eth0Default, defaultRoute(.ipv4, dev: 9, table: 51820)], v4: routeVia(9), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.flags([.reachable]), .primary("wg0"), .primaryType(.other)]),
+        Case(name: "a bridge whose ports are veths is left out of the interfaces whatever its name",
+             snapshot: snapshot(links: [lo, eth0, podman0, port(22, "veth7f3a", kind: "veth", of: 21),
+                                        port(23, "vnet0", kind: "tun", of: 21)],
+                                addresses: [eth0v4, podman0v4], defaults: [eth0Default],
+                                v4: routeVia(2, gateway: "10.0.0.1"), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.available(["eth0"])]),
+        Case(name: "a bridge for guests with no port yet is left out too",
+             snapshot: snapshot(links: [lo, eth0, podman0], addresses: [eth0v4, podman0v4], defaults: [eth0Default],
+                                v4: routeVia(2, gateway: "10.0.0.1"), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.available(["eth0"])]),
+        Case(name: "a bridge with a physical port is a LAN bridge and stays",
+             snapshot: snapshot(links: [lo, eth0, podman0, port(8, "eth1", kind: nil, of: 21),
+                                        port(22, "veth7f3a", kind: "veth", of: 21)],
+                                addresses: [eth0v4, podman0v4], defaults: [eth0Default],
+                                v4: routeVia(2, gateway: "10.0.0.1"), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.available(["eth0", "podman0"])]),
+        Case(name: "a bridge a default route leaves through stays, whatever its ports",
+             snapshot: snapshot(links: [lo, podman0, port(22, "veth7f3a", kind: "veth", of: 21)], addresses: [podman0v4],
+                                defaults: [defaultRoute(.ipv4, dev: 21, via: "10.88.0.254")],
+                                v4: routeVia(21, gateway: "10.88.0.254"), v6: noRoute),
+             status: .satisfied, reason: nil, checks: [.primary("podman0"), .reachability(.reachableViaWired)]),
+        Case(name: "an override keeps a bridge for guests",
+             snapshot: snapshot(links: [lo, eth0, podman0], addresses: [eth0v4, podman0v4], defaults: [eth0Default],
+                                v4: routeVia(2, gateway: "10.0.0.1"), v6: noRoute),
+             policy: InterfacePolicy(overrides: [.init(pattern: "podman*", isIgnored: false)]),
+             status: .satisfied, reason: nil, checks: [.available(["eth0", "podman0"])]),
+    ]
+
     // MARK: - The loop
 
     static let allCases: [Case] = emptyAndNoRoute + satisfiedByType + linkState + addressCases + refusedRoutes
-        + families + dormant + dns + several + overrides + filters + connectivityCases
+        + families + dormant + dns + several + overrides + filters + connectivityCases + tunnels
 
     func testDerivation() {
         var names = Set<String>()

@@ -62,7 +62,7 @@ final class TargetDerivationTests: XCTestCase {
              flags: [.reachable, .connectionRequired], primary: "eth0", verdicts: ["192.0.2.7 reachable eth0 via 10.0.0.1"]),
         Case(name: "cellular: isWWAN", links: [lo, wwan0], addresses: loAddresses + [addr(4, "100.64.0.2", 30)],
              lookups: [("192.0.2.7", routeVia(4))],
-             status: .satisfied, reachability: .reachableViaWWAN, flags: [.reachable, .isDirect, .isWWAN], primary: "wwan0",
+             status: .satisfied, reachability: .reachableViaWWAN, flags: [.reachable, .isWWAN], primary: "wwan0",
              verdicts: ["192.0.2.7 reachable wwan0 on-link"]),
         Case(name: "a name with no address is not found, never optimistic", lookups: [],
              status: .unsatisfied, reason: .nameNotFound, reachability: .notReachable, verdicts: []),

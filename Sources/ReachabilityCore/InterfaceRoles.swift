@@ -1,0 +1,53 @@
+/// What a link is for, judged from what the kernel says about it and the links around it
+/// rather than from its name. Pure; `PathDerivation`, `TargetDerivation`, `ProbeSchedule`
+/// and `InterfaceListing` ask it.
+public enum InterfaceRoles {
+    /// Kinds that tunnel packets to a far end (overlays, IP tunnels, VPNs): their type is
+    /// `other` even when they carry ethernet frames (vxlan, geneve, gretap, tap).
+    public static let tunnelKinds: Set<String> = [
+        "vxlan", "geneve", "gretap", "ip6gretap", "erspan", "ip6erspan", "gre", "ip6gre", "ipip", "sit",
+        "ip6tnl", "vti", "vti6", "xfrm", "wireguard", "tun", "bareudp",
+    ]
+
+    /// Bridge ports that lead to a container, a VM or a userspace program on this host:
+    /// veth pairs, tap devices (kind `tun`), Xen's `vif` backends.
+    static func isHostInternalPort(_ link: Link) -> Bool {
+        link.kind == "veth" || link.kind == "tun" || link.device.driver == "vif"
+    }
+
+    /// Bridges that only connect this host to its own containers or VMs (docker0, podman0,
+    /// lxdbr0, virbr0 …): no default route leaves through them and every port is a veth,
+    /// tap or vif (or there is no port yet). Such a bridge gains and loses carrier as guests
+    /// come and go; it never carries this host's traffic out, so it is not part of the path.
+    /// A bridge with a physical port, or one a default route uses, is a LAN bridge and stays.
+    public static func hostInternalBridges(in snapshot: NetworkSnapshot) -> Set<Int32> {
+        var bridges = Set(snapshot.links.values.lazy.filter { $0.kind == "bridge" }.map(\.index))
+        guard !bridges.isEmpty else { return [] }
+        for link in snapshot.links.values {
+            if let master = link.masterIndex, bridges.contains(master), !isHostInternalPort(link) {
+                bridges.remove(master)
+            }
+        }
+        for route in snapshot.defaultRoutes where route.type == .unicast {
+            for hop in route.nextHops { bridges.remove(hop.interfaceIndex) }
+        }
+        return bridges
+    }
+
+    /// The device `link` runs over is down or has no carrier. The kernel passes a lower
+    /// device's carrier up to vlan and macvlan links, but an overlay (vxlan, geneve, an IP
+    /// tunnel bound to a device) keeps its own carrier on when its underlay loses the cable.
+    public static func underlayIsDown(_ link: Link, in snapshot: NetworkSnapshot) -> Bool {
+        guard let lowerIndex = link.lowerIndex, let lower = snapshot.links[lowerIndex] else { return false }
+        return !lower.isUp || !lower.carrier
+            || lower.operState == .down || lower.operState == .lowerLayerDown || lower.operState == .notPresent
+    }
+
+    /// A point-to-point link (VPN tunnels, wireguard, ppp, IP-in-IP): what is reached over
+    /// it without a gateway is at the tunnel's far end, not on a link this host is attached
+    /// to, so it is never `isDirect`.
+    public static func isPointToPoint(_ link: Link) -> Bool {
+        link.flags.contains(.pointToPoint) || link.hardwareType == ARPHardwareType.none
+            || link.hardwareType == ARPHardwareType.ppp || link.kind == "ppp"
+    }
+}
