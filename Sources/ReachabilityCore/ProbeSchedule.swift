@@ -183,32 +183,40 @@ public struct ProbeContext: Sendable, Hashable {
 extension ProbeSchedule {
     /// The interfaces and families probes may run over now, each with what its answer
     /// depends on: not ignored by policy, not loopback, up with carrier and not dormant, a
-    /// usable address of the family, and a unicast default route of the family through
-    /// it that is not `linkdown`. Probing follows routes, not the primary alone, so a
+    /// running underlay, a usable address of the family, and a route of the family through
+    /// it that is not `linkdown`: a unicast default route, or the route the family's FIB
+    /// lookup chose (OpenVPN's `def1` halves, 0.0.0.0/1 and 128.0.0.0/1, carry the path
+    /// without any default route). Probing follows routes, not the primary alone, so a
     /// second uplink's connectivity is known before it is needed.
     public static func eligibleTargets(
         _ snapshot: NetworkSnapshot, policy: InterfacePolicy, families: [AddressFamily], announcedAPIs: [Int32: String] = [:]
     ) -> [ProbeKey: ProbeContext] {
+        var hops: [(family: AddressFamily, hop: NextHop)] = []
+        for route in snapshot.defaultRoutes where route.type == .unicast && families.contains(route.family) {
+            hops += route.nextHops.map { (route.family, $0) }
+        }
+        for family in families {
+            guard case let .route(result)? = snapshot.lookups[family], result.type == .unicast else { continue }
+            hops.append((family, NextHop(interfaceIndex: result.outputInterface, gateway: result.gateway, isLinkDown: result.isLinkDown)))
+        }
         var targets: [ProbeKey: ProbeContext] = [:]
         let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
-        for route in snapshot.defaultRoutes where route.type == .unicast && families.contains(route.family) {
-            for hop in route.nextHops where !hop.isLinkDown {
-                guard let link = snapshot.links[hop.interfaceIndex], !policy.isIgnored(link, hostInternalBridges: hostInternalBridges),
-                      !link.flags.contains(.loopback), link.isUp, link.carrier, link.operState != .dormant,
-                      !InterfaceRoles.underlayIsDown(link, in: snapshot)
-                else { continue }
-                let addresses = snapshot.addresses.filter {
-                    $0.interfaceIndex == link.index && $0.family == route.family && $0.isUsableForInternet
-                }
-                guard !addresses.isEmpty else { continue }
-                let key = ProbeKey(interfaceIndex: link.index, family: route.family)
-                var context = targets[key] ?? ProbeContext(
-                    interfaceName: link.name, addresses: Set(addresses.map(\.address)), gateways: [],
-                    hasNameserver: snapshot.hasNameserver, announcedAPI: announcedAPIs[link.index]
-                )
-                if let gateway = hop.gateway { context.gateways.insert(gateway) }
-                targets[key] = context
+        for (family, hop) in hops where !hop.isLinkDown {
+            guard let link = snapshot.links[hop.interfaceIndex], !policy.isIgnored(link, hostInternalBridges: hostInternalBridges),
+                  !link.flags.contains(.loopback), link.isUp, link.carrier, link.operState != .dormant,
+                  !InterfaceRoles.underlayIsDown(link, in: snapshot)
+            else { continue }
+            let addresses = snapshot.addresses.filter {
+                $0.interfaceIndex == link.index && $0.family == family && $0.isUsableForInternet
             }
+            guard !addresses.isEmpty else { continue }
+            let key = ProbeKey(interfaceIndex: link.index, family: family)
+            var context = targets[key] ?? ProbeContext(
+                interfaceName: link.name, addresses: Set(addresses.map(\.address)), gateways: [],
+                hasNameserver: snapshot.hasNameserver, announcedAPI: announcedAPIs[link.index]
+            )
+            if let gateway = hop.gateway { context.gateways.insert(gateway) }
+            targets[key] = context
         }
         return targets
     }

@@ -43,6 +43,57 @@ final class ProbeEligibilityTests: XCTestCase {
         }
     }
 
+    /// The route each family's FIB lookup chose is probed like a default route, under the
+    /// same checks: OpenVPN's `redirect-gateway def1` (0.0.0.0/1 and 128.0.0.0/1 via tun0)
+    /// makes tun0 the path's interface without any default route through it.
+    func testTheLookupsInterfaceIsProbed() {
+        let tunv4 = addr(5, "10.8.0.2")
+        let tunv6 = addr(5, "fd08::2")
+        let eth0Default = defaultRoute(.ipv4, dev: 2, via: "10.0.0.1")
+        let def1 = routeVia(5, gateway: "10.8.0.1")
+        var vx0 = link(9, "vx0", kind: "vxlan")
+        vx0.lowerIndex = 8
+        let eth1Down = link(8, "eth1", carrier: false, oper: .down)
+        let eth0v4 = self.eth0v4
+        func def1Snapshot(_ tun: Link = tun0, addresses: [InterfaceAddress] = [eth0v4, tunv4], v4: RouteLookup? = def1,
+                          v6: RouteLookup? = nil) -> NetworkSnapshot {
+            snapshot(links: [lo, eth0, tun], addresses: addresses, defaults: [eth0Default], v4: v4, v6: v6)
+        }
+        let eth0Key = ProbeKey(interfaceIndex: 2, family: .ipv4)
+        let tunKey = ProbeKey(interfaceIndex: 5, family: .ipv4)
+        let both: [AddressFamily] = [.ipv4, .ipv6]
+        let cases: [(String, NetworkSnapshot, InterfacePolicy, [AddressFamily], [ProbeKey])] = [
+            ("def1: tun0 carries the path, eth0 keeps its default", def1Snapshot(), InterfacePolicy(), both, [eth0Key, tunKey]),
+            ("the lookup names the default route's interface: no second entry",
+             def1Snapshot(v4: routeVia(2, gateway: "10.0.0.1")), InterfacePolicy(), both, [eth0Key]),
+            ("IPv6 over the tunnel (2000::/3 dev tun0, on-link)",
+             def1Snapshot(addresses: [eth0v4, tunv4, tunv6], v6: routeVia(5)), InterfacePolicy(), both,
+             [eth0Key, tunKey, ProbeKey(interfaceIndex: 5, family: .ipv6)]),
+            ("a family not configured is not probed", def1Snapshot(), InterfacePolicy(), [.ipv6], []),
+            ("tun0 ignored by policy", def1Snapshot(), InterfacePolicy(ignoredPatterns: ["tun*"]), both, [eth0Key]),
+            ("tun0 down", def1Snapshot(link(5, "tun0", up: false, hw: ARPHardwareType.none, kind: "tun")), InterfacePolicy(), both, [eth0Key]),
+            ("tun0 without carrier (no process holds it)",
+             def1Snapshot(link(5, "tun0", carrier: false, oper: .down, hw: ARPHardwareType.none, kind: "tun")), InterfacePolicy(), both, [eth0Key]),
+            ("tun0 dormant", def1Snapshot(link(5, "tun0", oper: .dormant, hw: ARPHardwareType.none, kind: "tun")), InterfacePolicy(), both, [eth0Key]),
+            ("tun0 without an address of the family", def1Snapshot(addresses: [eth0v4, tunv6]), InterfacePolicy(), both, [eth0Key]),
+            ("the lookup's route is linkdown", def1Snapshot(v4: routeVia(5, gateway: "10.8.0.1", linkdown: true)), InterfacePolicy(), both, [eth0Key]),
+            ("the lookup answers local, not a route out", def1Snapshot(v4: routeVia(5, type: .local)), InterfacePolicy(), both, [eth0Key]),
+            ("the lookup failed", def1Snapshot(v4: lookupFailure(.noRoute)), InterfacePolicy(), both, [eth0Key]),
+            ("an overlay whose underlay lost carrier",
+             snapshot(links: [lo, eth1Down, vx0], addresses: [addr(9, "10.9.0.2")], v4: routeVia(9, gateway: "10.9.0.1")),
+             InterfacePolicy(), both, []),
+            ("a def1-style route and no default route at all",
+             snapshot(links: [lo, tun0], addresses: [tunv4], v4: def1), InterfacePolicy(), both, [tunKey]),
+        ]
+        for (name, snapshot, policy, families, expected) in cases {
+            XCTAssertEqual(ProbeSchedule.eligibleTargets(snapshot, policy: policy, families: families).keys.sorted(), expected, name)
+        }
+        let context = ProbeSchedule.eligibleTargets(def1Snapshot(), policy: InterfacePolicy(), families: both)[tunKey]
+        XCTAssertEqual(context?.interfaceName, "tun0")
+        XCTAssertEqual(context?.gateways, [ip("10.8.0.1")], "the lookup's gateway is part of what the answer depends on")
+        XCTAssertEqual(context?.addresses, [ip("10.8.0.2")])
+    }
+
     /// The context changes (so the interface is probed again at once) exactly when the
     /// network behind it may have: another address, gateway, DNS or announced portal.
     func testContextFollowsTheNetwork() {
