@@ -163,8 +163,12 @@ extension ReachdConfiguration {
         package var expectation = ProbeExpectation()
         /// `timeout`: seconds one check may take, connection and answer together.
         package var timeout: Duration = .seconds(10)
-        /// `initial-delay`, `maximum-delay`, `recheck-interval` (0: never; the default).
-        package var schedule = ProbeSchedule.Configuration()
+        /// `initial-delay`, `maximum-delay`, `recheck-interval` (0: never).
+        package var schedule = ProbeSchedule.Configuration(recheckInterval: Self.defaultRecheckInterval)
+        /// How often a `full` interface is checked again unless `recheck-interval` says
+        /// otherwise: NetworkManager's default. A lost upstream (a router that stops
+        /// forwarding, a dead VPN server) changes nothing the kernel reports.
+        package static let defaultRecheckInterval: Duration = .seconds(300)
         /// `families`: which address families are checked, each on its own.
         package var families: [AddressFamily] = [.ipv4, .ipv6]
         /// `[probe.trust]`: how the HTTPS endpoint proves who it is.

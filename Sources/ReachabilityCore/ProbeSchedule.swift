@@ -8,8 +8,9 @@
 /// - While not `full`, it retries with backoff: `initialDelay` doubling up to `maximumDelay`
 ///   (NetworkManager: 1 s to 300 s; Android: 1 s to 10 min). A portal is re-checked the
 ///   same way, so logging in is noticed.
-/// - Once `full` it stays silent: no timer at all, unless `recheckInterval` is configured,
-///   or an RFC 8908 session has a known end (re-checked `sessionMargin` before it).
+/// - Once `full` it checks again after `recheckInterval` (`[probe]` defaults to 300 s, as
+///   NetworkManager: a lost upstream changes nothing the kernel reports), or
+///   `sessionMargin` before an RFC 8908 session's known end; with neither, no timer at all.
 /// - A client's request (`reachctl probe`) probes now unless a round is already running.
 public struct ProbeSchedule: Sendable, Equatable {
     /// The schedule's settings (`[probe]` in the configuration).
@@ -18,12 +19,13 @@ public struct ProbeSchedule: Sendable, Equatable {
         public var initialDelay: Duration
         /// The longest retry delay.
         public var maximumDelay: Duration
-        /// Re-check a `full` interface this often; nil: never (the default).
+        /// Re-check a `full` interface this often; nil: never (`recheck-interval = 0`).
         public var recheckInterval: Duration?
         /// How long before a captive session's end to look again.
         public var sessionMargin: Duration
 
-        /// Settings; by default 1 s doubling to 300 s, no re-check once full.
+        /// Settings; by default 1 s doubling to 300 s, no re-check once full (the
+        /// configuration passes its own default).
         public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(300),
                     recheckInterval: Duration? = nil, sessionMargin: Duration = .seconds(30)) {
             self.initialDelay = initialDelay

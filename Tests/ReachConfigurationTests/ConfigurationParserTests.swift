@@ -405,6 +405,23 @@ final class ConfigurationParserTests: XCTestCase {
         }
     }
 
+    /// A `full` interface is checked again every 300 s (NetworkManager's interval) unless the
+    /// file says otherwise; 0 still means never.
+    func testRecheckIntervalDefaultsToFiveMinutes() throws {
+        let cases: [(name: String, text: String, expected: Duration?)] = [
+            ("no file", "", .seconds(300)),
+            ("probing on, no recheck-interval", "[probe]\nurl = \"http://probe.test/generate_204\"\n", .seconds(300)),
+            ("explicit 0: never", "[probe]\nrecheck-interval = 0\n", nil),
+            ("explicit 10 s", "[probe]\nrecheck-interval = 10\n", .seconds(10)),
+            ("the longest", "[probe]\nrecheck-interval = 86400\n", .seconds(86_400)),
+        ]
+        for testCase in cases {
+            let parsed = try ReachdConfiguration(parsing: testCase.text, file: file)
+            XCTAssertEqual(parsed.probe.schedule.recheckInterval, testCase.expected, testCase.name)
+        }
+        XCTAssertEqual(ReachdConfiguration.Probe.defaultRecheckInterval, .seconds(300))
+    }
+
     func testEveryLogLevelIsAccepted() throws {
         for level in Logger.Level.allCases {
             let parsed = try ReachdConfiguration(parsing: "[log]\nlevel = \"\(level.rawValue)\"\n", file: file)

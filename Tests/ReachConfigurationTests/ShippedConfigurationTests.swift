@@ -56,7 +56,7 @@ final class ShippedConfigurationTests: XCTestCase {
         let parsed = try ReachdConfiguration(parsing: text, file: shippedPath)
         XCTAssertEqual(
             parsed.interfaces.policy.overrides,
-            [InterfacePolicy.Override(pattern: "wwan*", type: .cellular, isExpensive: true, isConstrained: false)]
+            [InterfacePolicy.Override(pattern: "wwan*", type: .cellular, isExpensive: true, isConstrained: false, isIgnored: false)]
         )
         XCTAssertEqual(parsed.probe.url, HTTPEndpoint("http://probe.example.net/generate_204"))
         XCTAssertEqual(parsed.probe.httpsURL, HTTPEndpoint("https://probe.example.net/generate_204"))
