@@ -60,7 +60,8 @@ public final class ReachabilityClient: Sendable {
     /// Runs a connectivity check now (`CheckConnectivity`) on every interface probes run
     /// over, or only `interface`, and returns the interfaces once it is done. Errors:
     /// `.remoteError` named `io.reachd.Reachability.ProbingDisabled` when reachd has nothing
-    /// configured to check, `NoSuchInterface`, or `LimitReached` (6 per minute per user).
+    /// configured to check, `NoSuchInterface`, `NothingToProbe` (no interface, or not the
+    /// one named, carries a usable route), or `LimitReached` (6 per minute per user).
     public func checkConnectivity(interface: String? = nil) async throws(ReachClientError) -> [InterfaceDescription] {
         try await call(ReachabilityInterface.Method.checkConnectivity, ConnectivityCheckParameters(interface: interface),
                        returning: ListInterfacesReply.self).interfaces

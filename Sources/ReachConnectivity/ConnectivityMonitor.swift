@@ -130,10 +130,13 @@ package final class ConnectivityMonitor {
     }
 
     /// A client asked for a check now (`CheckConnectivity`, `reachctl probe`); the future
-    /// completes when the rounds it started or joined are done.
-    package func checkNow(interfaceIndex: Int32?) -> EventLoopFuture<Void> {
+    /// completes when the rounds it started or joined are done. Nil when nothing may be
+    /// probed (no interface, or not `interfaceIndex`, carries a usable route).
+    package func checkNow(interfaceIndex: Int32?) -> EventLoopFuture<Void>? {
+        let keys = entries.keys.sorted().filter { interfaceIndex == nil || $0.interfaceIndex == interfaceIndex }
+        guard !keys.isEmpty else { return nil }
         var waits: [EventLoopFuture<Void>] = []
-        for key in entries.keys.sorted() where interfaceIndex == nil || key.interfaceIndex == interfaceIndex {
+        for key in keys {
             perform(entries[key]?.schedule.probeRequested() ?? [], for: key)
             guard entries[key]?.schedule.isProbing == true else { continue }
             let promise = eventLoop.makePromise(of: Void.self)

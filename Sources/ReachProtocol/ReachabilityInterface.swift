@@ -35,6 +35,9 @@ public enum ReachabilityInterface {
         public static let probingDisabled = "io.reachd.Reachability.ProbingDisabled"
         /// `NoSuchInterface(interface)`: a call named an interface the kernel does not know.
         public static let noSuchInterface = "io.reachd.Reachability.NoSuchInterface"
+        /// `NothingToProbe(interface?)`: `CheckConnectivity` found no interface it may probe
+        /// (none carries a usable route to the internet), or the one named is not one.
+        public static let nothingToProbe = "io.reachd.Reachability.NothingToProbe"
     }
 }
 

@@ -230,7 +230,12 @@ final class ServerCore {
             }
             index = link.index
         }
-        return connectivity.checkNow(interfaceIndex: index).assumeIsolated().map { [self] in
+        guard let checked = connectivity.checkNow(interfaceIndex: index) else {
+            return eventLoop.makeSucceededFuture(.error(.other(
+                name: ReachabilityInterface.Error.nothingToProbe, parameters: ["interface": name.map(JSONValue.string) ?? .null]
+            )))
+        }
+        return checked.assumeIsolated().map { [self] in
             DeferredAnswer.reply(ListInterfacesReply(interfaces: publication.state.interfaces))
         }.nonisolated()
     }

@@ -11,9 +11,12 @@ extension Reachctl {
             discussion: """
                 reachd probes every interface it checks (or only --interface) with the \
                 endpoints of its [probe] configuration, and answers when done. A check \
-                already running is joined. At most 6 per minute per user. Exit codes: \
-                0 checked; 1 reachd refused (probing not configured, no such interface, \
-                limit reached); 2 reachd cannot be reached.
+                already running is joined. At most 6 per minute per user. Probes run over \
+                the interfaces a route to the internet uses (up, with carrier and a usable \
+                address). Exit codes: 0 checked; 69 (EX_UNAVAILABLE) nothing could be \
+                checked, with the reason on stderr (probing not configured, no interface \
+                with a usable route, the named one is not such an interface or does not \
+                exist); 1 reachd refused otherwise (limit reached); 2 reachd cannot be reached.
                 """
         )
 
@@ -34,6 +37,10 @@ extension Reachctl {
                 interfaces = try await connection.client(root, timeout: .milliseconds(Int(seconds * 1000)))
                     .checkConnectivity(interface: interface)
             } catch {
+                if let reason = NothingChecked(error, interface: interface) {
+                    printError("reachctl: \(reason.message)")
+                    throw NothingChecked.exitCode
+                }
                 throw fail(error)
             }
             if json {
@@ -41,12 +48,50 @@ extension Reachctl {
                 return
             }
             let checked = interfaces.filter { ($0.name == interface || interface == nil) && $0.lastChecked != nil }
-            if checked.isEmpty { printLine("no interface was checked (none has a usable route)") }
+            if checked.isEmpty {  // a reachd that answers without saying why
+                printError("reachctl: \(NothingChecked.noRoute(interface: interface).message)")
+                throw NothingChecked.exitCode
+            }
             for described in checked {
                 var line = "\(shown(described.name)): IPv4 \(described.ipv4Connectivity.rawValue), IPv6 \(described.ipv6Connectivity.rawValue)"
                 if let portal = described.captivePortal { line += "; portal: \(PortalFormatter.describe(portal))" }
                 printLine(line)
             }
+        }
+    }
+}
+
+/// Why `reachctl probe` checked nothing, from reachd's refusal.
+enum NothingChecked: Equatable {
+    case probingDisabled
+    case noSuchInterface(String)
+    case noRoute(interface: String?)
+
+    /// EX_UNAVAILABLE (sysexits.h): what was asked for cannot be done here now.
+    static let exitCode = ExitCode(69)
+
+    /// Nil for an error that is not about what could be checked.
+    init?(_ error: ReachClientError, interface: String?) {
+        guard case let .remoteError(_, name, _) = error else { return nil }
+        switch name {
+        case ReachabilityInterface.Error.probingDisabled: self = .probingDisabled
+        case ReachabilityInterface.Error.noSuchInterface: self = .noSuchInterface(interface ?? "")
+        case ReachabilityInterface.Error.nothingToProbe: self = .noRoute(interface: interface)
+        default: return nil
+        }
+    }
+
+    /// One line saying why, in plain words.
+    var message: String {
+        switch self {
+        case .probingDisabled:
+            return "nothing was checked: probing is not configured (reachd's [probe] names no url or https-url)"
+        case let .noSuchInterface(name):
+            return "nothing was checked: there is no interface named \(shown(name))"
+        case .noRoute(interface: nil):
+            return "nothing was checked: no interface has a usable route to the internet (up, with carrier, a usable address and a route)"
+        case let .noRoute(interface?):
+            return "\(shown(interface)) was not checked: it carries no usable route to the internet (probes run only over interfaces a route to the internet uses, up, with carrier and a usable address)"
         }
     }
 }
