@@ -1,13 +1,44 @@
 import Glibc
 import SystemPackage
 
-/// Watches directories for files appearing, disappearing or being rewritten (`inotify(7)`).
+/// Watches directories for files appearing, disappearing or being rewritten, and files for
+/// writes to their contents (`inotify(7)`).
 ///
-/// Directories, not files: configuration such as resolv.conf is usually replaced by
-/// rename, which a watch on the file itself would miss.
+/// A directory watch sees a file replaced by rename, which a watch on the file misses; a
+/// file watch sees a write to the file's inode whatever name or mount it came through (a
+/// bind-mounted file's directory sees nothing of it).
 public final class DirectoryWatch {
     /// The descriptor to poll for input.
     public let descriptor: FileDescriptor
+
+    /// One watch of this instance (the kernel's watch descriptor). Adding a path whose inode
+    /// is already watched gives the same watch.
+    public struct Watch: Hashable, Sendable {
+        /// What `inotify_add_watch(2)` returned.
+        public var rawValue: Int32
+
+        /// Wraps a watch descriptor.
+        public init(rawValue: Int32) {
+            self.rawValue = rawValue
+        }
+    }
+
+    /// What a watch reports.
+    public enum Subject: Sendable {
+        /// A directory's entries: created, deleted, moved in or out, or rewritten.
+        case entries
+        /// A file's contents rewritten (reported when the writer closes it: a truncating
+        /// writer has not written yet when it opens), and the file itself changing links or
+        /// mode, removed or moved. Symbolic links are followed to the file.
+        case contents
+
+        var mask: UInt32 {
+            switch self {
+            case .entries: UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
+            case .contents: UInt32(IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+            }
+        }
+    }
 
     /// Opens an inotify instance watching nothing yet.
     public init() throws(Errno) {
@@ -18,31 +49,47 @@ public final class DirectoryWatch {
     /// Watching a directory already watched changes nothing; false when it does not exist.
     @discardableResult
     public func watch(_ directory: String) throws(Errno) -> Bool {
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
+        try add(directory, watching: .entries) != nil
+    }
+
+    /// Watches `path` for `subject`; nil when it (or the file a symbolic link leads to)
+    /// does not exist. A path whose inode is watched already gets `subject` instead.
+    public func add(_ path: String, watching subject: Subject) throws(Errno) -> Watch? {
         do {
-            _ = try systemCall { inotify_add_watch(descriptor.rawValue, directory, mask) }
-            return true
+            return Watch(rawValue: try systemCall { inotify_add_watch(descriptor.rawValue, path, subject.mask) })
         } catch .noSuchFileOrDirectory, .notDirectory {
-            return false
+            return nil
         }
+    }
+
+    /// Stops `watch` (the kernel then queues IN_IGNORED for it). One already gone (its
+    /// inode freed) is no error.
+    public func remove(_ watch: Watch) {
+        _ = inotify_rm_watch(descriptor.rawValue, watch.rawValue)
     }
 
     deinit { try? descriptor.close() }
 
-    /// What a drain read: which entries of the watched directories events were about.
-    /// The caller re-reads its files when one of theirs is named, instead of replaying events.
+    /// What a drain read: which entries of the watched directories events were about, and
+    /// whether a watched file was rewritten. The caller re-reads its files when one of
+    /// theirs is named or rewritten, instead of replaying events.
     public struct Events: Sendable, Equatable {
         /// The names of the entries events named (no directory part: the same name in two
         /// watched directories is one name here).
         public var names: Set<String>
-        /// Whether some event named no entry: the kernel's queue overflowed (events were
-        /// lost), or a watched directory itself was removed or moved.
+        /// Whether some event named no entry and was no rewrite: the kernel's queue
+        /// overflowed (events were lost), a watched directory or file itself was removed or
+        /// moved, a watched file's links or mode changed, or a watch was dropped.
         public var unnamed: Bool
+        /// Whether a watched file's contents were rewritten in place (its name and inode
+        /// stay: reading it again is enough).
+        public var rewritten: Bool
 
         /// Creates a drain's result.
-        public init(names: Set<String> = [], unnamed: Bool = false) {
+        public init(names: Set<String> = [], unnamed: Bool = false, rewritten: Bool = false) {
             self.names = names
             self.unnamed = unnamed
+            self.rewritten = rewritten
         }
 
         /// Whether these events may concern entries named `entries`: one of them was named,
@@ -66,8 +113,9 @@ public final class DirectoryWatch {
 
     /// Parses `inotify_event` records as read(2) returns them: a 16-byte header (`wd`,
     /// `mask`, `cookie`, `len`), then `len` bytes of NUL-padded name (none for events about
-    /// a watched directory itself, and for a queue overflow). A record cut short counts as
-    /// unnamed: whatever it was about, the caller should look.
+    /// a watched directory or file itself, and for a queue overflow). A nameless
+    /// IN_CLOSE_WRITE is a watched file rewritten; a record cut short counts as unnamed:
+    /// whatever it was about, the caller should look.
     public static func parse(_ bytes: ArraySlice<UInt8>, into events: inout Events) {
         bytes.withUnsafeBytes { raw in
             let header = 16
@@ -77,6 +125,7 @@ public final class DirectoryWatch {
                     events.unnamed = true
                     return
                 }
+                let mask = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
                 let length = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
                 let end = offset + header + length
                 guard end <= raw.count else {
@@ -84,7 +133,9 @@ public final class DirectoryWatch {
                     return
                 }
                 let name = raw[(offset + header)..<end].prefix { $0 != 0 }
-                if name.isEmpty {
+                if name.isEmpty, mask == UInt32(IN_CLOSE_WRITE) {
+                    events.rewritten = true
+                } else if name.isEmpty {
                     events.unnamed = true
                 } else {
                     events.names.insert(String(decoding: name, as: UTF8.self))

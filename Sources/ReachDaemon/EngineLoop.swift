@@ -14,8 +14,8 @@ struct EngineWakeUp {
     var commands: [EngineCommand] = []
     /// What reading the netlink event socket found; nil when it was not readable.
     var netlink: NetlinkRead?
-    /// An event on the resolver watch changed what the resolver files say.
-    var resolverFilesChanged = false
+    /// What draining the resolver watch found; nil when it was not readable.
+    var resolverFiles: ResolverFilesRead?
     /// An event in the socket's directory may concern the socket file.
     var socketFileMayBeGone = false
     /// When an RA option held over its link's budget may be applied (nil: none held).
@@ -29,6 +29,15 @@ enum NetlinkRead: Equatable {
     case drained(DrainOutcome)
     /// The read failed: the tracked state can no longer be trusted.
     case failed
+}
+
+/// What the engine found when the resolver watch was readable: its events drained and,
+/// when they concerned the files, the files read again.
+enum ResolverFilesRead: Equatable {
+    /// What the files say did not change (or the events were about other entries).
+    case unchanged
+    /// What the files say changed.
+    case changed
 }
 
 /// How a resync the loop asked for ended.
@@ -78,8 +87,9 @@ enum EngineAction: Equatable {
     case evaluate
     /// Ping the systemd watchdog.
     case pingWatchdog
-    /// Wait in `poll(2)` until this instant (nil: until an event), netlink polled or left out.
-    case sleep(until: ContinuousClock.Instant?, pollingNetlink: Bool)
+    /// Wait in `poll(2)` until this instant (nil: until an event), netlink and the resolver
+    /// watch each polled or left out.
+    case sleep(until: ContinuousClock.Instant?, pollingNetlink: Bool, pollingResolverFiles: Bool = true)
 }
 
 /// What an `EngineAction.report` tells the log.
@@ -156,6 +166,15 @@ struct EngineLoop {
         case pinging(next: ContinuousClock.Instant, interval: Duration)
     }
 
+    /// Whether the resolver watch is polled.
+    enum ResolverFiles: Equatable {
+        /// Its events are read as they come.
+        case polled
+        /// Its events were just read: it is left out of `poll(2)` until this instant, so a
+        /// process rewriting a file in a loop costs a drain and a read per rest, not per write.
+        case resting(until: ContinuousClock.Instant)
+    }
+
     /// Where in a wake-up the loop is; each call moves it on.
     private enum Phase: Equatable {
         /// In `poll(2)`, or before the first wake-up.
@@ -178,6 +197,10 @@ struct EngineLoop {
     private(set) var recheck = Recheck.idle
     /// When the watchdog is pinged.
     private(set) var watchdog: Watchdog
+    /// Whether the resolver watch is polled.
+    private(set) var resolverFiles = ResolverFiles.polled
+    /// How long the resolver watch rests after its events were read.
+    let resolverRest: Duration
     /// Target addresses looked up with every snapshot, and how many asked for each.
     private(set) var monitoredTargets: [TargetKey: Int] = [:]
     private var phase = Phase.asleep
@@ -188,11 +211,14 @@ struct EngineLoop {
     ///   - watchdogInterval: how often to ping the watchdog (nil: never).
     ///   - recheckSchedule: the delays between lookup rechecks.
     ///   - backoff: when to retry a failed resync, and when to give up.
+    ///   - resolverRest: how long the resolver watch is left out of `poll(2)` after its
+    ///     events were read (a change is seen at once, the next one at most this late).
     init(
         now: ContinuousClock.Instant, watchdogInterval: Duration?, recheckSchedule: [Duration] = LookupRecheck.schedule,
-        backoff: RetryBackoff = .netlinkResync
+        backoff: RetryBackoff = .netlinkResync, resolverRest: Duration = .milliseconds(100)
     ) {
         self.backoff = backoff
+        self.resolverRest = resolverRest
         lookups = LookupRecheck(schedule: recheckSchedule)
         watchdog = watchdogInterval.map { .pinging(next: now + $0, interval: $0) } ?? .off
     }
@@ -242,7 +268,11 @@ struct EngineLoop {
         }
         if case let .resyncing(due) = netlink, wakeUp.now >= due { actions.append(.resynchronize) }
         if let due = wakeUp.heldAnnouncementsDue, wakeUp.now >= due { actions.append(.releaseHeldAnnouncements) }
-        if wakeUp.resolverFilesChanged { findings.mayChangeTheAnswer() }
+        if case let .resting(until) = resolverFiles, wakeUp.now >= until { resolverFiles = .polled }
+        if let read = wakeUp.resolverFiles {
+            if read == .changed { findings.mayChangeTheAnswer() }
+            resolverFiles = .resting(until: wakeUp.now + resolverRest)
+        }
         if wakeUp.socketFileMayBeGone { actions.append(.restoreSocket) }
         // A due recheck is one more evaluation; a batch evaluated meanwhile already rescheduled it.
         if case let .due(at) = recheck, wakeUp.now >= at { findings.mayChangeTheAnswer() }
@@ -304,18 +334,23 @@ struct EngineLoop {
             actions.append(.pingWatchdog)
             watchdog = .pinging(next: now + interval, interval: interval)
         }
-        actions.append(.sleep(until: deadline(heldAnnouncementsDue: heldAnnouncementsDue), pollingNetlink: netlink == .following))
+        actions.append(.sleep(
+            until: deadline(heldAnnouncementsDue: heldAnnouncementsDue), pollingNetlink: netlink == .following,
+            pollingResolverFiles: resolverFiles == .polled
+        ))
         phase = .asleep
         return actions
     }
 
-    /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option.
+    /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option, the
+    /// resolver watch's rest.
     private func deadline(heldAnnouncementsDue: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
         var earliest = heldAnnouncementsDue
         func consider(_ instant: ContinuousClock.Instant) { earliest = min(earliest ?? instant, instant) }
         if case let .resyncing(at) = netlink { consider(at) }
         if case let .due(at) = recheck { consider(at) }
         if case let .pinging(next, _) = watchdog { consider(next) }
+        if case let .resting(until) = resolverFiles { consider(until) }
         return earliest
     }
 

@@ -313,10 +313,11 @@ package final class ReachabilityEngine {
             switch wait {
             case let .stop(signal):
                 return signal
-            case let .sleep(until, pollingNetlink):
+            case let .sleep(until, pollingNetlink, pollingResolverFiles):
                 // While a resync waits for its retry, netlink is left out: a broken socket
                 // would poll readable at once and spin.
                 polls.setEnabled(pollingNetlink, at: netlink)
+                if let resolverFiles { polls.setEnabled(pollingResolverFiles, at: resolverFiles) }
                 deadline = until
             }
             let ready: [Bool]
@@ -342,7 +343,7 @@ package final class ReachabilityEngine {
                     wakeUp.netlink = .failed
                 }
             }
-            if let resolverFiles, ready[resolverFiles] { wakeUp.resolverFilesChanged = resolver.handleEvents() }
+            if let resolverFiles, ready[resolverFiles] { wakeUp.resolverFiles = resolver.handleEvents() ? .changed : .unchanged }
             if let socketFiles, ready[socketFiles] { wakeUp.socketFileMayBeGone = socketWatch?.drain().mayConcern(socketName) == true }
             wakeUp.heldAnnouncementsDue = monitor.nextAnnouncementRelease
             wait = try carryOut(wakeUp, in: &loop, events, clock: clock)
@@ -351,7 +352,7 @@ package final class ReachabilityEngine {
 
     /// How a wake-up ends: wait for the next one, or return a signal.
     private enum Wait {
-        case sleep(until: ContinuousClock.Instant?, pollingNetlink: Bool)
+        case sleep(until: ContinuousClock.Instant?, pollingNetlink: Bool, pollingResolverFiles: Bool)
         case stop(Int32)
     }
 
@@ -371,7 +372,7 @@ package final class ReachabilityEngine {
         try carryOut(loop.carriedOut(turn.outcomes), targets: loop.targets, events, &turn)
         let settled = loop.settle(now: clock.now, evaluated: turn.evaluated, heldAnnouncementsDue: monitor.nextAnnouncementRelease)
         try carryOut(settled, targets: loop.targets, events, &turn)
-        return turn.wait ?? .sleep(until: nil, pollingNetlink: true)
+        return turn.wait ?? .sleep(until: nil, pollingNetlink: true, pollingResolverFiles: true)
     }
 
     /// Carries out actions in order, noting in `turn` what the loop needs to hear back.
@@ -416,8 +417,8 @@ package final class ReachabilityEngine {
                 turn.evaluated = snapshot
             case .pingWatchdog:
                 events.watchdog()
-            case let .sleep(until, pollingNetlink):
-                turn.wait = .sleep(until: until, pollingNetlink: pollingNetlink)
+            case let .sleep(until, pollingNetlink, pollingResolverFiles):
+                turn.wait = .sleep(until: until, pollingNetlink: pollingNetlink, pollingResolverFiles: pollingResolverFiles)
             }
         }
     }

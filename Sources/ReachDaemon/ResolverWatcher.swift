@@ -8,18 +8,35 @@ import SystemPackage
 /// resolv.conf is usually replaced by rename, and is often a symlink into /run that
 /// NetworkManager or systemd-resolved re-point at another directory. So the watch is on
 /// *directories*: each file's own, every directory its symlink chain passes through, and,
-/// for one that does not exist yet, its nearest existing ancestor. The set is worked out
-/// again at every change, so a re-pointed link or a directory created later is followed.
+/// for one that does not exist yet, its nearest existing ancestor. Under `ip netns exec`,
+/// containers and nspawn it is a bind mount rewritten in place (`cat >`), which no watched
+/// directory sees; so each file the chains end at is watched too. The set is worked out
+/// again whenever a path may lead elsewhere, so a re-pointed link, a replaced file or a
+/// directory created later is followed, and watches no longer on the way are dropped.
 /// Only events about an entry on the way to the files count: a directory such as /etc or
 /// /run sees writes to many other files, and re-reading for each of them would cost CPU
 /// and map back code that has nothing to do. Confined to the engine thread.
 final class ResolverWatcher {
+    /// What a drain's events call for.
+    enum Response: Equatable {
+        /// Nothing on the way to the files changed.
+        case ignore
+        /// A file was rewritten in place: read the files again.
+        case reread
+        /// An entry on the way changed (or events were lost): follow the paths again,
+        /// move the watches, and read the files.
+        case follow
+    }
+
     private let paths: [String]
     /// Nil when inotify is unavailable: the answer is then read once and not followed.
     package let watch: DirectoryWatch?
     private(set) var hasNameserver = false
     /// The names of every entry on the way to the files as last followed.
     private var relevantNames: Set<String> = []
+    /// The watches the last follow wanted (directories and files); at most two chains'
+    /// directories and two files.
+    private(set) var watches: Set<DirectoryWatch.Watch> = []
 
     init(resolvConfPath: String, resolvedUpstreamPath: String, logger: Logger) {
         paths = [resolvConfPath, resolvedUpstreamPath]
@@ -30,7 +47,7 @@ final class ResolverWatcher {
             logger.warning("cannot watch the resolver configuration (\(error)); supportsDNS will not follow changes")
             watch = nil
         }
-        watchDirectories()
+        follow()
         hasNameserver = readConfiguration()
     }
 
@@ -38,14 +55,31 @@ final class ResolverWatcher {
     /// true if the answer changed. What a reload calls, events or not.
     func refresh() -> Bool {
         watch?.drain()
+        follow()
         return reread()
     }
 
-    /// Drains the watch and, when an event may concern the files, does what `refresh()`
-    /// does; true if the answer changed. What the engine calls when the watch is readable.
+    /// Drains the watch and does what its events call for (`response(to:along:)`); true if
+    /// the answer changed. What the engine calls when the watch is readable.
     func handleEvents() -> Bool {
-        guard let events = watch?.drain(), events.mayConcern(relevantNames) else { return false }
-        return reread()
+        guard let events = watch?.drain() else { return false }
+        switch Self.response(to: events, along: relevantNames) {
+        case .ignore:
+            return false
+        case .reread:
+            return reread()
+        case .follow:
+            follow()
+            return reread()
+        }
+    }
+
+    /// What `events` call for, given the names on the way to the files: a named entry on
+    /// the way (or an event that names nothing, such as a file replaced or a lost queue)
+    /// may lead elsewhere; a rewrite in place only changes what the file says.
+    static func response(to events: DirectoryWatch.Events, along relevantNames: Set<String>) -> Response {
+        if events.mayConcern(relevantNames) { return .follow }
+        return events.rewritten ? .reread : .ignore
     }
 
     /// The names of every component of the paths on the way to the files (`chain(of:)` of
@@ -56,25 +90,45 @@ final class ResolverWatcher {
     }
 
     private func reread() -> Bool {
-        watchDirectories()
         let now = readConfiguration()
         defer { hasNameserver = now }
         return now != hasNameserver
     }
 
-    /// Follows the files' symlink chains once: what to watch (each path's directory) and
-    /// which names events must carry to matter.
-    private func watchDirectories() {
+    /// Follows the files' symlink chains once: what to watch (each path's directory, and
+    /// the file each path ends at) and which names events must carry to matter. Watches
+    /// the follow no longer wants are removed, so a file left behind by a re-pointed link
+    /// wakes nobody.
+    private func follow() {
         let chain = paths.flatMap(Self.chain(of:))
         relevantNames = Self.relevantNames(along: chain)
         guard let watch else { return }
+        var wanted: Set<DirectoryWatch.Watch> = []
         for directory in Set(chain.map(FileSystem.directory(containing:))) {
-            var candidate = directory
-            // A directory that does not exist yet: watch the closest ancestor that does, to
-            // see it appear.
-            while !((try? watch.watch(candidate)) ?? true), candidate != "/" {
-                candidate = FileSystem.directory(containing: candidate)
+            if let added = Self.watchEntries(of: directory, with: watch) { wanted.insert(added) }
+        }
+        // The file itself (through its links): a write through a bind mount or another
+        // name reaches only its inode.
+        for path in paths {
+            if let added = try? watch.add(path, watching: .contents) { wanted.insert(added) }
+        }
+        for stale in watches.subtracting(wanted) { watch.remove(stale) }
+        watches = wanted
+    }
+
+    /// The watch on `directory`'s entries or, when it does not exist yet, on its closest
+    /// ancestor that does (to see it appear); nil when none could be added (out of watches:
+    /// then that part is not followed).
+    private static func watchEntries(of directory: String, with watch: DirectoryWatch) -> DirectoryWatch.Watch? {
+        var candidate = directory
+        while true {
+            do {
+                if let added = try watch.add(candidate, watching: .entries) { return added }
+            } catch {
+                return nil
             }
+            guard candidate != "/" else { return nil }
+            candidate = FileSystem.directory(containing: candidate)
         }
     }
 

@@ -19,7 +19,7 @@ final class EngineLoopTests: XCTestCase {
         var signals: [Int32] = []
         var commands: [EngineCommand] = []
         var netlink: NetlinkRead?
-        var resolverFilesChanged = false
+        var resolverFiles: ResolverFilesRead?
         var socketFileMayBeGone = false
         /// When a held RA option is due (after the start), before and after the wake-up.
         var held: Duration?
@@ -38,6 +38,7 @@ final class EngineLoopTests: XCTestCase {
         var watchdog: Duration?
         var recheckSchedule = LookupRecheck.schedule
         var backoff = RetryBackoff.netlinkResync
+        var resolverRest: Duration = .milliseconds(100)
         var turns: [Turn]
     }
 
@@ -80,12 +81,13 @@ final class EngineLoopTests: XCTestCase {
 
     /// Plays the turns as `ReachabilityEngine.run` does and compares each wake-up's actions.
     private func play(_ row: Case, file: StaticString = #filePath, line: UInt = #line) {
-        var loop = EngineLoop(now: start, watchdogInterval: row.watchdog, recheckSchedule: row.recheckSchedule, backoff: row.backoff)
+        var loop = EngineLoop(now: start, watchdogInterval: row.watchdog, recheckSchedule: row.recheckSchedule, backoff: row.backoff,
+                              resolverRest: row.resolverRest)
         for (index, turn) in row.turns.enumerated() {
             let now = time(turn.at)
             var actions = loop.wokeUp(EngineWakeUp(
                 now: now, signals: turn.signals, commands: turn.commands, netlink: turn.netlink,
-                resolverFilesChanged: turn.resolverFilesChanged, socketFileMayBeGone: turn.socketFileMayBeGone,
+                resolverFiles: turn.resolverFiles, socketFileMayBeGone: turn.socketFileMayBeGone,
                 heldAnnouncementsDue: turn.held.map(time)
             ))
             if !Self.ends(actions) {
@@ -140,7 +142,8 @@ final class EngineLoopTests: XCTestCase {
                      expect: [.reload(reply: reply), .evaluate, Self.sleep]),
             ]),
             Case(name: "a resolver file event and a batch that changed nothing", turns: [
-                Turn(netlink: Self.unchanged, resolverFilesChanged: true, expect: [.evaluate, Self.sleep]),
+                Turn(netlink: Self.unchanged, resolverFiles: .changed,
+                     expect: [.evaluate, .sleep(until: time(.milliseconds(100)), pollingNetlink: true, pollingResolverFiles: false)]),
             ]),
             Case(name: "a released RA option and a batch that changed nothing", turns: [
                 Turn(at: .seconds(1), netlink: Self.unchanged, held: .seconds(1), announcementsReleased: true,
@@ -300,6 +303,30 @@ final class EngineLoopTests: XCTestCase {
                           .sleep(until: time(.milliseconds(8)), pollingNetlink: false)]),
             Turn(at: .milliseconds(8), heldAfter: .milliseconds(20), snapshot: Self.noRoute,
                  expect: [.evaluate, .sleep(until: time(.milliseconds(20)), pollingNetlink: false)]),
+        ]))
+    }
+
+    /// A process rewriting a resolver file in a loop: the first change is read at once, then
+    /// the watch rests (left out of poll) and whatever came meanwhile is one drain and read.
+    func testTheResolverWatchRestsAfterItsEventsWereRead() {
+        let resting = { (until: Duration) in EngineAction.sleep(until: self.time(until), pollingNetlink: true, pollingResolverFiles: false) }
+        play(Case(name: "a storm of rewrites", turns: [
+            Turn(at: .milliseconds(10), resolverFiles: .changed, expect: [.evaluate, resting(.milliseconds(110))]),
+            // The rest is over: polled again, and the writes queued meanwhile are read at once.
+            Turn(at: .milliseconds(110), expect: [Self.sleep]),
+            Turn(at: .milliseconds(111), resolverFiles: .unchanged, expect: [resting(.milliseconds(211))]),
+            // Something else wakes the engine meanwhile: the watch keeps resting.
+            Turn(at: .milliseconds(150), netlink: Self.changed, expect: [.evaluate, resting(.milliseconds(211))]),
+            Turn(at: .milliseconds(211), expect: [Self.sleep]),
+            // Events about other files rest the watch too (they are a storm of their own).
+            Turn(at: .seconds(5), resolverFiles: .unchanged, expect: [resting(.milliseconds(5100))]),
+        ]))
+        play(Case(name: "the earliest timer wins", watchdog: .milliseconds(50), resolverRest: .milliseconds(100), turns: [
+            Turn(at: .milliseconds(10), resolverFiles: .changed,
+                 expect: [.evaluate, .sleep(until: time(.milliseconds(50)), pollingNetlink: true, pollingResolverFiles: false)]),
+            Turn(at: .milliseconds(50), expect: [.pingWatchdog, resting(.milliseconds(100))]),
+            // A late wake-up past the rest: polled again, sleeping until the next ping.
+            Turn(at: .milliseconds(130), expect: [.pingWatchdog, .sleep(until: time(.milliseconds(180)), pollingNetlink: true)]),
         ]))
     }
 }
