@@ -18,3 +18,17 @@ public func internetAddressBytes(of socketAddress: UnsafePointer<sockaddr>) -> [
         return nil
     }
 }
+
+/// The scope of an IPv6 socket address (`sin6_scope_id`: the interface index of a link-local
+/// address, 0 when unscoped); nil for any other family.
+public func internetAddressScope(of socketAddress: UnsafePointer<sockaddr>) -> UInt32? {
+    guard Int32(socketAddress.pointee.sa_family) == AF_INET6 else { return nil }
+    return socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_scope_id }
+}
+
+/// The name of the interface with index `index` (`if_indextoname`); nil when there is none.
+public func interfaceName(ofIndex index: UInt32) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE))
+    guard if_indextoname(index, &buffer) != nil else { return nil }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -7,10 +7,12 @@ import SystemPackage
 enum FIBLookup {
     /// Asks the kernel how a packet to `destination` would leave, on the blocking
     /// request socket. Socket-level failures come back as `.failure(.lookupFailed(text))`.
-    /// With `uid`, the kernel applies the rules for that user (`ip rule … uidrange`).
-    static func lookup(_ destination: IPAddress, uid: UInt32? = nil, on socket: NetlinkSocket) -> RouteLookup {
+    /// With `uid`, the kernel applies the rules for that user (`ip rule … uidrange`); with
+    /// `outputInterface`, it looks up out of that interface (`RTA_OIF`, `ip route get … oif`),
+    /// which a link-local destination needs: without it, the answer names any link.
+    static func lookup(_ destination: IPAddress, uid: UInt32? = nil, outputInterface: Int32? = nil, on socket: NetlinkSocket) -> RouteLookup {
         do {
-            return try perform(destination, uid: uid, on: socket)
+            return try perform(destination, uid: uid, outputInterface: outputInterface, on: socket)
         } catch {
             return .failure(.lookupFailed(error.description))
         }
@@ -22,17 +24,17 @@ enum FIBLookup {
     /// found none or refused the flag.
     static func matchedRoute(_ destination: IPAddress, on socket: NetlinkSocket) -> ParsedMessage? {
         var matched: ParsedMessage?
-        let answer = try? request(destination, flags: UInt32(RTM_F_FIB_MATCH), uid: nil, on: socket) { message in
+        let answer = try? request(destination, flags: UInt32(RTM_F_FIB_MATCH), uid: nil, outputInterface: nil, on: socket) { message in
             if message.type == UInt16(RTM_NEWROUTE) { matched = MessageParser.parse(message) }
         }
         guard case .complete? = answer else { return nil }
         return matched
     }
 
-    private static func perform(_ destination: IPAddress, uid: UInt32?, on socket: NetlinkSocket) throws(NetlinkError) -> RouteLookup {
+    private static func perform(_ destination: IPAddress, uid: UInt32?, outputInterface: Int32?, on socket: NetlinkSocket) throws(NetlinkError) -> RouteLookup {
         var lookup: RouteLookup?
         // Report the table the match came from (IPv4 says "main" otherwise).
-        let answer = try request(destination, flags: UInt32(RTM_F_LOOKUP_TABLE), uid: uid, on: socket) { message in
+        let answer = try request(destination, flags: UInt32(RTM_F_LOOKUP_TABLE), uid: uid, outputInterface: outputInterface, on: socket) { message in
             if message.type == UInt16(RTM_NEWROUTE) { lookup = interpret(message) }
         }
         if case .failed(let errno) = answer { return .failure(failure(for: errno)) }
@@ -41,7 +43,7 @@ enum FIBLookup {
 
     /// Sends one RTM_GETROUTE for `destination` with `flags` in `rtm_flags`.
     private static func request(
-        _ destination: IPAddress, flags: UInt32, uid: UInt32?, on socket: NetlinkSocket, answer: (NetlinkMessage) -> Void
+        _ destination: IPAddress, flags: UInt32, uid: UInt32?, outputInterface: Int32?, on socket: NetlinkSocket, answer: (NetlinkMessage) -> Void
     ) throws(NetlinkError) -> NetlinkSocket.Answer {
         let bytes = destination.bytes
         return try socket.request(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST) { (request) throws(NetlinkError) in
@@ -52,6 +54,7 @@ enum FIBLookup {
             try request.append(header)
             try request.put(Int32(RTA_DST.rawValue), bytes)
             if let uid { try request.put(Int32(RTA_UID.rawValue), withUnsafeBytes(of: uid) { Array($0) }) }
+            if let outputInterface { try request.put(Int32(RTA_OIF.rawValue), withUnsafeBytes(of: outputInterface) { Array($0) }) }
         } answer: { message in
             answer(message)
         }

@@ -251,11 +251,28 @@ public final class NetlinkMonitor {
     /// is exactly when the kernel flags the route's next hop linkdown.
     /// With `uid`, the kernel applies that user's rules (`ip rule … uidrange`).
     public func lookup(_ destination: IPAddress, uid: UInt32? = nil) -> RouteLookup {
-        let answer = FIBLookup.lookup(destination, uid: uid, on: requests)
+        lookup(destination, uid: uid, outputInterface: nil)
+    }
+
+    /// A lookup out of `outputInterface` (`RTA_OIF`) when given.
+    private func lookup(_ destination: IPAddress, uid: UInt32?, outputInterface: Int32?) -> RouteLookup {
+        let answer = FIBLookup.lookup(destination, uid: uid, outputInterface: outputInterface, on: requests)
         guard case .route(var result) = answer, !result.isLinkDown,
               let link = state.links[result.outputInterface], !link.carrier else { return answer }
         result.isLinkDown = true
         return .route(result)
+    }
+
+    /// The FIB lookup for one target address, as `lookup(_:uid:)`; a scoped one
+    /// (`fe80::1%eth0`) out of its interface, found by name among the tracked links. A
+    /// scope that names no link is answered `lookupFailed` without asking the kernel
+    /// (`TargetDerivation` then says `noInterface`).
+    public func lookup(_ key: TargetKey) -> RouteLookup {
+        guard let scope = key.interface else { return lookup(key.address, uid: key.uid) }
+        guard let index = TargetDerivation.interfaceIndex(named: scope, in: state.links) else {
+            return .failure(.lookupFailed("no interface named \(UntrustedText.escaped(scope))"))
+        }
+        return lookup(key.address, uid: key.uid, outputInterface: index)
     }
 
     // MARK: Sync

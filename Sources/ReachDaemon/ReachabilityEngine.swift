@@ -148,6 +148,8 @@ protocol KernelView: AnyObject {
     func snapshot() -> NetworkSnapshot
     /// One FIB lookup, with a user's rules when `uid` is given.
     func lookup(_ destination: IPAddress, uid: UInt32?) -> RouteLookup
+    /// The lookup for a target: a scoped address out of its interface.
+    func lookup(_ key: TargetKey) -> RouteLookup
     /// Route events about these addresses (besides the well-known lookup targets) must
     /// reach `drain()`; others may be dropped before they are queued.
     func watch(_ addresses: Set<IPAddress>) throws(NetlinkError)
@@ -160,6 +162,7 @@ protocol KernelView: AnyObject {
 extension KernelView {
     var nextAnnouncementRelease: ContinuousClock.Instant? { nil }
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool { false }
+    func lookup(_ key: TargetKey) -> RouteLookup { lookup(key.address, uid: key.uid) }
 }
 
 extension NetlinkMonitor: KernelView {}
@@ -390,7 +393,7 @@ package final class ReachabilityEngine {
                 // A reload re-reads the resolver files too, events or not.
                 if resolver.refresh() { turn.outcomes.resolverChanged = true }
             case let .lookUp(keys, reply):
-                reply.succeed(keys.map { TargetLookup(address: $0.address, route: monitor.lookup($0.address, uid: $0.uid)) })
+                reply.succeed(keys.map { TargetLookup($0, route: monitor.lookup($0)) })
             case let .watch(addresses):
                 do {
                     try monitor.watch(addresses)
@@ -465,7 +468,7 @@ package final class ReachabilityEngine {
         var snapshot = monitor.snapshot()
         snapshot.hasNameserver = resolver.hasNameserver
         for key in targets {
-            snapshot.targets[key] = monitor.lookup(key.address, uid: key.uid)
+            snapshot.targets[key] = monitor.lookup(key)
         }
         return snapshot
     }

@@ -89,7 +89,7 @@ package enum VarlinkFuzzEntryPoint {
             let path: TargetPath
             switch target {
             case .host: path = TargetDerivation.unresolved(.nameNotFound)
-            case let .address(address):
+            case let .address(address), let .scopedAddress(address, _):
                 path = TargetDerivation.derive([TargetLookup(address: address, route: .failure(.noRoute))],
                                                snapshot: publication.state.snapshot, policy: publication.state.policy)
             }

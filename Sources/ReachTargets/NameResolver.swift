@@ -26,8 +26,9 @@ import SystemPackage
 package final class NameResolver {
     /// What a name resolved to.
     package enum Outcome: Sendable, Equatable {
-        /// The name's addresses, as the resolver ordered them (duplicates removed).
-        case addresses([IPAddress])
+        /// The name's addresses, as the resolver ordered them (duplicates removed), a
+        /// link-local IPv6 one with its interface.
+        case addresses(ResolvedAddresses)
         /// Why it did not resolve: `nameNotFound`, `noDNSServer`, `resolutionFailed` or
         /// `resolutionTimedOut`.
         case failed(UnsatisfiedReason)
@@ -106,7 +107,7 @@ package final class NameResolver {
     }
 
     private func answer(_ name: String, hasNameserver: Bool, interfaceIndex: Int32?, owner: LookupOwner) -> EventLoopFuture<Outcome> {
-        if let addresses = hosts.table.addresses(of: name) { return eventLoop.makeSucceededFuture(.addresses(addresses)) }
+        if let addresses = hosts.table.addresses(of: name) { return eventLoop.makeSucceededFuture(.addresses(ResolvedAddresses(addresses))) }
         let key = interfaceIndex.map { "\(name)%\($0)" } ?? name
         if let cached = cache[key], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
         let nameKey = NameKey(owner: owner, key: key)
@@ -256,11 +257,13 @@ package final class NameResolver {
         let status = getaddrinfo(name, nil, &hints, &list)
         defer { if let list { freeaddrinfo(list) } }
         guard status == 0 else { return .failed(reason(forError: status, hasNameserver: hasNameserver)) }
-        var addresses: [IPAddress] = []
+        var addresses = ResolvedAddresses()
         var entry = list
         while let current = entry?.pointee {
-            if let address = current.ai_addr.flatMap(IPAddress.init(socketAddress:)), !addresses.contains(address) {
-                addresses.append(address)
+            if let socketAddress = current.ai_addr, let address = IPAddress(socketAddress: socketAddress) {
+                // A link-local answer (mDNS's, say) comes with the interface it was found on.
+                let scope = internetAddressScope(of: socketAddress) ?? 0
+                addresses.append(address, interface: scope == 0 ? nil : interfaceName(ofIndex: scope))
             }
             entry = current.ai_next
         }
@@ -279,8 +282,11 @@ package final class NameResolver {
         }
     }
 
-    /// What systemd-resolved's answer means for a target. Pure.
-    package static func outcome(ofResolvedReply reply: VarlinkReply<JSONObject>) -> Outcome {
+    /// What systemd-resolved's answer means for a target; `interfaceName` names an answer's
+    /// `ifindex` (kept for link-local addresses). Pure but for that.
+    package static func outcome(
+        ofResolvedReply reply: VarlinkReply<JSONObject>, interfaceName: (UInt32) -> String? = { LinuxSystem.interfaceName(ofIndex: $0) }
+    ) -> Outcome {
         if let error = reply.error {
             if case let .integer(rcode)? = reply.parameters?["rcode"], error == "io.systemd.Resolve.DNSError" {
                 return .failed(rcode == 3 ? .nameNotFound : .resolutionFailed)  // 3: NXDOMAIN
@@ -292,13 +298,16 @@ package final class NameResolver {
             default: return .failed(.resolutionFailed)
             }
         }
-        var addresses: [IPAddress] = []
+        var addresses = ResolvedAddresses()
         for entry in reply.parameters?["addresses"]?.arrayValue ?? [] {
             let bytes = entry.objectValue?["address"]?.arrayValue?.compactMap { value -> UInt8? in
                 if case let .integer(byte) = value { return UInt8(exactly: byte) }
                 return nil
             }
-            if let bytes, let address = IPAddress(bytes: bytes), !addresses.contains(address) { addresses.append(address) }
+            guard let bytes, let address = IPAddress(bytes: bytes) else { continue }
+            var scope: UInt32?
+            if case let .integer(index)? = entry.objectValue?["ifindex"] { scope = UInt32(exactly: index) }
+            addresses.append(address, interface: scope.flatMap { $0 == 0 ? nil : interfaceName($0) })
         }
         return addresses.isEmpty ? .failed(.nameNotFound) : .addresses(addresses)
     }
@@ -433,5 +442,57 @@ extension IPAddress {
     package init?(socketAddress: UnsafeMutablePointer<sockaddr>) {
         guard let bytes = internetAddressBytes(of: socketAddress) else { return nil }
         self.init(bytes: bytes)
+    }
+}
+
+/// A name's addresses in the resolver's order, without duplicates; a link-local IPv6 one
+/// keeps the interface it was found on (`sin6_scope_id`, resolved's `ifindex`), by name.
+/// A collection of the addresses themselves, for callers that need no scope.
+package struct ResolvedAddresses: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable, Hashable {
+    /// Each address, with its interface when it is a scoped link-local IPv6 address.
+    package private(set) var scoped: [(address: IPAddress, interface: String?)] = []
+
+    /// No addresses.
+    package init() {}
+
+    /// Unscoped addresses (duplicates dropped).
+    package init(_ addresses: some Sequence<IPAddress>) {
+        for address in addresses { append(address, interface: nil) }
+    }
+
+    /// One address on one interface.
+    package init(scoped address: IPAddress, interface: String) {
+        append(address, interface: interface)
+    }
+
+    /// Unscoped addresses (duplicates dropped).
+    package init(arrayLiteral addresses: IPAddress...) {
+        self.init(addresses)
+    }
+
+    /// Adds `address` unless it is there already; the scope is kept for link-local IPv6
+    /// addresses only (another's does not change where it is) and when it names an interface.
+    package mutating func append(_ address: IPAddress, interface: String?) {
+        let scope = address.family == .ipv6 && address.isLinkLocal ? interface.flatMap { InterfaceName.isValid($0) ? $0 : nil } : nil
+        guard !scoped.contains(where: { $0.address == address && $0.interface == scope }) else { return }
+        scoped.append((address, scope))
+    }
+
+    /// The position of the first address.
+    package var startIndex: Int { scoped.startIndex }
+    /// The position after the last address.
+    package var endIndex: Int { scoped.endIndex }
+    /// The address at `position`.
+    package subscript(position: Int) -> IPAddress { scoped[position].address }
+
+    package static func == (left: Self, right: Self) -> Bool {
+        left.scoped.elementsEqual(right.scoped) { $0.address == $1.address && $0.interface == $1.interface }
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        for entry in scoped {
+            hasher.combine(entry.address)
+            hasher.combine(entry.interface)
+        }
     }
 }

@@ -52,7 +52,7 @@ package final class TargetWatches {
             case let .failed(reason):
                 return eventLoop.makeSucceededFuture(TargetReply(target: target.description, path: TargetDerivation.unresolved(reason)))
             case let .addresses(addresses):
-                return lookUp(addresses.map { TargetKey(address: $0, uid: uid) }).assumeIsolated().map { [self] lookups in
+                return lookUp(Self.keys(addresses, uid: uid)).assumeIsolated().map { [self] lookups in
                     TargetReply(target: target.description, path: derive(lookups))
                 }.nonisolated()
             }
@@ -77,7 +77,7 @@ package final class TargetWatches {
     package func refresh() {
         let targets = published().snapshot.targets
         for (id, watch) in watches where !watch.keys.isEmpty && watch.last != nil {
-            let lookups = watch.keys.compactMap { key in targets[key].map { TargetLookup(address: key.address, route: $0) } }
+            let lookups = watch.keys.compactMap { key in targets[key].map { TargetLookup(key, route: $0) } }
             guard lookups.count == watch.keys.count else { continue }  // the engine has not looked them up yet
             send(derive(lookups), to: id)
         }
@@ -105,7 +105,7 @@ package final class TargetWatches {
             guard var watch = watches[id] else { return }  // the client left meanwhile
             let keys: [TargetKey]
             switch outcome {
-            case let .addresses(addresses): keys = addresses.map { TargetKey(address: $0, uid: watch.uid) }
+            case let .addresses(addresses): keys = Self.keys(addresses, uid: watch.uid)
             case .failed: keys = []
             }
             if keys != watch.keys {
@@ -132,8 +132,15 @@ package final class TargetWatches {
     private func resolve(_ target: Target, uid: UInt32) -> EventLoopFuture<NameResolver.Outcome> {
         switch target {
         case let .address(address): eventLoop.makeSucceededFuture(.addresses([address]))
+        case let .scopedAddress(address, interface):
+            eventLoop.makeSucceededFuture(.addresses(ResolvedAddresses(scoped: address, interface: interface)))
         case let .host(name): resolver.resolve(name, hasNameserver: published().snapshot.hasNameserver, owner: .user(uid))
         }
+    }
+
+    /// The keys the engine looks up for `addresses` as `uid` asks: each with its scope.
+    private static func keys(_ addresses: ResolvedAddresses, uid: UInt32) -> [TargetKey] {
+        addresses.scoped.map { TargetKey(address: $0.address, interface: $0.interface, uid: uid) }
     }
 
     private func lookUp(_ keys: [TargetKey]) -> EventLoopFuture<[TargetLookup]> {

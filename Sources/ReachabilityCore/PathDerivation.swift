@@ -218,8 +218,9 @@ struct Context {
         return .unusable(reasons.isEmpty ? otherwise : PathDerivation.mostSpecificReason(reasons))
     }
 
-    /// Checks 2–5 of the derivation on one next hop (of a route in `table`, when known).
-    func check(_ hop: NextHop, family: AddressFamily, preferredSource: IPAddress?, table: UInt32? = nil) -> FamilyOutcome {
+    /// Checks 2–5 of the derivation on one next hop (of a route in `table`, when known);
+    /// `usableSource`, when given, is check 4 judged by the caller's own rule (a target's).
+    func check(_ hop: NextHop, family: AddressFamily, preferredSource: IPAddress?, table: UInt32? = nil, usableSource: Bool? = nil) -> FamilyOutcome {
         guard let link = snapshot.links[hop.interfaceIndex] else { return .unusable(.noRoute) }
         guard link.isUp else { return .unusable(.interfaceDown) }
         let dormant = link.operState == .dormant
@@ -227,7 +228,7 @@ struct Context {
               !InterfaceRoles.underlayIsDown(link, in: snapshot) else {
             return .unusable(.noCarrier)
         }
-        guard hasUsableSource(on: link.index, family: family, preferredSource: preferredSource) else {
+        guard usableSource ?? hasUsableSource(on: link.index, family: family, preferredSource: preferredSource) else {
             return .unusable(.noAddress)
         }
         return .usable(UsableRoute(family: family, interfaceIndex: link.index, gateway: hop.gateway, requiresConnection: dormant, table: table))

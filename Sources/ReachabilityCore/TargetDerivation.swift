@@ -6,10 +6,16 @@
 /// names the route. It counts when:
 /// - it is a `local` route: the address is this host's own (`isLocalAddress`), reachable
 ///   whatever the interfaces do;
-/// - it is a `unicast` route whose output interface is not ignored and passes checks 2–5 of
-///   `PathDerivation` (up, carrier, usable source address, not dormant). A route without a
-///   gateway is on-link (`isDirect`).
+/// - it is a `unicast` route whose output interface passes checks 2–5 of `PathDerivation`
+///   (up, carrier, not dormant), with check 4 by the target's rule (`TargetSource`: the
+///   kernel's preferred source, link-local towards the link). A route without a gateway is
+///   on-link (`isDirect`). An interface the path ignores (a container bridge, say) still
+///   carries traffic to its hosts: ignoring is for the path, not for "can I reach this host".
 /// A refused lookup (`unreachable`, `blackhole`, `prohibit`, no route) is its reason.
+///
+/// A scoped address (`fe80::1%eth0`) is looked up out of its interface; one whose interface
+/// does not exist, or a link-local IPv6 address without one (the kernel's answer for it
+/// would name any link), is `noInterface`.
 ///
 /// The target is reachable when one address is; IPv6 first when both families work, as a
 /// Happy-Eyeballs client would connect. When none is, the most specific reason explains it.
@@ -67,8 +73,27 @@ public enum TargetDerivation {
         var requiresConnection = false
     }
 
+    /// The index of the interface a scope names: a link of that name, else (as `getaddrinfo`
+    /// reads `%2`) a link with that number as its index.
+    public static func interfaceIndex(named scope: String, in links: [Int32: Link]) -> Int32? {
+        if let link = links.values.first(where: { $0.name == scope }) { return link.index }
+        if scope.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let index = Int32(scope), links[index] != nil {
+            return index
+        }
+        return nil
+    }
+
     private static func judge(_ lookup: TargetLookup, context: Context) -> Judged {
-        var answer = TargetAddress(address: lookup.address)
+        var answer = TargetAddress(address: lookup.address, interface: lookup.interface)
+        if let scope = lookup.interface {
+            guard interfaceIndex(named: scope, in: context.snapshot.links) != nil else {
+                answer.unsatisfiedReason = .noInterface
+                return Judged(answer: answer)
+            }
+        } else if lookup.address.family == .ipv6 && lookup.address.isLinkLocal {
+            answer.unsatisfiedReason = .noInterface
+            return Judged(answer: answer)
+        }
         let result: RouteLookupResult
         switch lookup.route {
         case let .failure(failure):
@@ -81,8 +106,8 @@ public enum TargetDerivation {
         answer.interface = link?.name
         answer.interfaceType = link.map(context.policy.type(of:))
         answer.gateway = result.gateway?.description
-        answer.source = result.preferredSource?.description
         if result.type == .local {
+            answer.source = result.preferredSource?.description
             answer.reachable = true
             return Judged(answer: answer, link: link, isLocal: true)
         }
@@ -94,12 +119,14 @@ public enum TargetDerivation {
             answer.unsatisfiedReason = .noRoute
             return Judged(answer: answer)
         }
-        if context.isIgnored(link) {
-            answer.unsatisfiedReason = .interfaceIgnored
-            return Judged(answer: answer, link: link)
-        }
+        let source = TargetSource.choose(
+            for: lookup.address, onLink: result.gateway == nil, outputInterface: link.index,
+            preferred: result.preferredSource, addresses: context.snapshot.addresses
+        )
+        // Only a source that can carry the traffic is reported: never a tentative one.
+        if case let .preferred(address) = source { answer.source = address.description }
         let hop = NextHop(interfaceIndex: result.outputInterface, gateway: result.gateway, isLinkDown: result.isLinkDown)
-        switch context.check(hop, family: lookup.address.family, preferredSource: result.preferredSource) {
+        switch context.check(hop, family: lookup.address.family, preferredSource: result.preferredSource, usableSource: source != .none) {
         case let .usable(route):
             answer.reachable = true
             return Judged(answer: answer, link: link, requiresConnection: route.requiresConnection)
@@ -114,13 +141,21 @@ public enum TargetDerivation {
 public struct TargetLookup: Sendable, Hashable {
     /// The address.
     public var address: IPAddress
+    /// The interface a scoped address (`fe80::1%eth0`) was looked up on; nil when unscoped.
+    public var interface: String?
     /// What the kernel answered.
     public var route: RouteLookup
 
-    /// Pairs an address with its lookup.
-    public init(address: IPAddress, route: RouteLookup) {
+    /// Pairs an address (scoped to `interface`, if given) with its lookup.
+    public init(address: IPAddress, interface: String? = nil, route: RouteLookup) {
         self.address = address
+        self.interface = interface
         self.route = route
+    }
+
+    /// Pairs a looked-up key with the kernel's answer.
+    public init(_ key: TargetKey, route: RouteLookup) {
+        self.init(address: key.address, interface: key.interface, route: route)
     }
 }
 
@@ -161,7 +196,7 @@ public struct TargetPath: Sendable, Hashable, Codable {
 
 /// One address of a target, as the kernel would route traffic to it.
 public struct TargetAddress: Sendable, Hashable, Codable {
-    /// The address, as text.
+    /// The address, as text; a scoped one with its interface (`fe80::1%eth0`).
     public var address: String
     /// Its family.
     public var family: AddressFamily
@@ -178,9 +213,9 @@ public struct TargetAddress: Sendable, Hashable, Codable {
     /// Source address the kernel would use.
     public var source: String?
 
-    /// An address not yet judged (not reachable, no route).
-    public init(address: IPAddress) {
-        self.address = address.description
+    /// An address (scoped to `interface`, if given) not yet judged (not reachable, no route).
+    public init(address: IPAddress, interface: String? = nil) {
+        self.address = interface.map { "\(address)%\($0)" } ?? address.description
         self.family = address.family
         self.reachable = false
     }
@@ -191,12 +226,16 @@ public struct TargetAddress: Sendable, Hashable, Codable {
 public struct TargetKey: Sendable, Hashable {
     /// The address.
     public var address: IPAddress
+    /// The interface a scoped address (`fe80::1%eth0`) is looked up on (`RTA_OIF`): its
+    /// name as the client or the resolver gave it; nil when unscoped.
+    public var interface: String?
     /// The uid of the client that asked (`SO_PEERCRED`), given to the kernel as `RTA_UID`.
     public var uid: UInt32
 
-    /// Creates a key.
-    public init(address: IPAddress, uid: UInt32) {
+    /// Creates a key (for an address scoped to `interface`, if given).
+    public init(address: IPAddress, interface: String? = nil, uid: UInt32) {
         self.address = address
+        self.interface = interface
         self.uid = uid
     }
 }

@@ -39,6 +39,32 @@ final class NameResolverTests: XCTestCase {
         }
     }
 
+    /// A link-local IPv6 answer keeps the interface it came from, by name; any other drops it.
+    func testScopes() {
+        let linkLocal = [0xfe, 0x80] + Array(repeating: 0, count: 13) + [0x0b]
+        let entry: (Int, Int, [Int]) -> JSONValue = { index, family, bytes in
+            .object(["ifindex": .integer(index), "family": .integer(family), "address": .array(bytes.map { .integer($0) })])
+        }
+        let names: (UInt32) -> String? = { [2: "eth0", 3: "wlan0"][$0] }
+        let reply = VarlinkReply<JSONObject>(parameters: ["addresses": .array([
+            entry(2, 10, linkLocal), entry(3, 10, linkLocal), entry(9, 10, linkLocal), entry(2, 2, [169, 254, 1, 1]),
+        ])])
+        guard case let .addresses(found) = NameResolver.outcome(ofResolvedReply: reply, interfaceName: names) else { return XCTFail() }
+        let fe80b = IPAddress("fe80::b")!
+        XCTAssertEqual(found.scoped.map(\.address), [fe80b, fe80b, fe80b, IPAddress("169.254.1.1")!])
+        XCTAssertEqual(found.scoped.map(\.interface), ["eth0", "wlan0", nil, nil], "one per link; an unknown index and IPv4 unscoped")
+        XCTAssertEqual(Array(found), [fe80b, fe80b, fe80b, IPAddress("169.254.1.1")!])
+
+        // getaddrinfo hands the scope over as sin6_scope_id; it comes back as the name.
+        guard case let .addresses(literal) = NameResolver.lookUp("fe80::b%lo", hasNameserver: false) else { return XCTFail() }
+        XCTAssertEqual(literal.scoped.map(\.interface), ["lo"])
+        XCTAssertEqual(literal.scoped.map(\.address), [fe80b])
+        // A name an interface could not have is dropped, not shown.
+        var unsafe = ResolvedAddresses()
+        unsafe.append(fe80b, interface: "eth\u{1b}[2J")
+        XCTAssertEqual(unsafe.scoped.map(\.interface), [nil])
+    }
+
     func testGetaddrinfoErrors() {
         let cases: [(Int32, Bool, UnsatisfiedReason)] = [
             (EAI_NONAME, true, .nameNotFound), (reachd_EAI_NODATA, true, .nameNotFound), (EAI_NONAME, false, .nameNotFound),
