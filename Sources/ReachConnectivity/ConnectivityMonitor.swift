@@ -232,9 +232,8 @@ package final class ConnectivityMonitor {
         )
         let now = ContinuousClock.now
         let sessionEnds = outcome.sessionSecondsLeft.map { ProbeSchedule.instant(seconds: $0, after: now) }
-        log(key: key, context: entry.context, verdict: outcome.scheduleVerdict, http: http, https: https)
-
         let actions = entries[key]?.schedule.probeFinished(round: round, connectivity: outcome.scheduleVerdict, sessionEnds: sessionEnds, now: now) ?? []
+        log(key: key, context: entry.context, verdict: outcome.scheduleVerdict, http: http, https: https, next: actions, now: now)
         var next = table
         next[key.interfaceIndex] = outcome.facts
         commit(next)
@@ -251,8 +250,16 @@ package final class ConnectivityMonitor {
         return CaptivePortalAPI.parse(body: result.body, contentType: response.headers["content-type"])
     }
 
-    private func log(key: ProbeKey, context: ProbeContext, verdict: Connectivity, http: HTTPFetcher.Result?, https: HTTPFetcher.Result?) {
+    /// The round's verdict and when the schedule checks next (`next`: "in 300 s", or
+    /// "none" when nothing is planned).
+    private func log(key: ProbeKey, context: ProbeContext, verdict: Connectivity, http: HTTPFetcher.Result?, https: HTTPFetcher.Result?,
+                     next actions: [ProbeSchedule.Action], now: ContinuousClock.Instant) {
         var metadata: Logger.Metadata = ["interface": "\(context.interfaceName)", "family": "\(key.family.rawValue)"]
+        let next = actions.lazy.compactMap { action -> Duration? in
+            if case let .armTimer(at) = action { return at - now }
+            return nil
+        }.first
+        metadata["next"] = "\(next.map { "in \($0.components.seconds) s" } ?? "none")"
         if let http { metadata["http"] = "\(Self.summary(http.outcome))" }
         if let https { metadata["https"] = "\(Self.summary(https.outcome))" }
         logger.debug("probe round: \(verdict.rawValue)", metadata: metadata)
