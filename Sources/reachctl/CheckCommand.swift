@@ -21,11 +21,14 @@ extension Reachctl {
         @OptionGroup var answerTimeout: AnswerTimeoutOptions
         @Flag(help: "Print the answer as JSON (with --watch: one compact line per answer).") var json = false
         @Flag(help: "Keep watching: print the answer again each time it changes (Ctrl-C to stop).") var watch = false
-        @Argument(help: ArgumentHelp("A host name or an IPv4 / IPv6 address.", valueName: "host-or-address"))
+        @Argument(help: ArgumentHelp(
+            "A host name or an IPv4 / IPv6 address; a link-local IPv6 one with its interface, as for ping (fe80::1%eth0).",
+            valueName: "host-or-address"
+        ))
         var target: String
 
         func validate() throws {
-            if case let .failure(problem) = Target.parse(host: target) { throw ValidationError("'\(target)' is \(problem)") }
+            if case let .failure(problem) = Target.parse(host: target) { throw ValidationError("'\(shown(target))' is \(problem)") }
         }
 
         func run() async throws {

@@ -106,8 +106,9 @@ final class TargetIntegrationTests: DaemonTestCase {
         XCTAssertEqual(raw.next(timeout: 5), .message(#"{"error":"org.varlink.service.ExpectedMore","parameters":{}}"#))
     }
 
-    /// A reload that ignores the target's interface changes its answer at once, without
-    /// waiting for the kernel to change anything.
+    /// A reload that retypes the target's interface changes its answer at once, without
+    /// waiting for the kernel to change anything; ignoring that interface (for the path)
+    /// leaves the target reachable.
     func testReloadChangesAWatchedTarget() async throws {
         try topology.configureIPv4()
         let config = try temporaryDirectory("reachd-config") + "/reachd.toml"
@@ -116,11 +117,14 @@ final class TargetIntegrationTests: DaemonTestCase {
         var answers = client.subscribe(target: .address(IPAddress("198.51.100.7")!)).makeAsyncIterator()
         let first = try await answers.next()
         XCTAssertEqual(first?.path.status, .satisfied)
-        try "[interfaces]\nignore = [\"eth*\"]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "[interfaces]\nignore = [\"eth*\"]\n[[interfaces.override]]\nmatch = \"eth0\"\ntype = \"cellular\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
         let reload = try reachctl(["reload", "--socket", daemon.socketPath])
         XCTAssertEqual(reload.status, 0, reload.stderr)
-        let ignored = try await answers.next()
-        XCTAssertEqual(ignored?.path.unsatisfiedReason, .interfaceIgnored)
+        let retyped = try await answers.next()
+        XCTAssertEqual(retyped?.path.status, .satisfied)
+        XCTAssertEqual(retyped?.path.reachability, .reachableViaWWAN)
+        XCTAssertEqual(retyped?.path.flags, [.reachable, .isWWAN])
     }
 
     /// One uid may hold 64 target streams; the 65th is refused with LimitReached and its
