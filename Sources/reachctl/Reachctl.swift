@@ -26,7 +26,7 @@ struct Reachctl: AsyncParsableCommand {
             Exit codes: 0 success; 1 reachd answered with an error or an unexpected reply, \
             or closed the connection (watch: the daemon stopped); \
             2 reachd cannot be reached (not running, wrong socket, no permission, no answer in time); \
-            64 invalid command line.
+            64 invalid command line; 69 probe: nothing could be checked (the reason on stderr).
             """,
         version: ReachdVersion.string,
         subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self, Check.self, Probe.self, Metrics.self, Reload.self],
