@@ -95,8 +95,10 @@ final class TunnelProbeTests: DaemonTestCase {
 
     /// Starts OpenVPN 2.6 as the Debian package runs it: a static-key point-to-point tunnel,
     /// the server on the router's veth, the client in the host with `redirect-gateway def1`
-    /// and IPv6 2000::/4 through the tunnel. Returns once the client's routes are in place.
-    private func startOpenVPN() async throws {
+    /// and IPv6 2000::/4 through the tunnel. Returns the server once the client's routes are
+    /// in place.
+    @discardableResult
+    private func startOpenVPN() async throws -> Process {
         try requirePrerequisite(Command.exists("openvpn"), "openvpn is needed (scripts/bootstrap --test installs it)")
         let key = work + "/static.key"
         _ = try runCommand(["openvpn", "--genkey", "secret", key])
@@ -106,12 +108,13 @@ final class TunnelProbeTests: DaemonTestCase {
         let client = common + ["--remote", "10.77.0.1", "--secret", key, "1", "--ifconfig", "10.8.0.2", "10.8.0.1",
                                "--ifconfig-ipv6", "fd08::2", "fd08::1", "--redirect-gateway", "def1", "--route-ipv6", "2000::/4",
                                "--log", work + "/client.log"]
-        processes.append(try Command.launch(["ip", "netns", "exec", topology.router.name, "openvpn"] + server))
+        let serverProcess = try Command.launch(["ip", "netns", "exec", topology.router.name, "openvpn"] + server)
+        processes.append(serverProcess)
         processes.append(try Command.launch(["ip", "netns", "exec", topology.host.name, "openvpn"] + client))
         let deadline = ContinuousClock.now + .seconds(15)
         while ContinuousClock.now < deadline {
             let log = (try? String(contentsOfFile: work + "/client.log", encoding: .utf8)) ?? ""
-            if log.contains("Initialization Sequence Completed") { return }
+            if log.contains("Initialization Sequence Completed") { return serverProcess }
             try await Task.sleep(for: .milliseconds(100))
         }
         let logs = ["server.log", "client.log"].map { (try? String(contentsOfFile: work + "/" + $0, encoding: .utf8)) ?? "" }
@@ -169,6 +172,26 @@ final class TunnelProbeTests: DaemonTestCase {
             XCTAssertFalse(reply.path.flags.contains(.isDirect), "\(address) is across a point-to-point tunnel: \(reply.path.flags)")
             XCTAssertEqual(reply.path.addresses.first?.gateway, gateway, address)
         }
+    }
+
+    /// The VPN server dies after `full`: the client keeps tun0 and its routes, so nothing
+    /// the kernel reports changes; the re-check (here every 2 s) finds no answer through
+    /// the tunnel and connectivity leaves `full`, as the ground truth does.
+    func testDeadVPNServerIsNoticed() async throws {
+        try topology.configureIPv4()
+        try upstream.ip("route", "add", "10.8.0.0/24", "via", "10.66.0.1")
+        let server = try await startOpenVPN()
+        let (_, client) = try startDaemon(extraArguments: ["--config", try configuration(Self.probing("recheck-interval = 2"))])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "full through tun0", timeout: 10) { $0.primaryInterface == "tun0" && $0.connectivity == .full }
+
+        kill(server.processIdentifier, SIGKILL)
+        server.waitUntilExit()
+        XCTAssertNil(try httpStatus("10.66.0.2", over: "tun0"), "ground truth: nothing answers through the tunnel")
+        XCTAssertTrue(try topology.host.ip("route", "show").contains("0.0.0.0/1 via 10.8.0.1 dev tun0"), "the client keeps its routes")
+        let lost = await expectPath(recorder, "the re-check notices", timeout: 10) { $0.connectivity != .full }
+        XCTAssertEqual(lost?.connectivity, .limited)
+        XCTAssertEqual(lost?.primaryInterface, "tun0", "the route is still there; only the internet behind it is not")
     }
 
     // MARK: Nothing to check

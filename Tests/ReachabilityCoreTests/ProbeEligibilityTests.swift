@@ -66,7 +66,7 @@ final class ProbeEligibilityTests: XCTestCase {
             ("def1: tun0 carries the path, eth0 keeps its default", def1Snapshot(), InterfacePolicy(), both, [eth0Key, tunKey]),
             ("the lookup names the default route's interface: no second entry",
              def1Snapshot(v4: routeVia(2, gateway: "10.0.0.1")), InterfacePolicy(), both, [eth0Key]),
-            ("IPv6 over the tunnel (2000::/3 dev tun0, on-link)",
+            ("IPv6 over the tunnel (2000::/4 dev tun0, on-link)",
              def1Snapshot(addresses: [eth0v4, tunv4, tunv6], v6: routeVia(5)), InterfacePolicy(), both,
              [eth0Key, tunKey, ProbeKey(interfaceIndex: 5, family: .ipv6)]),
             ("a family not configured is not probed", def1Snapshot(), InterfacePolicy(), [.ipv6], []),
