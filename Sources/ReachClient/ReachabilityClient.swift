@@ -52,7 +52,8 @@ public final class ReachabilityClient: Sendable {
     }
 
     /// Whether this host can reach `target` (`CheckTarget`), as this process's user would:
-    /// the name resolved by reachd, each address looked up with this user's routing rules.
+    /// the name resolved by reachd, each address looked up with this user's routing rules
+    /// (a scoped link-local one out of its interface).
     public func checkTarget(_ target: Target) async throws(ReachClientError) -> TargetReply {
         try await call(ReachabilityInterface.Method.checkTarget, TargetParameters(target), returning: TargetReply.self)
     }

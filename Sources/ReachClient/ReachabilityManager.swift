@@ -84,7 +84,8 @@ public final class ReachabilityManager: Sendable {
         self.init(target: target, client: client, callbackQueue: callbackQueue, reconnectPolicy: reconnectPolicy)
     }
 
-    /// A manager of one address (`managerForAddress:`).
+    /// A manager of one address (`managerForAddress:`). A link-local IPv6 address needs its
+    /// interface: `init(target: .scopedAddress(address, interface: "eth0"))`.
     public convenience init(
         address: IPAddress, client: ReachabilityClient = ReachabilityClient(), callbackQueue: DispatchQueue? = nil,
         reconnectPolicy: ReconnectPolicy = .default

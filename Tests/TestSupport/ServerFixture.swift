@@ -129,7 +129,7 @@ package final class ScriptedEngine: EngineRequests {
             state.requests.append(.lookUp(keys))
             return state.route
         }
-        reply.succeed(keys.map { TargetLookup(address: $0.address, route: route($0)) })
+        reply.succeed(keys.map { TargetLookup($0, route: route($0)) })
     }
 
     package func monitorTargets(add: [TargetKey], remove: [TargetKey]) {
