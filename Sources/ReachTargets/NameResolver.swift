@@ -485,10 +485,12 @@ package struct ResolvedAddresses: RandomAccessCollection, ExpressibleByArrayLite
     /// The address at `position`.
     package subscript(position: Int) -> IPAddress { scoped[position].address }
 
+    /// Same addresses, same scopes, same order.
     package static func == (left: Self, right: Self) -> Bool {
         left.scoped.elementsEqual(right.scoped) { $0.address == $1.address && $0.interface == $1.interface }
     }
 
+    /// Hashes what `==` compares.
     package func hash(into hasher: inout Hasher) {
         for entry in scoped {
             hasher.combine(entry.address)
