@@ -119,6 +119,7 @@ public enum TargetDerivation {
             answer.unsatisfiedReason = .noRoute
             return Judged(answer: answer)
         }
+        if context.isIgnored(link) { answer.ignoredForPath = true }
         let source = TargetSource.choose(
             for: lookup.address, onLink: result.gateway == nil, outputInterface: link.index,
             preferred: result.preferredSource, addresses: context.snapshot.addresses
@@ -212,6 +213,9 @@ public struct TargetAddress: Sendable, Hashable, Codable {
     public var gateway: String?
     /// Source address the kernel would use.
     public var source: String?
+    /// True when the path leaves the interface out (an ignore glob, an override, a bridge
+    /// for guests): the target is reached through it all the same. Nil otherwise.
+    public var ignoredForPath: Bool?
 
     /// An address (scoped to `interface`, if given) not yet judged (not reachable, no route).
     public init(address: IPAddress, interface: String? = nil) {

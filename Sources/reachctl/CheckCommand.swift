@@ -58,7 +58,11 @@ extension Reachctl {
             let path = reply.path
             var verdict: String
             switch path.status {
-            case .satisfied: verdict = "reachable via \(path.primaryInterface.map(shown) ?? "?") (\(path.primaryInterfaceType?.rawValue ?? "?"))"
+            case .satisfied:
+                // Say so when the path ignores that interface: status would not list it.
+                let ignored = path.addresses.contains { $0.reachable && $0.interface == path.primaryInterface && $0.ignoredForPath == true }
+                verdict = "reachable via \(path.primaryInterface.map(shown) ?? "?") (\(path.primaryInterfaceType?.rawValue ?? "?")"
+                    + (ignored ? ", ignored for the path)" : ")")
             case .requiresConnection: verdict = "reachable once \(path.primaryInterface.map(shown) ?? "?") connects"
             case .unsatisfied: verdict = "not reachable: \(path.unsatisfiedReason?.rawValue ?? "?")"
             }

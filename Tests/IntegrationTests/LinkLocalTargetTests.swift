@@ -58,9 +58,12 @@ final class LinkLocalTargetTests: DaemonTestCase {
 
         let result = try check("172.17.0.2", daemon)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
-        XCTAssertTrue(result.stdout.hasPrefix("172.17.0.2: reachable via docker0 (wiredEthernet) [reachable, isDirect]"), result.stdout)
+        XCTAssertTrue(result.stdout.hasPrefix("172.17.0.2: reachable via docker0 (wiredEthernet, ignored for the path) [reachable, isDirect]"), result.stdout)
         let path = try await client.checkTarget(.address(IPAddress("172.17.0.2")!)).path
         XCTAssertEqual(path.addresses.first?.source, "172.17.0.1")
+        XCTAssertEqual(path.addresses.first?.ignoredForPath, true)
+        let viaEth0 = try await client.checkTarget(.address(IPAddress("10.77.0.1")!)).path
+        XCTAssertEqual(viaEth0.addresses.first?.ignoredForPath, nil, "eth0 carries the path")
     }
 
     /// A host with only 169.254.7.2/16 reaches its 169.254.7.1 peer on the link.

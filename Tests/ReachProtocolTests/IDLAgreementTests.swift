@@ -87,6 +87,19 @@ final class IDLAgreementTests: XCTestCase {
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
     }
 
+    func testTargetFieldsMatch() throws {
+        var address = TargetAddress(address: IPAddress("fe80::b")!, interface: "eth0")
+        (address.unsatisfiedReason, address.interface, address.interfaceType) = (.noCarrier, "eth0", .wiredEthernet)
+        (address.gateway, address.source, address.ignoredForPath) = ("fe80::1", "fe80::a", true)
+        XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "TargetAddress").keys))
+        let path = TargetPath(
+            status: .unsatisfied, unsatisfiedReason: .noCarrier, reachability: .notReachable, flags: [.reachable],
+            primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, addresses: [address]
+        )
+        XCTAssertEqual(try jsonKeys(path), Set(try fields(ofType: "TargetPath").keys))
+        XCTAssertEqual(try fields(ofType: "TargetAddress")["ignoredForPath"], "?bool")
+    }
+
     func testEnumsMatch() throws {
         let path = try fields(ofType: "Path")
         XCTAssertEqual(try enumValues(path["status"]), PathStatus.allCases.map(\.rawValue))

@@ -46,12 +46,12 @@ final class TargetDerivationTests: XCTestCase {
         Case(name: "route through an ignored interface", policy: InterfacePolicy(ignoredPatterns: ["eth*"]),
              lookups: [("192.0.2.7", routeVia(2, gateway: "10.0.0.1", source: "10.0.0.2"))],
              status: .satisfied, reachability: .reachableViaWired, flags: [.reachable], primary: "eth0",
-             verdicts: ["192.0.2.7 reachable eth0 via 10.0.0.1 from 10.0.0.2"]),
+             verdicts: ["192.0.2.7 reachable eth0 via 10.0.0.1 from 10.0.0.2 (ignored for the path)"]),
         Case(name: "a container on docker0 (ignored by name, and a host-internal bridge)",
              links: [lo, eth0, docker0], addresses: loAddresses + [addr(2, "10.0.0.2"), addr(7, "172.17.0.1", 16)],
              lookups: [("172.17.0.2", routeVia(7, source: "172.17.0.1"))],
              status: .satisfied, reachability: .reachableViaWired, flags: [.reachable, .isDirect], primary: "docker0",
-             verdicts: ["172.17.0.2 reachable docker0 on-link from 172.17.0.1"]),
+             verdicts: ["172.17.0.2 reachable docker0 on-link from 172.17.0.1 (ignored for the path)"]),
         Case(name: "a 169.254 peer from a 169.254 address", addresses: loAddresses + [addr(2, "169.254.7.2", 16)],
              lookups: [("169.254.7.1", routeVia(2, source: "169.254.7.2"))],
              status: .satisfied, reachability: .reachableViaWired, flags: [.reachable, .isDirect], primary: "eth0",
@@ -176,6 +176,7 @@ final class TargetDerivationTests: XCTestCase {
         var words = [address.address, address.reachable ? "reachable" : (address.unsatisfiedReason?.rawValue ?? "?")]
         if let interface = address.interface { words += [interface, address.gateway.map { "via \($0)" } ?? "on-link"] }
         if let source = address.source { words += ["from \(source)"] }
+        if address.ignoredForPath == true { words += ["(ignored for the path)"] }
         return words.joined(separator: " ")
     }
 }
