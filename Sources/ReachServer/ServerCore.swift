@@ -82,7 +82,7 @@ final class ServerCore {
     /// A new interface policy from a reload.
     func update(policy: InterfacePolicy) {
         perform(publication.update(policy: policy))
-        targets.refresh()  // an interface ignored or not changes targets' answers too
+        targets.refresh()  // an override may retype an interface, and targets say whether the path ignores it
         connectivity.update(snapshot: publication.state.snapshot, policy: policy)
     }
 

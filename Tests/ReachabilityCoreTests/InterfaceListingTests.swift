@@ -65,7 +65,10 @@ final class InterfaceListingTests: XCTestCase {
 
     func testDefaultPolicyAndEmptySnapshot() {
         XCTAssertEqual(InterfaceListing.describe(NetworkSnapshot()), [], "empty snapshot lists nothing")
-        let ignored = InterfaceListing.describe(Self.network, policy: InterfacePolicy(ignoredPatterns: [])).filter(\.ignored)
+        let noGlobs = InterfaceListing.describe(Self.network, policy: InterfacePolicy(ignoredPatterns: [])).filter(\.ignored)
+        XCTAssertEqual(noGlobs.map(\.name), ["docker0"], "without globs, a bridge with no port and no default route is still a guests' bridge")
+        let keepAll = InterfacePolicy(ignoredPatterns: [], overrides: [.init(pattern: "*", isIgnored: false)])
+        let ignored = InterfaceListing.describe(Self.network, policy: keepAll).filter(\.ignored)
         XCTAssertEqual(ignored.map(\.name), [], "a policy that ignores nothing marks nothing")
     }
 }
