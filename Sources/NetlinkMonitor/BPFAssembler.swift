@@ -3,8 +3,8 @@ import LinuxSystem
 /// Builds classic BPF programs with labels instead of counted jump offsets.
 ///
 /// Classic BPF jumps only forward, conditional ones by at most 255 instructions. A
-/// conditional jump whose target is `.accept` gets its own `ret` right after it, so an
-/// early way out never needs a far target; `.label` targets are resolved when the
+/// conditional jump whose target is `.accept` or `.drop` gets its own `ret` right after it,
+/// so an early way out never needs a far target; `.label` targets are resolved when the
 /// program is assembled, and an offset that does not fit fails the assembly.
 struct BPFAssembler {
     /// Where a conditional jump goes.
@@ -17,6 +17,8 @@ struct BPFAssembler {
         case label(Int)
         /// Keep the datagram: an inline `ret` right after the jump.
         case accept
+        /// Drop the datagram: an inline `ret 0` right after the jump (after an inline accept).
+        case drop
     }
 
     /// A jump label; create with `newLabel()`, then `place(_:)` it once.
@@ -88,7 +90,7 @@ struct BPFAssembler {
         for item in items {
             switch item {
             case .instruction, .jumpAlways: count += 1
-            case let .conditional(_, _, then, otherwise): count += (then == .accept || otherwise == .accept) ? 2 : 1
+            case let .conditional(_, _, then, otherwise): count += 1 + Self.inlineVerdicts(then, otherwise).count
             case let .label(label): positions[label] = count
             }
         }
@@ -104,12 +106,12 @@ struct BPFAssembler {
                 guard let target = positions[label], target > program.count else { return nil }
                 program.append(.jumpAlways(UInt32(target - program.count - 1)))
             case let .conditional(code, constant, then, otherwise):
-                let inline = then == .accept || otherwise == .accept
-                let after = program.count + 1 + (inline ? 1 : 0)  // the first instruction past the group
+                let inline = Self.inlineVerdicts(then, otherwise)
+                let after = program.count + 1 + inline.count  // the first instruction past the group
                 func offset(_ target: Target) -> UInt8? {
                     let destination: Int
                     switch target {
-                    case .accept: return 0  // the inline ret right after the jump
+                    case .accept, .drop: return UInt8(inline.firstIndex(of: target)!)  // its inline ret after the jump
                     case .next: destination = after
                     case let .skip(count): destination = after + Int(count)
                     case let .label(label):
@@ -121,10 +123,15 @@ struct BPFAssembler {
                 }
                 guard let jumpIfTrue = offset(then), let jumpIfFalse = offset(otherwise) else { return nil }
                 program.append(SocketFilterInstruction(code: code, jumpIfTrue: jumpIfTrue, jumpIfFalse: jumpIfFalse, constant: constant))
-                if inline { program.append(.ret(acceptVerdict)) }
+                for verdict in inline { program.append(.ret(verdict == .accept ? acceptVerdict : 0)) }
             }
         }
         return program
+    }
+
+    /// The verdicts a conditional jump returns inline, accept first.
+    private static func inlineVerdicts(_ then: Target, _ otherwise: Target) -> [Target] {
+        [Target.accept, .drop].filter { $0 == then || $0 == otherwise }
     }
 }
 
@@ -140,6 +147,8 @@ enum Op {
 extension SocketFilterInstruction {
     /// A = the datagram's length.
     static let loadLength = Self(code: 0x80)  // BPF_LD | BPF_W | BPF_LEN
+    /// A = the big-endian 32 bits at `offset`.
+    static func loadWord(_ offset: UInt32) -> Self { Self(code: 0x20, constant: offset) }  // BPF_LD | BPF_W | BPF_ABS
     /// A = the big-endian 16 bits at `offset`.
     static func loadHalf(_ offset: UInt32) -> Self { Self(code: 0x28, constant: offset) }  // BPF_LD | BPF_H | BPF_ABS
     /// A = the byte at `offset`.

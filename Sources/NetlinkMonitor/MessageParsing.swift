@@ -32,6 +32,8 @@ enum ParsedMessage {
     case rule
     /// RTM_NEWNDUSEROPT carrying RFC 8910's captive-portal option (RA option 37).
     case captivePortal(NDUserOption.CaptivePortal)
+    /// RTM_NEWNEIGH (a state) or RTM_DELNEIGH (nil) of an IPv4 or IPv6 neighbour.
+    case neighbour(GatewayKey, NeighbourState?)
     /// Nothing reachd cares about (bridge-port messages, cloned routes, other types).
     case ignored
 
@@ -46,7 +48,7 @@ enum ParsedMessage {
     var touchesTrackedState: Bool {
         switch self {
         case .link, .linkRemoved, .address, .addressRemoved, .defaultRoute, .defaultRouteRemoved, .captivePortal: return true
-        case .otherRoute, .rule, .ignored: return false
+        case .otherRoute, .rule, .ignored, .neighbour: return false
         }
     }
 }
@@ -70,6 +72,8 @@ enum MessageParser {
             return message.type == UInt16(RTM_NEWADDR) ? .address(address) : .addressRemoved(address)
         case UInt16(RTM_NEWRULE), UInt16(RTM_DELRULE):
             return .rule
+        case UInt16(RTM_NEWNEIGH), UInt16(RTM_DELNEIGH):
+            return parseNeighbour(message, removed: message.type == UInt16(RTM_DELNEIGH))
         case UInt16(RTM_NEWNDUSEROPT):
             // The payload is bytes the router sent: parsed by our own bounds-checked walk
             // (libnl has no parser for ND options).
@@ -144,6 +148,21 @@ enum MessageParser {
             hops.append(NextHop(interfaceIndex: interfaceIndex, gateway: gateway, isLinkDown: flags & UInt32(RTNH_F_LINKDOWN) != 0))
         }
         return hops
+    }
+
+    // MARK: Neighbours
+
+    /// RTM_NEWNEIGH / RTM_DELNEIGH, parsed by `rtnl_neigh_parse`: which entry (interface,
+    /// NDA_DST) and its state. Bridge FDB entries and proxies have no IP address to key by.
+    static func parseNeighbour(_ message: NetlinkMessage, removed: Bool) -> ParsedMessage {
+        guard message.fixedHeader(ndmsg.self) != nil else { return .ignored }
+        var parsed: OpaquePointer?
+        guard rtnl_neigh_parse(message.header, &parsed) >= 0, let neighbour = parsed else { return .ignored }
+        defer { rtnl_neigh_put(neighbour) }
+        let family = rtnl_neigh_get_family(neighbour)
+        guard family == AF_INET || family == AF_INET6, let address = IPAddress(libnl: rtnl_neigh_get_dst(neighbour)) else { return .ignored }
+        let key = GatewayKey(interfaceIndex: Int32(rtnl_neigh_get_ifindex(neighbour)), address: address)
+        return .neighbour(key, removed ? nil : NeighbourState(kernelValue: UInt16(truncatingIfNeeded: rtnl_neigh_get_state(neighbour))))
     }
 
     // MARK: Links

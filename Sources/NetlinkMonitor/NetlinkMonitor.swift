@@ -1,12 +1,13 @@
 // NetlinkMonitor: the kernel side of reachd, and the only module that calls libnl.
 //
 // Two rtnetlink sockets (events; dumps and FIB lookups), datagrams read here, messages
-// parsed by libnl-route without any libnl cache. Only links, addresses and default routes
-// are tracked; the answer per family is asked of the kernel. No timers and no threads: the
+// parsed by libnl-route without any libnl cache. Only links, addresses, default routes and
+// the neighbour entries of their gateways are tracked; the answer per family is asked of the kernel. No timers and no threads: the
 // owner polls `eventDescriptor`, then calls `drain()` and `snapshot()`. Why, and the rules
 // kept here: docs/DESIGN.md rules 1-6 and "The kernel side in more detail".
 
 import CNetlink
+import Glibc
 import LinuxSystem
 import ReachabilityCore
 import SystemPackage
@@ -37,7 +38,12 @@ public final class NetlinkMonitor {
         RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
         // RA options the kernel hands to userspace: RFC 8910's captive-portal URI.
         RTNLGRP_ND_USEROPT,
+        // Neighbour entries: only the watched gateways' pass the filter (`RouteEventFilter`).
+        RTNLGRP_NEIGH,
     ]
+    /// Rounds of reading gateways' entries and refitting the filter before every event
+    /// about them is let through instead.
+    static let maxGatewayRounds = 3
 
     private let events: NetlinkSocket
     private let requests: NetlinkSocket
@@ -48,6 +54,11 @@ public final class NetlinkMonitor {
     private var synchronizedOnce = false
     /// What the installed route-event filter lets through, besides `lookupTargets`.
     private var watched: Set<IPAddress> = []
+    /// The watched gateways' neighbour entries (`GatewayNeighbours.watched`).
+    private var gatewayEntries: [GatewayKey: GatewayNeighbour] = [:]
+    /// What the installed filter lets through about each watched gateway; emptied to have
+    /// every entry read again (after a resync).
+    private var gatewayFilter: [GatewayKey: RouteEventFilter.GatewayEvents] = [:]
     /// Families whose default routes a deferred start has not read yet.
     private var pendingRouteFamilies: Set<AddressFamily> = []
     /// How often RA options may change what is tracked, per link.
@@ -142,6 +153,11 @@ public final class NetlinkMonitor {
                 outcome.events += 1
                 let parsed = MessageParser.parse(message)
                 guard parsed.isRelevant else { return }
+                if case let .neighbour(key, state) = parsed {
+                    // Another neighbour (the filter is wider when it could not be fitted) is no news.
+                    if gatewayFilter[key] != nil, record(key, state) { outcome.changed = true }
+                    return
+                }
                 if case let .captivePortal(announcement) = parsed {
                     // Only an applied change is news: a repeat or a held one changes nothing yet.
                     if admit(announcement, now: .now) { outcome.changed = true }
@@ -205,6 +221,7 @@ public final class NetlinkMonitor {
             for (family, target) in lookupTargets {
                 snapshot.lookups[family] = lookup(target)
             }
+            followGateways(of: &snapshot)
             return snapshot
         }
         var known = state
@@ -218,7 +235,76 @@ public final class NetlinkMonitor {
             snapshot.lookups[family] = lookup(target)
         }
         snapshot.pendingRouteFamilies = pendingRouteFamilies
+        followGateways(of: &snapshot)
         return snapshot
+    }
+
+    // MARK: Gateways
+
+    /// Follows the neighbour entries of the gateways `snapshot` names and hands them on. A
+    /// gateway newly watched, or one the filter now lets every event through about (it
+    /// failed), is read from the kernel after the new filter is in place, so no event
+    /// between the two is missed; a read that changes what the filter should be refits it.
+    private func followGateways(of snapshot: inout NetworkSnapshot) {
+        let wanted = GatewayNeighbours.watched(in: snapshot)
+        gatewayEntries = gatewayEntries.filter { wanted.contains($0.key) }
+        var fitted = false
+        for _ in 0..<Self.maxGatewayRounds {
+            let filter = Dictionary(uniqueKeysWithValues: wanted.map { key in
+                (key, gatewayEntries[key]?.state == .failed ? RouteEventFilter.GatewayEvents.all : .failures)
+            })
+            if filter == gatewayFilter {
+                fitted = true
+                break
+            }
+            let unread = wanted.filter { gatewayFilter[$0] == nil || (filter[$0] == .all && gatewayFilter[$0] != .all) }
+            gatewayFilter = filter
+            // A filter that cannot be installed is replaced by one keeping every event.
+            try? installRouteFilter()
+            for key in unread {
+                if let state = readNeighbour(key) { record(key, state) }
+            }
+        }
+        if !fitted {
+            // The entries kept changing while they were read: every event about them passes.
+            gatewayFilter = Dictionary(uniqueKeysWithValues: wanted.map { ($0, .all) })
+            try? installRouteFilter()
+        }
+        snapshot.gatewayNeighbours = gatewayEntries
+    }
+
+    /// Applies what the kernel said about a watched gateway's entry (nil: it is gone);
+    /// whether the kept state changed. `since` moves only when failed turns to not or back.
+    @discardableResult
+    private func record(_ key: GatewayKey, _ reported: NeighbourState?) -> Bool {
+        let previous = gatewayEntries[key]
+        guard let state = GatewayNeighbours.next(previous: previous?.state, reported: reported) else {
+            gatewayEntries[key] = nil
+            return previous != nil
+        }
+        let since = previous.flatMap { ($0.state == .failed) == (state == .failed) ? $0.since : nil } ?? Int(time(nil))
+        gatewayEntries[key] = GatewayNeighbour(state: state, since: since)
+        return previous?.state != state
+    }
+
+    /// The kernel's entry for one gateway now (RTM_GETNEIGH of that address on that
+    /// interface): its state, `.some(nil)` when there is none, nil when the kernel did not say.
+    private func readNeighbour(_ key: GatewayKey) -> NeighbourState?? {
+        var found: NeighbourState?
+        let answer = try? requests.request(type: Int32(RTM_GETNEIGH), flags: NLM_F_REQUEST) { (request) throws(NetlinkError) in
+            var header = ndmsg()
+            header.ndm_family = UInt8(key.address.family == .ipv4 ? AF_INET : AF_INET6)
+            header.ndm_ifindex = key.interfaceIndex
+            try request.append(header)
+            try request.put(Int32(NDA_DST), key.address.bytes)
+        } answer: { message in
+            if case let .neighbour(_, state) = MessageParser.parse(message) { found = state }
+        }
+        switch answer {
+        case .complete?: return .some(found)
+        case .failed(.noSuchFileOrDirectory)?: return .some(nil)
+        default: return nil
+        }
     }
 
     /// Lets route events through when their prefix covers one of `addresses` (besides the
@@ -234,7 +320,8 @@ public final class NetlinkMonitor {
     /// Installs the route-event filter for the lookup targets and `watched`; when the
     /// program would be too long for the kernel, one that keeps every event.
     private func installRouteFilter() throws(NetlinkError) {
-        let program = RouteEventFilter.program(watching: watched.union(lookupTargets.values)) ?? RouteEventFilter.keepEverything
+        let program = RouteEventFilter.program(watching: watched.union(lookupTargets.values), gateways: gatewayFilter)
+            ?? RouteEventFilter.keepEverything
         do {
             try events.descriptor.attachSocketFilter(program)
         } catch {
@@ -303,6 +390,8 @@ public final class NetlinkMonitor {
     private func synchronize() throws(NetlinkError) -> Set<DefaultRoute> {
         let before = state
         pendingRouteFamilies = []
+        // Events about gateways may have been lost too: the next snapshot reads them again.
+        gatewayFilter = [:]
         var removed = Set<DefaultRoute>()
         for _ in 0..<Self.maxSyncRounds {
             // Router advertisements cannot be dumped: what they announced is carried over.
@@ -325,6 +414,11 @@ public final class NetlinkMonitor {
         while true {
             let reception = try events.receive { message in
                 let parsed = MessageParser.parse(message)
+                if case let .neighbour(key, state) = parsed {
+                    // Gateways' entries are read after the snapshot's lookups, not dumped.
+                    if gatewayFilter[key] != nil { record(key, state) }
+                    return
+                }
                 if case let .captivePortal(announcement) = parsed {
                     // RAs are not dumped, so one cannot make a dump stale.
                     _ = admit(announcement, now: .now)

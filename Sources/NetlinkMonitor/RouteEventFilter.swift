@@ -10,8 +10,9 @@ import ReachabilityCore
 /// lookup's answer, and a non-default route is not tracked, so such an event is dropped
 /// before it is queued: a flood of a million host routes elsewhere neither wakes reachd
 /// nor fills its receive buffer (no ENOBUFS, no resync). Everything else passes: link,
-/// address, rule and ND messages, default routes (`rtm_dst_len == 0`), routes covering a
-/// watched address, and anything the program cannot read with certainty (an unknown
+/// address, rule and ND user-option messages, default routes (`rtm_dst_len == 0`), routes
+/// covering a watched address, what matters about a watched gateway's neighbour entry
+/// (`GatewayEvents`), and anything the program cannot read with certainty (an unknown
 /// family, no RTA_DST among the first attributes, a malformed attribute), so a mistake
 /// here can cost a wake-up but never an answer.
 ///
@@ -36,17 +37,37 @@ public enum RouteEventFilter {
     /// The program that keeps every datagram (too many addresses for one program).
     public static let keepEverything: [SocketFilterInstruction] = [.ret(accept)]
 
-    /// The program for `watched` addresses; nil when it would exceed the kernel's limit
-    /// (thousands of watched IPv6 addresses), in which case every event must pass.
-    public static func program(watching watched: Set<IPAddress>) -> [SocketFilterInstruction]? {
+    /// What passes about one watched gateway's neighbour entry.
+    public enum GatewayEvents: Sendable, Hashable {
+        /// Only what can make it unreachable: FAILED, and RTM_DELNEIGH (a gateway that answers
+        /// moves between REACHABLE, STALE, DELAY and PROBE all day, which changes nothing).
+        case failures
+        /// Every event: the gateway is failed, and any other state may restore it.
+        case all
+    }
+
+    /// The program for `watched` addresses and `gateways`' neighbour entries; nil when it
+    /// would exceed the kernel's limit (thousands of watched IPv6 addresses), in which case
+    /// every event must pass.
+    ///
+    /// Neighbour messages (`ndmsg`, 12 bytes, then NDA_DST first among the attributes) pass
+    /// only for a watched gateway (address and `ndm_ifindex`), and then as `GatewayEvents`
+    /// says; a busy LAN's ARP and ND churn, and bridge FDB entries, are dropped.
+    public static func program(watching watched: Set<IPAddress>, gateways: [GatewayKey: GatewayEvents] = [:]) -> [SocketFilterInstruction]? {
         var code = BPFAssembler(acceptVerdict: accept)
         let ordered = watched.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         let (route, family, destination, ipv4) = (code.newLabel(), code.newLabel(), code.newLabel(), code.newLabel())
+        let neighbour = code.newLabel()
 
-        // Short messages and anything but RTM_NEWROUTE / RTM_DELROUTE pass.
+        // Short messages and anything but route and neighbour messages pass.
         code.emit(.loadLength)
         code.jump(ifGreaterOrEqual: Offset.attributes, else: .accept)
         code.emit(.loadHalf(Offset.messageType))
+        // Neighbours by far jumps: the route part before them is long.
+        code.jump(if: swapped(28), then: .next, else: .skip(1))  // RTM_NEWNEIGH
+        code.jump(to: neighbour)
+        code.jump(if: swapped(29), then: .next, else: .skip(1))  // RTM_DELNEIGH
+        code.jump(to: neighbour)
         code.jump(if: swapped(24), then: .label(route))  // RTM_NEWROUTE
         code.jump(if: swapped(25), then: .label(route), else: .accept)  // RTM_DELROUTE
         code.place(route)
@@ -59,7 +80,29 @@ public enum RouteEventFilter {
         code.jump(if: 10, then: .label(family), else: .accept)  // AF_INET6
         code.place(family)
 
-        // Walk the attributes for RTA_DST; X holds the current attribute's offset.
+        findDestination(then: destination, in: &code)
+
+        // RTA_DST at X. IPv6 first; IPv4 by a far jump, as the IPv6 checks may be long.
+        code.place(destination)
+        code.emit(.loadByte(Offset.family))
+        code.jump(if: 2, then: .next, else: .skip(1))
+        code.jump(to: ipv4)
+        checks(for: ordered.filter { $0.family == .ipv6 }, words: 4, in: &code)
+        code.place(ipv4)
+        checks(for: ordered.filter { $0.family == .ipv4 }, words: 1, in: &code)
+
+        code.place(neighbour)
+        neighbourChecks(for: gateways, in: &code)
+
+        guard let program = code.assembled(), program.count <= maximumLength else { return nil }
+        return program
+    }
+
+    /// Walks the attributes for the destination (RTA_DST and NDA_DST are both type 1, both
+    /// after a 12-byte header) and jumps to `found` with X at it; passes the message when
+    /// it is not among the first `attributesSearched` or an attribute is malformed.
+    private static func findDestination(then found: BPFAssembler.Label, in code: inout BPFAssembler) {
+        // X holds the current attribute's offset.
         code.emit(.loadIndexConstant(Offset.attributes))
         for _ in 0..<attributesSearched {
             // The 4-byte attribute header must lie inside the message.
@@ -67,7 +110,7 @@ public enum RouteEventFilter {
             code.emit(.subtract(4))
             code.jump(ifGreaterOrEqualIndex: .accept)
             code.emit(.loadHalfIndexed(2))
-            code.jump(if: swapped(1), then: .label(destination))  // RTA_DST
+            code.jump(if: swapped(1), then: .label(found))  // RTA_DST, NDA_DST
             // Next attribute: X += align4(rta_len), rta_len read byte by byte (host order).
             code.emit(.indexToAccumulator)
             code.emit(.store(Slot.offset))
@@ -85,18 +128,63 @@ public enum RouteEventFilter {
             code.emit(.accumulatorToIndex)
         }
         code.emit(.ret(accept))
+    }
 
-        // RTA_DST at X. IPv6 first; IPv4 by a far jump, as the IPv6 checks may be long.
+    /// The neighbour part: IPv4 and IPv6 entries of a watched gateway pass as `gateways`
+    /// says; other families (bridge FDB) and other neighbours are dropped.
+    private static func neighbourChecks(for gateways: [GatewayKey: GatewayEvents], in code: inout BPFAssembler) {
+        let (family, destination, ipv6, failures) = (code.newLabel(), code.newLabel(), code.newLabel(), code.newLabel())
+        code.emit(.loadByte(Offset.family))
+        code.jump(if: 2, then: .label(family))  // AF_INET
+        code.jump(if: 10, then: .label(family), else: .drop)  // AF_INET6
+        code.place(family)
+        guard !gateways.isEmpty else {
+            code.emit(.ret(drop))
+            return
+        }
+        findDestination(then: destination, in: &code)
         code.place(destination)
+        let ordered = gateways.sorted { a, b in
+            a.key.address == b.key.address
+                ? a.key.interfaceIndex < b.key.interfaceIndex : a.key.address.bytes.lexicographicallyPrecedes(b.key.address.bytes)
+        }
         code.emit(.loadByte(Offset.family))
         code.jump(if: 2, then: .next, else: .skip(1))
-        code.jump(to: ipv4)
-        checks(for: ordered.filter { $0.family == .ipv6 }, words: 4, in: &code)
-        code.place(ipv4)
-        checks(for: ordered.filter { $0.family == .ipv4 }, words: 1, in: &code)
-
-        guard let program = code.assembled(), program.count <= maximumLength else { return nil }
-        return program
+        code.jump(to: ipv6)
+        for words: UInt32 in [1, 4] {
+            if words == 4 { code.place(ipv6) }
+            // NDA_DST must be exactly one address long and lie inside the message.
+            let length = 4 + 4 * words
+            code.emit(.loadHalfIndexed(0))
+            code.jump(if: swapped(UInt16(length)), then: .next, else: .accept)
+            code.emit(.loadLength)
+            code.emit(.subtract(length))
+            code.jump(ifGreaterOrEqualIndex: .accept)
+            for (key, events) in ordered where key.address.bytes.count == 4 * Int(words) {
+                let next = code.newLabel()
+                let bytes = key.address.bytes
+                for word in 0..<words {
+                    let value = bytes[Int(word) * 4..<Int(word) * 4 + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                    code.emit(.loadWordIndexed(4 + 4 * word))
+                    code.jump(if: value, then: .next, else: .label(next))
+                }
+                code.emit(.loadWord(Offset.neighbourInterface))
+                code.jump(if: UInt32(bitPattern: key.interfaceIndex).byteSwapped, then: .next, else: .label(next))
+                switch events {
+                case .all: code.emit(.ret(accept))
+                case .failures: code.jump(to: failures)
+                }
+                code.place(next)
+            }
+            code.emit(.ret(drop))
+        }
+        // A gateway that answers: only its removal or NUD_FAILED (0x20, in ndm_state's low byte).
+        code.place(failures)
+        code.emit(.loadHalf(Offset.messageType))
+        code.jump(if: swapped(29), then: .accept)
+        code.emit(.loadByte(Offset.neighbourState))
+        code.emit(.and(0x20))
+        code.jump(if: 0, then: .drop, else: .accept)
     }
 
     /// Byte offsets in the message.
@@ -104,6 +192,10 @@ public enum RouteEventFilter {
         static let messageType: UInt32 = 4
         static let family: UInt32 = 16
         static let destinationLength: UInt32 = 17
+        /// `ndm_ifindex`, a host-order 32-bit integer.
+        static let neighbourInterface: UInt32 = 20
+        /// `ndm_state`'s low byte (host order: the first of its two).
+        static let neighbourState: UInt32 = 24
         static let attributes: UInt32 = 28
     }
 

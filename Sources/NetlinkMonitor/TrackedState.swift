@@ -88,7 +88,7 @@ struct TrackedState {
         case .captivePortal(let announcement):
             // The unrestricted URN (apiURI nil) says the network has no portal.
             announcedCaptivePortals[announcement.interfaceIndex] = announcement.apiURI
-        case .otherRoute, .rule, .ignored:
+        case .otherRoute, .rule, .ignored, .neighbour:
             break
         }
         return []

@@ -26,6 +26,9 @@ public struct NetworkSnapshot: Sendable, Hashable {
     /// only the route each lookup matched. `PathDerivation.familiesAwaitingRoutes` says
     /// whether an answer may be given before the rest are known.
     public var pendingRouteFamilies: Set<AddressFamily> = []
+    /// The neighbour entries of the gateways `GatewayNeighbours.watched` names, by
+    /// interface and address; a gateway without an entry has none in the kernel.
+    public var gatewayNeighbours: [GatewayKey: GatewayNeighbour] = [:]
 
     /// Creates a snapshot.
     public init(

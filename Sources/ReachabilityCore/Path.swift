@@ -31,6 +31,8 @@ public enum UnsatisfiedReason: String, Sendable, Hashable, Codable, CaseIterable
     case noCarrier
     /// The route's output interface has no usable address (only link-local, tentative or none).
     case noAddress
+    /// The route's gateway does not answer: the kernel marked its neighbour entry FAILED.
+    case gatewayUnreachable
     /// The route's output interface is dormant: it waits for authentication (802.1X) or a dial-up.
     case connectionRequired
     /// The route's output interface is excluded by the subscriber's interface-type filter.

@@ -16,7 +16,8 @@
 /// 4. it has a usable source address of that family: not link-local, not tentative,
 ///    not DAD-failed (`noAddress`),
 /// 5. it is not dormant; a dormant interface waits for 802.1X or a dial-up and makes the
-///    path `requiresConnection`.
+///    path `requiresConnection`,
+/// 6. its gateway's neighbour entry is not FAILED (`gatewayUnreachable`, `GatewayNeighbours`).
 ///
 /// When the lookup's interface is ignored or filtered out, the tracked default routes
 /// through allowed interfaces are tried instead, lowest metric first. When the lookup
@@ -76,7 +77,9 @@ public enum PathDerivation {
             availableInterfaces: context.availableInterfaces(primary: primaryLink),
             // The routes the path runs over: the ready ones when satisfied; a dormant route's
             // gateway is no gateway of a path that runs over another family's interface.
-            gateways: (ready.isEmpty ? usable : ready).flatMap { context.gateways(of: $0) },
+            gateways: reason == .gatewayUnreachable
+                ? GatewayNeighbours.failedGateways(in: snapshot).map(\.description)
+                : (ready.isEmpty ? usable : ready).flatMap { context.gateways(of: $0) },
             supportsIPv4: supportsIPv4,
             supportsIPv6: supportsIPv6,
             supportsDNS: snapshot.hasNameserver && status == .satisfied,
@@ -118,7 +121,8 @@ public enum PathDerivation {
         case .interfaceDown: return 4
         case .noCarrier: return 5
         case .noAddress: return 6
-        case .connectionRequired: return 7
+        case .gatewayUnreachable: return 7
+        case .connectionRequired: return 8
         }
     }
 }
@@ -231,6 +235,7 @@ struct Context {
         guard usableSource ?? hasUsableSource(on: link.index, family: family, preferredSource: preferredSource) else {
             return .unusable(.noAddress)
         }
+        if GatewayNeighbours.isUnreachable(hop, in: snapshot) { return .unusable(.gatewayUnreachable) }
         return .usable(UsableRoute(family: family, interfaceIndex: link.index, gateway: hop.gateway, requiresConnection: dormant, table: table))
     }
 

@@ -2,7 +2,7 @@ extension Path {
     /// A one-line human summary, as used for systemd's `STATUS=` and the daemon log:
     /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS`, then the probes'
     /// verdict once there is one (`, internet full`, `, behind a captive portal (URL)`), or
-    /// `not reachable: noCarrier`.
+    /// `not reachable: noCarrier` (`not reachable: gateway 10.0.0.1 unreachable`).
     ///
     /// The interface name and portal URL are the network's text, as they came: the places
     /// that write the summary (the log, `STATUS=`) apply `UntrustedText`'s rule, once.
@@ -28,6 +28,8 @@ extension Path {
             return text
         case .requiresConnection:
             return "connection required" + (primaryInterface.map { " on \($0)" } ?? "")
+        case .unsatisfied where unsatisfiedReason == .gatewayUnreachable && !gateways.isEmpty:
+            return "not reachable: gateway \(gateways.joined(separator: ",")) unreachable"
         case .unsatisfied:
             return "not reachable: " + (unsatisfiedReason?.rawValue ?? "unknown")
         }

@@ -1,0 +1,103 @@
+/// A neighbour entry's state as the kernel keeps it (`NUD_*`), as `ip neigh` prints it.
+public enum NeighbourState: String, Sendable, Hashable, Codable, CaseIterable {
+    case none = "NONE"
+    case incomplete = "INCOMPLETE"
+    case reachable = "REACHABLE"
+    case stale = "STALE"
+    case delay = "DELAY"
+    case probe = "PROBE"
+    case failed = "FAILED"
+    case noARP = "NOARP"
+    case permanent = "PERMANENT"
+
+    /// Maps the kernel's `ndm_state` bits; the kernel sets one at a time.
+    public init(kernelValue: UInt16) {
+        switch kernelValue {
+        case _ where kernelValue & 0x80 != 0: self = .permanent
+        case _ where kernelValue & 0x40 != 0: self = .noARP
+        case _ where kernelValue & 0x20 != 0: self = .failed
+        case _ where kernelValue & 0x10 != 0: self = .probe
+        case _ where kernelValue & 0x08 != 0: self = .delay
+        case _ where kernelValue & 0x04 != 0: self = .stale
+        case _ where kernelValue & 0x02 != 0: self = .reachable
+        case _ where kernelValue & 0x01 != 0: self = .incomplete
+        default: self = .none
+        }
+    }
+}
+
+/// A gateway as its neighbour entry is keyed: the interface it is reached on and its address.
+public struct GatewayKey: Sendable, Hashable {
+    /// The output interface of the route through the gateway.
+    public var interfaceIndex: Int32
+    /// The gateway's address.
+    public var address: IPAddress
+
+    /// Creates a key.
+    public init(interfaceIndex: Int32, address: IPAddress) {
+        self.interfaceIndex = interfaceIndex
+        self.address = address
+    }
+}
+
+/// What reachd knows about one watched gateway's neighbour entry.
+public struct GatewayNeighbour: Sendable, Hashable {
+    /// The state as judged (`GatewayNeighbours.next`): an INCOMPLETE retry after FAILED stays FAILED.
+    public var state: NeighbourState
+    /// Since when (seconds since the epoch) the entry has been failed, or not failed.
+    public var since: Int
+
+    /// Creates an entry.
+    public init(state: NeighbourState, since: Int) {
+        self.state = state
+        self.since = since
+    }
+}
+
+/// Which gateways' neighbour entries matter, and what a failed one means. Pure.
+///
+/// IPv4 keeps sending through the route its lookup chose, so a route through a gateway
+/// whose entry the kernel marked FAILED is broken. IPv6 already prefers routers whose
+/// neighbours are reachable, so the lookup moves by itself; either way, only the gateway of
+/// the route actually chosen is judged. INCOMPLETE alone is a first resolution, not a failure;
+/// PERMANENT and NOARP entries never fail, and a point-to-point link has no neighbour.
+public enum GatewayNeighbours {
+    /// The gateways whose neighbour entries are followed: those of the unicast default
+    /// routes and of each family's lookup, leaving out point-to-point links.
+    public static func watched(in snapshot: NetworkSnapshot) -> Set<GatewayKey> {
+        var keys = Set<GatewayKey>()
+        func add(_ interfaceIndex: Int32, _ gateway: IPAddress?) {
+            guard let gateway, let link = snapshot.links[interfaceIndex], !InterfaceRoles.isPointToPoint(link) else { return }
+            keys.insert(GatewayKey(interfaceIndex: interfaceIndex, address: gateway))
+        }
+        for route in snapshot.defaultRoutes where route.type == .unicast {
+            for hop in route.nextHops { add(hop.interfaceIndex, hop.gateway) }
+        }
+        for case let .route(result) in snapshot.lookups.values where result.type == .unicast {
+            add(result.outputInterface, result.gateway)
+        }
+        return keys
+    }
+
+    /// The state to keep after the kernel reported `reported` (nil: the entry is gone) for an
+    /// entry judged `previous`: a retry (INCOMPLETE) of a failed entry is still failed.
+    public static func next(previous: NeighbourState?, reported: NeighbourState?) -> NeighbourState? {
+        if previous == .failed && reported == .incomplete { return .failed }
+        return reported
+    }
+
+    /// Whether traffic through `hop` goes to a gateway the kernel could not resolve.
+    public static func isUnreachable(_ hop: NextHop, in snapshot: NetworkSnapshot) -> Bool {
+        guard let gateway = hop.gateway else { return false }
+        return snapshot.gatewayNeighbours[GatewayKey(interfaceIndex: hop.interfaceIndex, address: gateway)]?.state == .failed
+    }
+
+    /// The failed gateways the lookups chose, IPv4 first (what a broken path names).
+    public static func failedGateways(in snapshot: NetworkSnapshot) -> [IPAddress] {
+        AddressFamily.allCases.compactMap { family -> IPAddress? in
+            guard case let .route(result)? = snapshot.lookups[family],
+                  isUnreachable(NextHop(interfaceIndex: result.outputInterface, gateway: result.gateway), in: snapshot) else { return nil }
+            return result.gateway
+        }
+    }
+}
