@@ -241,17 +241,18 @@ public final class NetlinkMonitor {
 
     // MARK: Gateways
 
-    /// Follows the neighbour entries of the gateways `snapshot` names and hands them on. A
-    /// gateway newly watched, or one the filter now lets every event through about (it
-    /// failed), is read from the kernel after the new filter is in place, so no event
-    /// between the two is missed; a read that changes what the filter should be refits it.
+    /// Follows the neighbour entries of the gateways `snapshot` names and hands them on. The
+    /// filter lets only failures through about a gateway that answers, and everything about
+    /// one that does not (failed, being resolved, no entry). A gateway newly watched, or one
+    /// whose filter widens, is read from the kernel after the new filter is in place, so no
+    /// event between the two is missed; a read that changes what the filter should be refits it.
     private func followGateways(of snapshot: inout NetworkSnapshot) {
         let wanted = GatewayNeighbours.watched(in: snapshot)
         gatewayEntries = gatewayEntries.filter { wanted.contains($0.key) }
         var fitted = false
         for _ in 0..<Self.maxGatewayRounds {
             let filter = Dictionary(uniqueKeysWithValues: wanted.map { key in
-                (key, gatewayEntries[key]?.state == .failed ? RouteEventFilter.GatewayEvents.all : .failures)
+                (key, GatewayNeighbours.answers(gatewayEntries[key]?.state) ? RouteEventFilter.GatewayEvents.failures : .all)
             })
             if filter == gatewayFilter {
                 fitted = true

@@ -39,10 +39,12 @@ public enum RouteEventFilter {
 
     /// What passes about one watched gateway's neighbour entry.
     public enum GatewayEvents: Sendable, Hashable {
-        /// Only what can make it unreachable: FAILED, and RTM_DELNEIGH (a gateway that answers
-        /// moves between REACHABLE, STALE, DELAY and PROBE all day, which changes nothing).
+        /// Only what can make it unreachable, FAILED and RTM_DELNEIGH, and an administrator's
+        /// PERMANENT or NOARP entry (a gateway that answers moves between REACHABLE, STALE,
+        /// DELAY and PROBE all day, which changes nothing).
         case failures
-        /// Every event: the gateway is failed, and any other state may restore it.
+        /// Every event: the gateway is failed (any other state may restore it), being
+        /// resolved, or has no entry.
         case all
     }
 
@@ -148,8 +150,9 @@ public enum RouteEventFilter {
             a.key.address == b.key.address
                 ? a.key.interfaceIndex < b.key.interfaceIndex : a.key.address.bytes.lexicographicallyPrecedes(b.key.address.bytes)
         }
+        // IPv4 first; IPv6 by a far jump past the IPv4 checks.
         code.emit(.loadByte(Offset.family))
-        code.jump(if: 2, then: .next, else: .skip(1))
+        code.jump(if: 2, then: .skip(1), else: .next)
         code.jump(to: ipv6)
         for words: UInt32 in [1, 4] {
             if words == 4 { code.place(ipv6) }
@@ -178,12 +181,13 @@ public enum RouteEventFilter {
             }
             code.emit(.ret(drop))
         }
-        // A gateway that answers: only its removal or NUD_FAILED (0x20, in ndm_state's low byte).
+        // A gateway that answers: only its removal, NUD_FAILED, NUD_NOARP or NUD_PERMANENT
+        // (0x20, 0x40, 0x80: ndm_state's low byte).
         code.place(failures)
         code.emit(.loadHalf(Offset.messageType))
         code.jump(if: swapped(29), then: .accept)
         code.emit(.loadByte(Offset.neighbourState))
-        code.emit(.and(0x20))
+        code.emit(.and(0xE0))
         code.jump(if: 0, then: .drop, else: .accept)
     }
 

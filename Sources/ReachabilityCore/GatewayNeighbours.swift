@@ -1,14 +1,9 @@
-/// A neighbour entry's state as the kernel keeps it (`NUD_*`), as `ip neigh` prints it.
+/// A neighbour entry's state as the kernel keeps it (`NUD_*`); `ip neigh` prints the raw
+/// values in capitals.
 public enum NeighbourState: String, Sendable, Hashable, Codable, CaseIterable {
-    case none = "NONE"
-    case incomplete = "INCOMPLETE"
-    case reachable = "REACHABLE"
-    case stale = "STALE"
-    case delay = "DELAY"
-    case probe = "PROBE"
-    case failed = "FAILED"
-    case noARP = "NOARP"
-    case permanent = "PERMANENT"
+    case none, incomplete, reachable, stale, delay, probe, failed
+    case noARP = "noarp"
+    case permanent
 
     /// Maps the kernel's `ndm_state` bits; the kernel sets one at a time.
     public init(kernelValue: UInt16) {
@@ -54,6 +49,25 @@ public struct GatewayNeighbour: Sendable, Hashable {
     }
 }
 
+/// One gateway of an interface as `ListInterfaces` reports it. Field names are the wire
+/// names of `io.reachd.Reachability.GatewayNeighbour`.
+public struct GatewayNeighbourDescription: Sendable, Hashable, Codable {
+    /// The gateway's address.
+    public var address: String
+    /// Its neighbour entry's state: FAILED as soon as the kernel says so; among the others,
+    /// the last one reachd read (it is not woken for every REACHABLE/STALE/DELAY/PROBE turn).
+    public var state: NeighbourState
+    /// Since when (seconds since the epoch) it has been failed, or not failed.
+    public var since: Int
+
+    /// Creates a description.
+    public init(address: String, state: NeighbourState, since: Int) {
+        self.address = address
+        self.state = state
+        self.since = since
+    }
+}
+
 /// Which gateways' neighbour entries matter, and what a failed one means. Pure.
 ///
 /// IPv4 keeps sending through the route its lookup chose, so a route through a gateway
@@ -84,6 +98,15 @@ public enum GatewayNeighbours {
     public static func next(previous: NeighbourState?, reported: NeighbourState?) -> NeighbourState? {
         if previous == .failed && reported == .incomplete { return .failed }
         return reported
+    }
+
+    /// Whether the entry says the gateway answers (or needs no answer: PERMANENT, NOARP), so
+    /// that only its failure or removal is news; not for FAILED, INCOMPLETE, NONE or no entry.
+    public static func answers(_ state: NeighbourState?) -> Bool {
+        switch state {
+        case .reachable?, .stale?, .delay?, .probe?, .permanent?, .noARP?: true
+        case .none?, .incomplete?, .failed?, nil: false
+        }
     }
 
     /// Whether traffic through `hop` goes to a gateway the kernel could not resolve.

@@ -4,7 +4,7 @@ public enum InterfaceListing {
     public static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), connectivity: ConnectivityTable = [:]) -> [InterfaceDescription] {
         let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
         return snapshot.links.values.sorted { $0.index < $1.index }.map { link in
-            InterfaceDescription(
+            var description = InterfaceDescription(
                 index: Int(link.index),
                 name: link.name,
                 type: policy.type(of: link),
@@ -28,6 +28,11 @@ public enum InterfaceListing {
                 ignored: policy.isIgnored(link, hostInternalBridges: hostInternalBridges),
                 connectivity: connectivity[link.index] ?? InterfaceConnectivity()
             )
+            let gateways = snapshot.gatewayNeighbours.filter { $0.key.interfaceIndex == link.index }
+                .sorted { $0.key.address.bytes.lexicographicallyPrecedes($1.key.address.bytes) }
+                .map { GatewayNeighbourDescription(address: $0.key.address.description, state: $0.value.state, since: $0.value.since) }
+            if !gateways.isEmpty { description.gateways = gateways }
+            return description
         }
     }
 }

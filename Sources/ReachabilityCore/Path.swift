@@ -259,6 +259,9 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var isConstrained: Bool
     /// Left out of the answer by configuration (container and bridge noise).
     public var ignored: Bool
+    /// The neighbour entries of the gateways reachd watches on this interface (those of the
+    /// default routes and lookups through it), by address; nil when there are none.
+    public var gateways: [GatewayNeighbourDescription]?
     /// The IPv4 probes' verdict.
     public var ipv4Connectivity: Connectivity
     /// The IPv6 probes' verdict.

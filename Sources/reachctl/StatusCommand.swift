@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import ReachabilityCore
 import ReachClient
 import ReachProtocol
@@ -29,7 +30,11 @@ extension Reachctl {
             } catch let error as ReachClientError {
                 throw fail(error)
             }
-            printLine(json ? ReachProtocolTools.json(reply, pretty: true) : StatusFormatter.describe(reply))
+            guard !json else { return printLine(ReachProtocolTools.json(reply, pretty: true)) }
+            // Since when a gateway is unreachable is in the interface list.
+            let neighbours = reply.path.unsatisfiedReason == .gatewayUnreachable
+                ? ((try? await client.interfaces()) ?? []).flatMap { $0.gateways ?? [] } : []
+            printLine(StatusFormatter.describe(reply, neighbours: neighbours))
         }
     }
 }
@@ -41,8 +46,9 @@ enum ReachProtocolTools {
 
 /// Human-readable renderings of a status reply.
 enum StatusFormatter {
-    /// The multi-line summary of `reachctl status`.
-    static func describe(_ reply: StatusReply) -> String {
+    /// The multi-line summary of `reachctl status`; `neighbours` say since when a failed
+    /// gateway has been failed.
+    static func describe(_ reply: StatusReply, neighbours: [GatewayNeighbourDescription] = []) -> String {
         let path = reply.path
         var lines: [(String, String)] = []
         lines.append(("Reachability", path.reachability.rawValue))
@@ -53,6 +59,12 @@ enum StatusFormatter {
         if let type = path.primaryInterfaceType { primary += " (\(type.rawValue))" }
         lines.append(("Primary", primary))
         lines.append(("Gateways", list(path.gateways)))
+        if path.unsatisfiedReason == .gatewayUnreachable {
+            for gateway in path.gateways {
+                let since = neighbours.first { $0.address == gateway && $0.state == .failed }.map { " since " + timestamp($0.since) } ?? ""
+                lines.append(("Failing", "gateway \(shown(gateway)) unreachable" + since))
+            }
+        }
         lines.append(("IPv4", yesNo(path.supportsIPv4)))
         lines.append(("IPv6", yesNo(path.supportsIPv6)))
         lines.append(("DNS", yesNo(path.supportsDNS)))
@@ -92,6 +104,8 @@ enum StatusFormatter {
     }
 
     private static func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
+    /// Seconds since the epoch as ISO 8601, as the connectivity cause's.
+    static func timestamp(_ seconds: Int) -> String { Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601) }
     private static func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.map(shown).joined(separator: ", ") }
 }
 

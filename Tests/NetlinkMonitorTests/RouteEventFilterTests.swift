@@ -68,6 +68,51 @@ final class RouteEventFilterTests: XCTestCase {
         }
     }
 
+    private static let gateways: [GatewayKey: RouteEventFilter.GatewayEvents] = [
+        GatewayKey(interfaceIndex: 2, address: IPAddress("10.77.0.1")!): .failures,
+        GatewayKey(interfaceIndex: 3, address: IPAddress("192.0.2.1")!): .all,
+        GatewayKey(interfaceIndex: 2, address: IPAddress("fe80::1")!): .failures,
+        GatewayKey(interfaceIndex: 4, address: IPAddress("2001:db8::1")!): .all,
+    ]
+
+    /// Neighbour messages: a watched gateway's pass as its `GatewayEvents` say, the LAN's
+    /// other neighbours and bridge FDB entries are dropped; routes are judged as before.
+    func testNeighbourVerdicts() throws {
+        let program = try XCTUnwrap(RouteEventFilter.program(watching: Self.watched, gateways: Self.gateways))
+        let (reachable, stale, failed, incomplete, probe): (UInt16, UInt16, UInt16, UInt16, UInt16) = (0x02, 0x04, 0x20, 0x01, 0x10)
+        let cases: [(String, [UInt8], Bool)] = [
+            ("answering gateway turns FAILED", Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: failed), true),
+            ("answering gateway REACHABLE", Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: reachable), false),
+            ("answering gateway STALE", Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: stale), false),
+            ("answering gateway INCOMPLETE", Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: incomplete), false),
+            ("answering gateway made PERMANENT", Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: 0x80), true),
+            ("answering gateway made NOARP", Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: 0x40), true),
+            ("answering gateway DELAY", Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: 0x08), false),
+            ("answering gateway removed", Message.neighbour(type: 29, family: 2, interface: 2, "10.77.0.1", state: stale), true),
+            ("the same address on another interface", Message.neighbour(family: 2, interface: 5, "10.77.0.1", state: failed), false),
+            ("failed gateway answers again", Message.neighbour(family: 2, interface: 3, "192.0.2.1", state: reachable), true),
+            ("failed gateway PROBE", Message.neighbour(family: 2, interface: 3, "192.0.2.1", state: probe), true),
+            ("another neighbour on the LAN", Message.neighbour(family: 2, interface: 2, "10.77.0.9", state: reachable), false),
+            ("another neighbour FAILED", Message.neighbour(family: 2, interface: 2, "10.77.0.9", state: failed), false),
+            ("another neighbour removed", Message.neighbour(type: 29, family: 2, interface: 2, "10.77.0.9", state: stale), false),
+            ("IPv6 router FAILED", Message.neighbour(family: 10, interface: 2, "fe80::1", state: failed), true),
+            ("IPv6 router STALE", Message.neighbour(family: 10, interface: 2, "fe80::1", state: stale), false),
+            ("IPv6 failed router REACHABLE", Message.neighbour(family: 10, interface: 4, "2001:db8::1", state: reachable), true),
+            ("another IPv6 neighbour", Message.neighbour(family: 10, interface: 2, "fe80::2", state: failed), false),
+            ("bridge FDB entry", Message.neighbour(family: 7, interface: 2, "10.77.0.1", state: reachable), false),
+            ("no NDA_DST", Message.neighbour(family: 2, interface: 2, nil, state: reachable), true),
+            ("IPv4 NDA_DST of 16 bytes", Message.neighbour(family: 2, interface: 2, "2001:db8::1", state: reachable), true),
+            ("routes still judged", Message.route(family: 2, "198.18.0.1", 32), false),
+            ("a watched route", Message.route(family: 2, "8.8.8.8", 32), true),
+            ("links still pass", Message.other(type: 16), true),
+        ]
+        for (name, message, kept) in cases {
+            XCTAssertEqual(try ClassicBPF.run(program, on: message) != 0, kept, name)
+        }
+        let none = try XCTUnwrap(RouteEventFilter.program(watching: Self.watched))
+        XCTAssertEqual(try ClassicBPF.run(none, on: Message.neighbour(family: 2, interface: 2, "10.77.0.1", state: failed)), 0, "no gateway watched")
+    }
+
     func testNothingWatchedDropsEveryRouteWithAPrefix() throws {
         let program = try XCTUnwrap(RouteEventFilter.program(watching: []))
         XCTAssertEqual(try ClassicBPF.run(program, on: Message.route(family: 2, "8.8.8.8", 32)), 0)
@@ -120,6 +165,10 @@ final class RouteEventFilterTests: XCTestCase {
             let program = try XCTUnwrap(RouteEventFilter.program(watching: set))
             XCTAssertNoThrow(try descriptor.attachSocketFilter(program), "\(set.count) addresses, \(program.count) instructions")
         }
+        for set in [[], Self.watched] {
+            let program = try XCTUnwrap(RouteEventFilter.program(watching: set, gateways: Self.gateways))
+            XCTAssertNoThrow(try descriptor.attachSocketFilter(program), "\(set.count) addresses and four gateways, \(program.count) instructions")
+        }
         XCTAssertNoThrow(try descriptor.attachSocketFilter(RouteEventFilter.keepEverything))
     }
 
@@ -156,6 +205,16 @@ private enum Message {
         if let destination { payload += attribute(type: 1, destination.bytes) }  // RTA_DST
         payload += attribute(type: 4, [2, 0, 0, 0])  // RTA_OIF
         payload += raw
+        return header(type: type, payload: payload)
+    }
+
+    /// An RTM_NEWNEIGH (28) or RTM_DELNEIGH (29): `ndmsg` (family, ifindex, state), then
+    /// NDA_DST (when given) and NDA_LLADDR, as the kernel lays them out.
+    static func neighbour(type: UInt16 = 28, family: UInt8, interface: Int32, _ destination: String?, state: UInt16) -> [UInt8] {
+        var payload: [UInt8] = [family, 0, 0, 0] + littleEndian(interface) + littleEndian(state) + [0, 1]
+        if let destination { payload += attribute(type: 1, IPAddress(destination)!.bytes) }
+        payload += attribute(type: 2, [2, 0, 0, 0, 0, 1])  // NDA_LLADDR
+        payload += attribute(type: 4, [UInt8](repeating: 0, count: 16))  // NDA_CACHEINFO
         return header(type: type, payload: payload)
     }
 

@@ -77,11 +77,12 @@ final class IDLAgreementTests: XCTestCase {
     }
 
     func testInterfaceFieldsMatch() throws {
-        let interface = InterfaceDescription(
+        var interface = InterfaceDescription(
             index: 2, name: "eth0", type: .wiredEthernet, kind: "veth", operState: "UP", up: true, carrier: true,
             addresses: [address], isExpensive: false, isConstrained: false, ignored: false,
             connectivity: InterfaceConnectivity(ipv4: .portal, ipv6: .full, lastChecked: 1, captivePortal: Self.fullPortal)
         )
+        interface.gateways = [Self.failedGateway]
         XCTAssertEqual(try jsonKeys(interface), Set(try fields(ofType: "Interface").keys))
         XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
@@ -98,6 +99,14 @@ final class IDLAgreementTests: XCTestCase {
         )
         XCTAssertEqual(try jsonKeys(path), Set(try fields(ofType: "TargetPath").keys))
         XCTAssertEqual(try fields(ofType: "TargetAddress")["ignoredForPath"], "?bool")
+    }
+
+    private static let failedGateway = GatewayNeighbourDescription(address: "10.0.0.1", state: .failed, since: 3)
+
+    func testGatewayNeighbourMatches() throws {
+        XCTAssertEqual(try jsonKeys(Self.failedGateway), Set(try fields(ofType: "GatewayNeighbour").keys))
+        XCTAssertEqual(try enumValues(try fields(ofType: "GatewayNeighbour")["state"]), NeighbourState.allCases.map(\.rawValue))
+        XCTAssertEqual(try fields(ofType: "Interface")["gateways"], "?[]GatewayNeighbour")
     }
 
     func testEnumsMatch() throws {

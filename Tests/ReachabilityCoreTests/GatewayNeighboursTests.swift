@@ -69,6 +69,15 @@ final class GatewayNeighboursTests: XCTestCase {
         }
     }
 
+    /// Which states need only their failure watched (the kernel filter's narrow mode).
+    func testWhichStatesAnswer() {
+        let cases: [(NeighbourState?, Bool)] = [
+            (.reachable, true), (.stale, true), (.delay, true), (.probe, true), (.permanent, true), (.noARP, true),
+            (.failed, false), (.incomplete, false), (.none, false), (nil, false),
+        ]
+        for (state, answers) in cases { XCTAssertEqual(GatewayNeighbours.answers(state), answers, "\(String(describing: state))") }
+    }
+
     func testPath() {
         let cases: [(String, NetworkSnapshot, PathStatus, UnsatisfiedReason?, [String], Bool, Bool)] = [
             ("both answer", Self.network([Self.gateway4: .reachable, Self.gateway6: .stale]), .satisfied, nil, ["10.0.0.1", "fe80::1"], true, true),
