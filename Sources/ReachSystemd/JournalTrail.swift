@@ -53,6 +53,8 @@ package enum JournalTrail {
             ("REACHD_PRIMARY_TYPE", path.primaryInterfaceType?.rawValue ?? ""),
             ("REACHD_CHANGES", change.changes.map(\.rawValue).joined(separator: ",")), ("REACHD_SEQUENCE", "\(change.sequence)"),
             ("REACHD_CONNECTIVITY", path.connectivity.rawValue), ("REACHD_CAPTIVE_PORTAL", path.captivePortal?.userPortalURL ?? ""),
+            // Which gateway stopped answering; its recovery is the next change's satisfied status.
+            ("REACHD_GATEWAY_UNREACHABLE", path.unsatisfiedReason == .gatewayUnreachable ? path.gateways.joined(separator: ",") : ""),
         ]
         return Logger.Metadata(uniqueKeysWithValues: fields.filter { !$0.1.isEmpty }.map { ($0.0, .string($0.1)) })
     }

@@ -49,6 +49,16 @@ final class MetricsExpositionTests: XCTestCase {
                 #"reachd_path_info{primary_interface="",primary_type="",unsatisfied_reason="noRoute"} 1"#,
                 #"reachd_path_supports{family="ipv4"} 0"#, #"reachd_interface_usable{device="eth0"} 1"#, #"reachd_interface_up{device="eth0"} 1"#,
             ], [#"reachd_path_satisfied{} 1"#]),
+            ("eth0's gateway failed, wlan0's answers", facts({
+                var snapshot = makeSnapshot()
+                snapshot.gatewayNeighbours = [
+                    GatewayKey(interfaceIndex: 2, address: IPAddress("10.0.0.1")!): GatewayNeighbour(state: .failed, since: 1),
+                    GatewayKey(interfaceIndex: 3, address: IPAddress("192.168.1.1")!): GatewayNeighbour(state: .stale, since: 1),
+                ]
+                return snapshot
+            }()), [
+                #"reachd_gateway_reachable{device="eth0",gateway="10.0.0.1"} 0"#, #"reachd_gateway_reachable{device="wlan0",gateway="192.168.1.1"} 1"#,
+            ], [#"reachd_gateway_reachable{device="lo",gateway="10.0.0.1"} 0"#]),
             ("probing, eth0 full over IPv4", facts(makeSnapshot(), connectivity: [2: full], probing: true), [
                 #"reachd_path_connectivity{state="full"} 1"#, #"reachd_path_connectivity{state="portal"} 0"#,
                 #"reachd_path_captive_portal{} 0"#, #"reachd_interface_connectivity{device="eth0",family="ipv4",state="full"} 1"#,
@@ -131,6 +141,12 @@ final class JournalTrailTests: XCTestCase {
             ("unsatisfied: a reason, no primary", AnnouncedChange(sequence: 8, changes: [.status, .reachability], path: unsatisfied), [
                 "MESSAGE_ID=\(JournalTrail.pathChanged)", "REACHD_CHANGES=status,reachability", "REACHD_CONNECTIVITY=local",
                 "REACHD_REACHABILITY=notReachable", "REACHD_REASON=noRoute", "REACHD_SEQUENCE=8", "REACHD_STATUS=unsatisfied",
+            ]),
+            ("a gateway unreachable: which one", AnnouncedChange(sequence: 10, changes: [.status], path: Path(
+                status: .unsatisfied, unsatisfiedReason: .gatewayUnreachable, reachability: .notReachable, gateways: ["10.0.0.1"], connectivity: .local
+            )), [
+                "MESSAGE_ID=\(JournalTrail.pathChanged)", "REACHD_CHANGES=status", "REACHD_CONNECTIVITY=local", "REACHD_GATEWAY_UNREACHABLE=10.0.0.1",
+                "REACHD_REACHABILITY=notReachable", "REACHD_REASON=gatewayUnreachable", "REACHD_SEQUENCE=10", "REACHD_STATUS=unsatisfied",
             ]),
             ("only connectivity: its own ID, and the portal", AnnouncedChange(sequence: 9, changes: [.connectivity], path: portal), [
                 "MESSAGE_ID=\(JournalTrail.connectivityChanged)", "REACHD_CAPTIVE_PORTAL=https://portal.test/login", "REACHD_CHANGES=connectivity",
