@@ -318,6 +318,46 @@ final class MessageParsingTests: XCTestCase {
         }
     }
 
+    // MARK: Neighbours
+
+    /// An `ndmsg`: family, ifindex, state, then NDA_DST (and NDA_LLADDR) as the kernel sends them.
+    private static func neighbour(family: UInt8, index: Int32, state: UInt16, destination: IPAddress?) -> Builder {
+        var builder = Builder(header: [family, 0, 0, 0] + i32(index) + u16(state) + [0, 1])
+        if let destination { builder.attribute(Int(NDA_DST), destination.bytes) }
+        builder.attribute(Int(NDA_LLADDR), [2, 0, 0, 0, 0, 1])
+        return builder
+    }
+
+    /// Neighbour messages become the entry's key (interface, address) and state; a removal
+    /// has none; bridge FDB entries and messages without an address are ignored.
+    func testNeighbourMessages() {
+        let gateway = GatewayKey(interfaceIndex: 2, address: IPAddress("10.77.0.1")!)
+        let router = GatewayKey(interfaceIndex: 3, address: IPAddress("fe80::1")!)
+        let cases: [(String, Builder, Int, GatewayKey?, NeighbourState?)] = [
+            ("IPv4 FAILED", Self.neighbour(family: Self.afInet, index: 2, state: 0x20, destination: gateway.address), RTM_NEWNEIGH, gateway, .failed),
+            ("IPv4 REACHABLE", Self.neighbour(family: Self.afInet, index: 2, state: 0x02, destination: gateway.address), RTM_NEWNEIGH, gateway, .reachable),
+            ("IPv6 router STALE", Self.neighbour(family: Self.afInet6, index: 3, state: 0x04, destination: router.address), RTM_NEWNEIGH, router, .stale),
+            ("IPv4 removed", Self.neighbour(family: Self.afInet, index: 2, state: 0x04, destination: gateway.address), RTM_DELNEIGH, gateway, nil),
+            ("bridge FDB", Self.neighbour(family: UInt8(AF_BRIDGE), index: 2, state: 0x80, destination: nil), RTM_NEWNEIGH, nil, nil),
+            ("no NDA_DST", Self.neighbour(family: Self.afInet, index: 2, state: 0x02, destination: nil), RTM_NEWNEIGH, nil, nil),
+        ]
+        for (name, builder, type, key, state) in cases {
+            switch builder.parse(type: type) {
+            case let .neighbour(parsedKey, parsedState):
+                XCTAssertEqual(parsedKey, key, name)
+                XCTAssertEqual(parsedState, state, name)
+            case .ignored:
+                XCTAssertNil(key, name)
+            case let other:
+                XCTFail("\(name): \(other)")
+            }
+        }
+        let truncated = Self.neighbour(family: Self.afInet, index: 2, state: 0x20, destination: gateway.address)
+        for length in 16..<(16 + MemoryLayout<ndmsg>.size) {
+            XCTAssertFalse(truncated.withMessage(type: RTM_NEWNEIGH, length: length) { MessageParser.parse($0) }.isRelevant, "cut to \(length)")
+        }
+    }
+
     // MARK: Robustness
 
     /// Every prefix of every message kind, `nlmsg_len` cut to match: no crash, no
