@@ -19,4 +19,21 @@
 #include <linux/rtnetlink.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
+// sock_diag: the TCP sockets' state (inet_diag_req_v2, inet_diag_msg, tcp_info).
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
+#include <stdint.h>
+#include <netinet/tcp.h>
+// The kernel's struct tcp_info (<linux/tcp.h>) as far as tcpi_segs_in. <linux/tcp.h> cannot be
+// included beside <netinet/tcp.h> (libnl includes it), whose tcp_info stops at tcpi_total_retrans.
+struct reachd_tcp_info {
+    struct tcp_info head;
+    uint64_t tcpi_pacing_rate;
+    uint64_t tcpi_max_pacing_rate;
+    uint64_t tcpi_bytes_acked;
+    uint64_t tcpi_bytes_received;
+    uint32_t tcpi_segs_out;
+    uint32_t tcpi_segs_in;
+};
+_Static_assert(sizeof(struct tcp_info) == 104, "glibc's tcp_info ends where the kernel's tcpi_pacing_rate begins");
 #endif

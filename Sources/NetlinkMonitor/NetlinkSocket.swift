@@ -54,8 +54,9 @@ final class NetlinkSocket {
     /// Where datagrams are read to.
     private let buffer: UnsafeMutableRawBufferPointer
 
-    /// Allocates and connects a socket; `blocking: false` sets O_NONBLOCK.
-    init(role: String, blocking: Bool) throws(NetlinkError) {
+    /// Allocates and connects a socket of `protocol` (NETLINK_ROUTE unless said);
+    /// `blocking: false` sets O_NONBLOCK.
+    init(role: String, blocking: Bool, protocol: Int32 = NETLINK_ROUTE) throws(NetlinkError) {
         guard let socket = nl_socket_alloc() else {
             throw NetlinkError(operation: "nl_socket_alloc(\(role))", libnlCode: NLE_NOMEM)
         }
@@ -65,7 +66,7 @@ final class NetlinkSocket {
                 throw NetlinkError(operation: "\(operation)(\(role))", libnlCode: result)
             }
         }
-        try check(nl_connect(socket, NETLINK_ROUTE), "nl_connect")
+        try check(nl_connect(socket, `protocol`), "nl_connect")
         // Requests ask for no acknowledgement: an answer or an error ends each one.
         nl_socket_disable_auto_ack(socket)
         if !blocking {

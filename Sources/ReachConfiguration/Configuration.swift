@@ -26,6 +26,8 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
     package var captivePortal = CaptivePortalSettings()
     /// `[metrics]`.
     package var metrics = Metrics()
+    /// `[stall]`
+    package var stall = Stall()
 
     /// The built-in defaults.
     package init() {}
@@ -49,11 +51,12 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
         read(.probe, &probe)
         read(.captivePortal, &captivePortal)
         read(.metrics, &metrics)
+        read(.stall, &stall)
         if !problems.isEmpty { throw ConfigurationProblems(errors: problems) }
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case socket, log, interfaces, netlink, probe, metrics
+        case socket, log, interfaces, netlink, probe, metrics, stall
         case captivePortal = "captive-portal"
     }
 
@@ -446,6 +449,62 @@ struct ReceiveBufferSize: Setting {
         let range = ReachdConfiguration.Netlink.acceptedReceiveBufferSizes
         if !range.contains(value) {
             throw decoder.invalid("\(value) is out of range (\(range.lowerBound)…\(range.upperBound) bytes, 64 KiB…1 GiB)")
+        }
+    }
+}
+
+extension ReachdConfiguration {
+    /// `[stall]`: whether the interfaces' TCP traffic is stalled, read from the kernel's socket
+    /// state (sock_diag) while someone listens and the path is satisfied. Sends nothing.
+    package struct Stall: Sendable, Equatable, ConfigurationTable {
+        /// `enabled`: poll the sockets at all.
+        package var enabled = true
+        /// `poll-interval`: how often the sockets are read while it runs.
+        package var pollInterval: Duration = .seconds(10)
+        /// `fail-percent`, `minimum-segments`, `syn-sent-minimum`.
+        package var rule = DataStallRule()
+        /// `socket-limit`: the most sockets one poll keeps; the rest are skipped.
+        package var socketLimit = 4096
+
+        package init() {}
+        /// Reads the keys present.
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            enabled = try container.setting(Bool.self, .enabled) ?? enabled
+            pollInterval = try container.setting(Seconds.self, .pollInterval)?.value ?? pollInterval
+            rule.failPercent = try container.setting(Bounded<Percent>.self, .failPercent)?.value ?? rule.failPercent
+            rule.minimumSegments = try container.setting(Bounded<Count>.self, .minimumSegments)?.value ?? rule.minimumSegments
+            rule.synSentMinimum = try container.setting(Bounded<Count>.self, .synSentMinimum)?.value ?? rule.synSentMinimum
+            socketLimit = try container.setting(Bounded<Count>.self, .socketLimit)?.value ?? socketLimit
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case enabled
+            case pollInterval = "poll-interval", failPercent = "fail-percent", minimumSegments = "minimum-segments"
+            case synSentMinimum = "syn-sent-minimum", socketLimit = "socket-limit"
+        }
+    }
+}
+
+/// The range a `Bounded` integer setting accepts.
+protocol IntegerRange {
+    static var range: ClosedRange<Int> { get }
+}
+
+/// 1…100 (percent).
+enum Percent: IntegerRange { static let range = 1...100 }
+/// 1…1 000 000.
+enum Count: IntegerRange { static let range = 1...1_000_000 }
+
+/// An integer in `Range.range`.
+struct Bounded<Range: IntegerRange>: Setting {
+    static var expected: String { "an integer" }
+    var value: Int
+
+    init(from decoder: any Decoder) throws {
+        value = try decoder.scalar()
+        guard Range.range.contains(value) else {
+            throw decoder.invalid("\(value) is out of range (\(Range.range.lowerBound)…\(Range.range.upperBound))")
         }
     }
 }

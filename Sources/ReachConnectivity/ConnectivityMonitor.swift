@@ -113,6 +113,33 @@ package final class ConnectivityMonitor {
         }
     }
 
+    /// The engine's stall verdicts (`DataStallDetector`): each stalled interface and since
+    /// when. A new stall makes the interface's connectivity limited (`ProbeVerdict.combine`)
+    /// and probes it at once when probes are configured; a cleared one gives the probes'
+    /// verdict back.
+    package func update(stalls: [Int32: Int]) {
+        var next = table
+        var newlyStalled: [Int32] = []
+        for index in Set(next.keys).union(stalls.keys).sorted() where next[index]?.dataStallSince != stalls[index] {
+            // A stall on a link the kernel view no longer has is stale: the next snapshot drops it anyway.
+            if stalls[index] != nil, let snapshot = lastInputs?.snapshot, snapshot.links[index] == nil { continue }
+            var facts = next[index] ?? InterfaceConnectivity()
+            if facts.dataStallSince == nil { newlyStalled.append(index) }
+            facts.dataStallSince = stalls[index]
+            next[index] = facts == InterfaceConnectivity() ? nil : facts
+            let name = lastInputs?.snapshot.links[index]?.name ?? "\(index)"
+            if let since = stalls[index] {
+                logger.notice("TCP traffic stalled", metadata: ["interface": "\(name)", "since": "\(since)"])
+            } else {
+                logger.notice("TCP traffic flows again", metadata: ["interface": "\(name)"])
+            }
+        }
+        commit(next)
+        for index in newlyStalled where next[index]?.dataStallSince != nil {
+            _ = checkNow(interfaceIndex: index)  // nil (nothing done) unless probes run on it
+        }
+    }
+
     /// Asks systemd-networkd, off the loop, what captive portals its links learned, when its
     /// socket exists and links or addresses changed since it was last asked (a DHCP lease
     /// comes with an address). A different answer is applied like a kernel change.

@@ -60,6 +60,7 @@ extension DaemonOptions {
         metrics = configuration.metrics
         if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
+        engine.stall = configuration.stall
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
         if let resolvConfPath = overrides.resolvConfPath { engine.resolvConfPath = resolvConfPath }
         if let upstream = overrides.resolvedUpstreamPath { engine.resolvedUpstreamPath = upstream }
@@ -106,6 +107,9 @@ package struct ReloadPlan: Sendable, Equatable {
                 "netlink receive-buffer-size change from \(running.engine.receiveBufferSize) to "
                     + "\(proposed.engine.receiveBufferSize) takes effect at the next restart"
             )
+        }
+        if proposed.engine.stall != running.engine.stall {
+            refused.append("[stall] changes take effect at the next restart")
         }
     }
 

@@ -135,12 +135,13 @@ package enum Daemon {
         // 3. Tell systemd we are ready, with the answer as status, and watch.
         notifier.ready(status: first.path.summary)
         var running = options
-        let events = EngineEvents(
+        var events = EngineEvents(
             publish: server.publish,
             reload: { running = reload(running, reply: $0, server: server, notifier: notifier, logger: logger) },
             watchdog: server.pingWatchdog,
             socketDirectoryChanged: { restoreSocket(server, logger: logger) }
         )
+        events.stalls = server.publish(stalls:)
         // Pinged at half the interval systemd asked for, through the event loop (see pingWatchdog).
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Duration.microseconds($0 / 2) }
         // A socket file deleted under reachd is noticed and put back (not one systemd passed).

@@ -81,6 +81,10 @@ enum EngineAction: Equatable {
     case resynchronize
     /// Apply the held RA options now due and report whether any changed the state.
     case releaseHeldAnnouncements
+    /// Read the TCP sockets and judge the interfaces for stalls (`DataStallDetector`).
+    case readSockets
+    /// Socket reads stopped: forget what they saw, and clear any stall.
+    case forgetSockets
     /// Say something only the log needs.
     case report(EngineReport)
     /// Take a snapshot and publish it, then hand it to `settle`.
@@ -166,6 +170,15 @@ struct EngineLoop {
         case pinging(next: ContinuousClock.Instant, interval: Duration)
     }
 
+    /// When the TCP sockets are read for stalls: only while the server says someone listens
+    /// and the path is satisfied (`EngineCommand.watchForStalls`).
+    enum SocketReads: Equatable {
+        /// Not read: nobody listens, the path is not satisfied, or `[stall]` is off.
+        case off
+        /// Next at this instant, then every `stallPollInterval`.
+        case due(at: ContinuousClock.Instant)
+    }
+
     /// Whether the resolver watch is polled.
     enum ResolverFiles: Equatable {
         /// Its events are read as they come.
@@ -201,6 +214,10 @@ struct EngineLoop {
     private(set) var resolverFiles = ResolverFiles.polled
     /// How long the resolver watch rests after its events were read.
     let resolverRest: Duration
+    /// When the TCP sockets are read next.
+    private(set) var socketReads = SocketReads.off
+    /// How often the sockets are read while wanted; nil: never (`[stall] enabled = false`).
+    let stallPollInterval: Duration?
     /// Target addresses looked up with every snapshot, and how many asked for each.
     private(set) var monitoredTargets: [TargetKey: Int] = [:]
     private var phase = Phase.asleep
@@ -213,12 +230,14 @@ struct EngineLoop {
     ///   - backoff: when to retry a failed resync, and when to give up.
     ///   - resolverRest: how long the resolver watch is left out of `poll(2)` after its
     ///     events were read (a change is seen at once, the next one at most this late).
+    ///   - stallPollInterval: how often the TCP sockets are read while wanted (nil: never).
     init(
         now: ContinuousClock.Instant, watchdogInterval: Duration?, recheckSchedule: [Duration] = LookupRecheck.schedule,
-        backoff: RetryBackoff = .netlinkResync, resolverRest: Duration = .milliseconds(100)
+        backoff: RetryBackoff = .netlinkResync, resolverRest: Duration = .milliseconds(100), stallPollInterval: Duration? = nil
     ) {
         self.backoff = backoff
         self.resolverRest = resolverRest
+        self.stallPollInterval = stallPollInterval
         lookups = LookupRecheck(schedule: recheckSchedule)
         watchdog = watchdogInterval.map { .pinging(next: now + $0, interval: $0) } ?? .off
     }
@@ -254,6 +273,16 @@ struct EngineLoop {
                 actions.append(.watch(Set(monitoredTargets.keys.map(\.address))))
                 // Published with the next snapshot, so subscribers see the new key's answer.
                 if !add.isEmpty { findings.mayChangeTheAnswer() }
+            case let .watchForStalls(wanted):
+                switch (wanted, socketReads, stallPollInterval) {
+                case (true, .off, _?):
+                    socketReads = .due(at: wakeUp.now)  // a first read now: the baseline the next is diffed with
+                case (false, .due, _):
+                    socketReads = .off
+                    actions.append(.forgetSockets)
+                default:
+                    break
+                }
             }
         }
 
@@ -274,6 +303,10 @@ struct EngineLoop {
             resolverFiles = .resting(until: wakeUp.now + resolverRest)
         }
         if wakeUp.socketFileMayBeGone { actions.append(.restoreSocket) }
+        if case let .due(at) = socketReads, wakeUp.now >= at, let interval = stallPollInterval {
+            actions.append(.readSockets)
+            socketReads = .due(at: wakeUp.now + interval)
+        }
         // A due recheck is one more evaluation; a batch evaluated meanwhile already rescheduled it.
         if case let .due(at) = recheck, wakeUp.now >= at { findings.mayChangeTheAnswer() }
 
@@ -343,7 +376,7 @@ struct EngineLoop {
     }
 
     /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option, the
-    /// resolver watch's rest.
+    /// resolver watch's rest, a socket read.
     private func deadline(heldAnnouncementsDue: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
         var earliest = heldAnnouncementsDue
         func consider(_ instant: ContinuousClock.Instant) { earliest = min(earliest ?? instant, instant) }
@@ -351,6 +384,7 @@ struct EngineLoop {
         if case let .due(at) = recheck { consider(at) }
         if case let .pinging(next, _) = watchdog { consider(next) }
         if case let .resting(until) = resolverFiles { consider(until) }
+        if case let .due(at) = socketReads { consider(at) }
         return earliest
     }
 

@@ -20,6 +20,8 @@ package struct EngineConfiguration: Sendable, Equatable {
     package var resolvedUpstreamPath: String = "/run/systemd/resolve/resolv.conf"
     /// Netlink receive buffer; generous so floods rarely overflow (docs/DESIGN.md rule 4).
     package var receiveBufferSize: Int = ReachdConfiguration.Netlink().receiveBufferSize
+    /// `[stall]`: when the TCP sockets are read and judged.
+    package var stall = ReachdConfiguration.Stall()
 
     /// Creates the default configuration.
     package init() {}
@@ -43,6 +45,9 @@ package struct EngineEvents {
     /// An event in the socket's directory named the socket file (or named nothing): the
     /// file may have been deleted.
     package var socketDirectoryChanged: () -> Void
+    /// The interfaces whose TCP traffic is stalled changed: each stalled one and since when
+    /// (seconds since the epoch).
+    package var stalls: ([Int32: Int]) -> Void = { _ in }
 
     /// Creates the set of callbacks.
     package init(
@@ -67,6 +72,8 @@ package enum EngineCommand: Sendable, Equatable {
     /// Target addresses to look up with every snapshot from now on (counted: a key asked
     /// for twice must be released twice), and ones no longer wanted.
     case monitorTargets(add: [TargetKey], remove: [TargetKey])
+    /// Whether to read the TCP sockets for stalls: someone listens and the path is satisfied.
+    case watchForStalls(Bool)
 
     /// Answers a command the engine will never carry out (it stopped): a reload is refused,
     /// a lookup fails, so no client waits forever and no promise is dropped.
@@ -74,7 +81,7 @@ package enum EngineCommand: Sendable, Equatable {
         switch self {
         case let .reload(reply): reply.succeed(.refused("reachd is stopping"))
         case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
-        case .fail, .monitorTargets: break
+        case .fail, .monitorTargets, .watchForStalls: break
         }
     }
 }
@@ -126,6 +133,7 @@ package final class EngineMailbox: EngineRequests {
     package func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) { post(.lookUpTargets(keys, reply: reply)) }
     package func monitorTargets(add: [TargetKey], remove: [TargetKey]) { post(.monitorTargets(add: add, remove: remove)) }
     package func fail(_ reason: String) { post(.fail(reason)) }
+    package func watchForStalls(_ wanted: Bool) { post(.watchForStalls(wanted)) }
 }
 
 /// What the engine needs from the kernel side: `NetlinkMonitor`, or a stand-in that
@@ -155,6 +163,8 @@ protocol KernelView: AnyObject {
     func watch(_ addresses: Set<IPAddress>) throws(NetlinkError)
     /// When an RA option held over its link's budget may be applied; nil: none held.
     var nextAnnouncementRelease: ContinuousClock.Instant? { get }
+    /// The host's TCP sockets (sock_diag), at most `limit`, attributed by `addresses`.
+    func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading
     /// Applies the held RA options now due; whether the tracked state changed.
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool
 }
@@ -163,6 +173,9 @@ extension KernelView {
     var nextAnnouncementRelease: ContinuousClock.Instant? { nil }
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool { false }
     func lookup(_ key: TargetKey) -> RouteLookup { lookup(key.address, uid: key.uid) }
+    func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading {
+        try TCPSocketDiagnostics.read(addresses: addresses, limit: limit)
+    }
 }
 
 extension NetlinkMonitor: KernelView {}
@@ -189,6 +202,14 @@ package final class ReachabilityEngine {
     private let signals: SignalDescriptor
     private let logger: Logger
     private let recheckSchedule: [Duration]
+    /// `[stall]`: how often the TCP sockets are read, how many, and the rule they are judged by.
+    private let stall: ReachdConfiguration.Stall
+    /// What the socket reads saw so far.
+    private var stallDetector: DataStallDetector
+    /// The stalls last handed to `EngineEvents.stalls`.
+    private var publishedStalls: [Int32: Int] = [:]
+    /// A read skipped sockets past the limit, and the log said so.
+    private var reportedSkippedSockets = false
     /// Where the event loop posts commands.
     package let mailbox: EngineMailbox
     /// Netlink events and resyncs, counted for the metrics (read on the event loop).
@@ -220,16 +241,19 @@ package final class ReachabilityEngine {
         let resolver = ResolverWatcher(
             resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath, logger: logger
         )
-        try self.init(kernel: monitor, resolver: resolver, signals: signals, logger: logger, policy: policy)
+        try self.init(kernel: monitor, resolver: resolver, signals: signals, logger: logger, policy: policy, stall: configuration.stall)
     }
 
     /// The engine over any kernel view (tests hand in a scripted one); takes the first
     /// snapshot, with the routes it needs under `policy` read.
     init(
         kernel: any KernelView, resolver: ResolverWatcher, signals: SignalDescriptor, logger: Logger,
-        recheckSchedule: [Duration] = LookupRecheck.schedule, policy: InterfacePolicy = InterfacePolicy()
+        recheckSchedule: [Duration] = LookupRecheck.schedule, policy: InterfacePolicy = InterfacePolicy(),
+        stall: ReachdConfiguration.Stall = ReachdConfiguration.Stall()
     ) throws(EngineError) {
         monitor = kernel
+        self.stall = stall
+        stallDetector = DataStallDetector(rule: stall.rule)
         do {
             mailbox = try EngineMailbox()
         } catch {
@@ -290,7 +314,10 @@ package final class ReachabilityEngine {
         let resolverFiles = resolver.watch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         let socketFiles = socketWatch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         var polls = PollSet(descriptors)
-        var loop = EngineLoop(now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: recheckSchedule)
+        var loop = EngineLoop(
+            now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: recheckSchedule,
+            stallPollInterval: stall.enabled ? stall.pollInterval : nil
+        )
 
         // First the routes the first answer did not need (see `init`), published before any
         // command is taken: a target's answer may need them.
@@ -412,6 +439,11 @@ package final class ReachabilityEngine {
             case .releaseHeldAnnouncements:
                 // RA options held over their link's budget (NetlinkMonitor) whose time has come.
                 turn.outcomes.announcementsReleased = monitor.releaseHeldAnnouncements(now: turn.outcomes.now)
+            case .readSockets:
+                readSockets(events)
+            case .forgetSockets:
+                stallDetector.reset()
+                publish(stalls: [:], events)
             case let .report(report):
                 log(report)
             case .evaluate:
@@ -424,6 +456,28 @@ package final class ReachabilityEngine {
                 turn.wait = .sleep(until: until, pollingNetlink: pollingNetlink, pollingResolverFiles: pollingResolverFiles)
             }
         }
+    }
+
+    /// Reads the TCP sockets, judges them, and hands on the stalls when they changed.
+    private func readSockets(_ events: EngineEvents) {
+        let reading: TCPSocketDiagnostics.Reading
+        do {
+            reading = try monitor.readSockets(addresses: snapshot.addresses, limit: stall.socketLimit)
+        } catch {
+            logger.warning("cannot read the TCP sockets' state: \(error)")
+            return
+        }
+        if reading.skipped > 0 && !reportedSkippedSockets {
+            reportedSkippedSockets = true
+            logger.notice("more than \(stall.socketLimit) TCP sockets (socket-limit): the stall check skips the rest")
+        }
+        publish(stalls: stallDetector.poll(reading.samples, at: Int(time(nil))), events)
+    }
+
+    private func publish(stalls: [Int32: Int], _ events: EngineEvents) {
+        guard stalls != publishedStalls else { return }
+        publishedStalls = stalls
+        events.stalls(stalls)
     }
 
     /// Says what the loop decided that only the log needs.

@@ -102,6 +102,14 @@ private struct JSONBytes {
         }
         appendText(#","connectivity":"#)
         appendString(path.connectivity.rawValue)
+        if let cause = path.connectivityCause {
+            appendText(#","connectivityCause":"#)
+            appendString(cause.rawValue)
+        }
+        if let since = path.connectivityCauseSince {
+            appendText(#","connectivityCauseSince":"#)
+            appendInteger(since)
+        }
         appendText(#","flags":["#)
         // ReachabilityFlags encodes as its names in Apple's bit order (`names`), without
         // building that array here.

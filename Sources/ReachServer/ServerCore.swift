@@ -39,6 +39,8 @@ final class ServerCore {
     private let ledger: ConnectionLedger
     let metrics: ServerMetrics
     private var isShuttingDown = false
+    /// Whether the engine was asked to read the TCP sockets for stalls.
+    private var watchingForStalls = false
     private var serverChannel: (any Channel)?
     /// The socket file this server created (device + inode), if it created one: only that
     /// file is ever removed, never one another daemon put at the path since.
@@ -77,6 +79,17 @@ final class ServerCore {
         }
         targets.refresh()
         connectivity.update(snapshot: snapshot, policy: publication.state.policy)
+        updateStallWatch()
+    }
+
+    /// Asks the engine to read the TCP sockets for stalls while someone listens (a subscriber,
+    /// or the metrics) and the path is satisfied, and to stop otherwise.
+    func updateStallWatch() {
+        let listening = subscribers.count > 0 || metrics.channel != nil || metrics.textfileDirectory != nil
+        let wanted = listening && publication.state.path.status == .satisfied
+        guard wanted != watchingForStalls else { return }
+        watchingForStalls = wanted
+        engine.watchForStalls(wanted)
     }
 
     /// A new interface policy from a reload.
@@ -159,6 +172,7 @@ final class ServerCore {
     func writeMetrics(to directory: String) {
         metrics.textfileDirectory = directory
         metrics.writeTextfile { metricsText() }
+        updateStallWatch()
     }
 
     // MARK: Calls and subscriptions
@@ -185,6 +199,7 @@ final class ServerCore {
             return nil
         }
         subscribers.add(handler, id: ticket.id, filter: filter)
+        updateStallWatch()
         let first = publication.subscribe(filter: filter)
         return SubscriberUpdate(group: first, frame: Self.frame(first.reply))
     }
@@ -266,7 +281,10 @@ final class ServerCore {
     private func release(_ ticket: ConnectionTicket) {
         guard ledger.release(ticket) else { return }
         if let uid = targets.stop(ticket.id) { targetBudget.finishStream(uid: uid) }
-        if let filter = subscribers.remove(ticket.id) { publication.unsubscribe(filter: filter) }
+        if let filter = subscribers.remove(ticket.id) {
+            publication.unsubscribe(filter: filter)
+            updateStallWatch()
+        }
     }
 
     /// Logs, rate-limited per reason, and counts that a client was cut off (`ticket`: which

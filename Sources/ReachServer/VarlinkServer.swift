@@ -130,6 +130,13 @@ package final class VarlinkServer: Sendable {
         eventLoop.execute { core.value.update(snapshot: snapshot) }
     }
 
+    /// Hands the engine's newest stall verdicts (stalled interfaces, since when) to the loop.
+    /// Callable from any thread.
+    package func publish(stalls: [Int32: Int]) {
+        let core = self.core
+        eventLoop.execute { core.value.connectivity.update(stalls: stalls) }
+    }
+
     /// Applies a reloaded interface policy (nil: unchanged), tells systemd the reload is
     /// done (`READY=1`, with the status as it is now or why the reload was refused), and
     /// answers the client that asked for it (`reply`). Callable from any thread.
@@ -173,7 +180,10 @@ package final class VarlinkServer: Sendable {
         if let address = settings.listen {
             do {
                 let channel = try MetricsEndpoint.start(address, eventLoop: eventLoop, core: core)
-                eventLoop.execute { core.value.metrics.channel = channel }
+                eventLoop.execute {
+                    core.value.metrics.channel = channel
+                    core.value.updateStallWatch()
+                }
                 logger.info("serving metrics on http://\(address)/metrics")
             } catch {
                 throw .bindFailed(socketPath: "\(address)", reason: Self.describe(error))

@@ -11,13 +11,18 @@ public struct InterfaceConnectivity: Sendable, Hashable {
     public var lastChecked: Int?
     /// Captive-portal facts, when the network announced a portal or a probe met one.
     public var captivePortal: CaptivePortal?
+    /// Since when (seconds since the epoch) the interface's TCP traffic is stalled
+    /// (`DataStallDetector`); nil when it is not.
+    public var dataStallSince: Int?
 
     /// Nothing known yet.
-    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil) {
+    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil,
+                dataStallSince: Int? = nil) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.lastChecked = lastChecked
         self.captivePortal = captivePortal
+        self.dataStallSince = dataStallSince
     }
 
     /// One family's verdict.
@@ -29,8 +34,17 @@ public struct InterfaceConnectivity: Sendable, Hashable {
     /// The interface's connectivity as the path reports it (`ProbeVerdict.combine`).
     public var combined: Connectivity { ProbeVerdict.combine(self) }
 
+    /// Why `combined` is what it is, when something other than the probes decided it.
+    public var cause: ConnectivityCause? { ProbeVerdict.cause(self) }
+
     /// A user must act before traffic flows (SCNetworkReachability's interventionRequired).
     public var requiresIntervention: Bool { combined == .portal }
+}
+
+/// What made an interface's connectivity worse than its probes say.
+public enum ConnectivityCause: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Its TCP traffic is stalled: segments go out and nothing comes back.
+    case dataStall
 }
 
 /// Connectivity facts by interface index.

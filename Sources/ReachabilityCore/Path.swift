@@ -176,6 +176,10 @@ public struct Path: Sendable, Hashable, Codable {
     public var connectivity: Connectivity
     /// The primary interface's captive portal, when one is known.
     public var captivePortal: CaptivePortal?
+    /// What made `connectivity` worse than the probes say (a data stall), when something did.
+    public var connectivityCause: ConnectivityCause?
+    /// Since when `connectivityCause` holds, in seconds since the epoch.
+    public var connectivityCauseSince: Int?
 
     /// Creates a path.
     public init(
@@ -183,7 +187,8 @@ public struct Path: Sendable, Hashable, Codable {
         flags: ReachabilityFlags = [], primaryInterface: String? = nil, primaryInterfaceType: InterfaceType? = nil,
         availableInterfaces: [String] = [], gateways: [String] = [], supportsIPv4: Bool = false,
         supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false,
-        isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil
+        isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil,
+        connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil
     ) {
         self.status = status
         self.unsatisfiedReason = unsatisfiedReason
@@ -200,6 +205,8 @@ public struct Path: Sendable, Hashable, Codable {
         self.isConstrained = isConstrained
         self.connectivity = connectivity
         self.captivePortal = captivePortal
+        self.connectivityCause = connectivityCause
+        self.connectivityCauseSince = connectivityCauseSince
     }
 
     /// NWPath.usesInterfaceType: whether the primary interface is of this type.
@@ -270,6 +277,10 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var lastChecked: Int?
     /// The interface's captive portal, when one is known.
     public var captivePortal: CaptivePortal?
+    /// What made the interface's connectivity worse than its probes say, when something did.
+    public var connectivityCause: ConnectivityCause?
+    /// Since when `connectivityCause` holds, in seconds since the epoch.
+    public var connectivityCauseSince: Int?
 
     /// Creates an interface description.
     public init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool,
@@ -289,5 +300,7 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
         self.ipv6Connectivity = connectivity.ipv6
         self.lastChecked = connectivity.lastChecked
         self.captivePortal = connectivity.captivePortal
+        self.connectivityCause = connectivity.cause
+        self.connectivityCauseSince = connectivity.cause == nil ? nil : connectivity.dataStallSince
     }
 }

@@ -47,7 +47,9 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
         if old.isExpensive != new.isExpensive || old.isConstrained != new.isConstrained { changes.append(.cost) }
         if old.flags != new.flags { changes.append(.flags) }
         if old.availableInterfaces != new.availableInterfaces { changes.append(.availableInterfaces) }
-        if old.connectivity != new.connectivity || old.captivePortal != new.captivePortal { changes.append(.connectivity) }
+        if old.connectivity != new.connectivity || old.captivePortal != new.captivePortal || old.connectivityCause != new.connectivityCause {
+            changes.append(.connectivity)
+        }
         return changes
     }
 }

@@ -86,7 +86,9 @@ public enum PathDerivation {
             isExpensive: primaryLink.map(policy.isExpensive) ?? false,
             isConstrained: primaryLink.map(policy.isConstrained) ?? false,
             connectivity: status == .satisfied ? facts?.combined ?? .unknown : context.offlineConnectivity,
-            captivePortal: facts?.captivePortal
+            captivePortal: facts?.captivePortal,
+            connectivityCause: facts?.cause,
+            connectivityCauseSince: facts?.cause == nil ? nil : facts?.dataStallSince
         )
     }
 

@@ -40,9 +40,23 @@ public enum ProbeVerdict {
     /// facts. A portal wins (someone must act, whichever family met it), and a captive
     /// answer from the network's RFC 8908 API is authoritative; otherwise the better
     /// family's verdict stands (one family reaching the internet is the internet).
+    ///
+    /// A data stall makes it `limited` unless a probe round that finished since the stall
+    /// began found better: the probes reached a server, the stalled sockets did not.
     public static func combine(_ facts: InterfaceConnectivity) -> Connectivity {
         if facts.captivePortal?.captive == true || facts.ipv4 == .portal || facts.ipv6 == .portal { return .portal }
-        return rank(facts.ipv4) >= rank(facts.ipv6) ? facts.ipv4 : facts.ipv6
+        let probed = rank(facts.ipv4) >= rank(facts.ipv6) ? facts.ipv4 : facts.ipv6
+        return cause(facts) == .dataStall ? .limited : probed
+    }
+
+    /// What decided `combine` besides the probes: a data stall no later probe round
+    /// contradicted; nil when the probes' verdict stands.
+    public static func cause(_ facts: InterfaceConnectivity) -> ConnectivityCause? {
+        guard let since = facts.dataStallSince else { return nil }
+        if facts.captivePortal?.captive == true || facts.ipv4 == .portal || facts.ipv6 == .portal { return nil }
+        let probed = rank(facts.ipv4) >= rank(facts.ipv6) ? facts.ipv4 : facts.ipv6
+        if let checked = facts.lastChecked, checked >= since, rank(probed) > rank(.limited) { return nil }
+        return .dataStall
     }
 
     private static func rank(_ connectivity: Connectivity) -> Int {

@@ -51,9 +51,13 @@ extension Reachctl {
             }
         }
 
-        /// "full/-": the IPv4 and IPv6 verdicts, "-" where none was reached.
+        /// "full/-": the IPv4 and IPv6 verdicts, "-" where none was reached; "limited (dataStall
+        /// since …)" when something besides the probes made it limited.
         static func connectivity(of interface: InterfaceDescription) -> String {
-            [interface.ipv4Connectivity, interface.ipv6Connectivity].map { $0 == .unknown ? "-" : $0.rawValue }.joined(separator: "/")
+            if let cause = interface.connectivityCause {
+                return "limited (\(ConnectivityFormatter.cause(cause, since: interface.connectivityCauseSince)))"
+            }
+            return [interface.ipv4Connectivity, interface.ipv6Connectivity].map { $0 == .unknown ? "-" : $0.rawValue }.joined(separator: "/")
         }
     }
 }

@@ -70,7 +70,7 @@ enum StatusFormatter {
         lines.append(("DNS", yesNo(path.supportsDNS)))
         lines.append(("Expensive", yesNo(path.isExpensive)))
         lines.append(("Constrained", yesNo(path.isConstrained)))
-        lines.append(("Connectivity", path.connectivity.rawValue))
+        lines.append(("Connectivity", ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince)))
         if let portal = path.captivePortal { lines.append(("Portal", PortalFormatter.describe(portal))) }
         lines.append(("Flags", list(path.flags.names)))
         lines.append(("Available", list(path.availableInterfaces)))
@@ -97,6 +97,9 @@ enum StatusFormatter {
         if path.supportsDNS { text += " DNS" }
         if path.isExpensive { text += " expensive" }
         if path.isConstrained { text += " constrained" }
+        if path.connectivityCause != nil {
+            text += " " + ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince)
+        }
         if let changes = reply.changes, !changes.isEmpty {
             text += " [changed: " + changes.map(\.rawValue).joined(separator: ",") + "]"
         }
@@ -107,6 +110,20 @@ enum StatusFormatter {
     /// Seconds since the epoch as ISO 8601, as the connectivity cause's.
     static func timestamp(_ seconds: Int) -> String { Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601) }
     private static func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.map(shown).joined(separator: ", ") }
+}
+
+/// Human-readable connectivity: "limited (dataStall since 2026-11-25T15:20:01Z)".
+enum ConnectivityFormatter {
+    /// The verdict, and what caused it since when, if something besides the probes did.
+    static func describe(_ connectivity: Connectivity, cause: ConnectivityCause?, since: Int?) -> String {
+        guard let cause else { return connectivity.rawValue }
+        return "\(connectivity.rawValue) (\(self.cause(cause, since: since)))"
+    }
+
+    /// "dataStall since 2026-11-25T15:20:01Z".
+    static func cause(_ cause: ConnectivityCause, since: Int?) -> String {
+        cause.rawValue + (since.map { " since " + Date(timeIntervalSince1970: Double($0)).formatted(.iso8601) } ?? "")
+    }
 }
 
 /// Human-readable captive-portal facts.

@@ -39,6 +39,7 @@ final class EngineLoopTests: XCTestCase {
         var recheckSchedule = LookupRecheck.schedule
         var backoff = RetryBackoff.netlinkResync
         var resolverRest: Duration = .milliseconds(100)
+        var stallPollInterval: Duration?
         var turns: [Turn]
     }
 
@@ -82,7 +83,7 @@ final class EngineLoopTests: XCTestCase {
     /// Plays the turns as `ReachabilityEngine.run` does and compares each wake-up's actions.
     private func play(_ row: Case, file: StaticString = #filePath, line: UInt = #line) {
         var loop = EngineLoop(now: start, watchdogInterval: row.watchdog, recheckSchedule: row.recheckSchedule, backoff: row.backoff,
-                              resolverRest: row.resolverRest)
+                              resolverRest: row.resolverRest, stallPollInterval: row.stallPollInterval)
         for (index, turn) in row.turns.enumerated() {
             let now = time(turn.at)
             var actions = loop.wokeUp(EngineWakeUp(
@@ -303,6 +304,38 @@ final class EngineLoopTests: XCTestCase {
                           .sleep(until: time(.milliseconds(8)), pollingNetlink: false)]),
             Turn(at: .milliseconds(8), heldAfter: .milliseconds(20), snapshot: Self.noRoute,
                  expect: [.evaluate, .sleep(until: time(.milliseconds(20)), pollingNetlink: false)]),
+        ]))
+    }
+
+    /// The TCP sockets are read only while the server wants it (someone listens, the path is
+    /// satisfied): at once, then every interval; never when `[stall]` is off; stopping
+    /// forgets what the reads saw.
+    func testSocketsAreReadOnlyWhileWantedOnTheirInterval() {
+        let poll = { (at: Duration) in EngineAction.sleep(until: self.time(at), pollingNetlink: true) }
+        play(Case(name: "a subscriber comes and goes", stallPollInterval: .seconds(10), turns: [
+            // Idle and nobody listens: no timer at all.
+            Turn(expect: [Self.sleep]),
+            Turn(at: .seconds(1), netlink: Self.changed, expect: [.evaluate, Self.sleep]),
+            Turn(at: .seconds(2), commands: [.watchForStalls(true)], expect: [.readSockets, poll(.seconds(12))]),
+            // Another wake-up meanwhile keeps the schedule.
+            Turn(at: .seconds(5), netlink: Self.changed, expect: [.evaluate, poll(.seconds(12))]),
+            Turn(at: .seconds(12), expect: [.readSockets, poll(.seconds(22))]),
+            // Said twice: nothing new.
+            Turn(at: .seconds(13), commands: [.watchForStalls(true)], expect: [poll(.seconds(22))]),
+            // Late: the next read counts from this one.
+            Turn(at: .seconds(25), expect: [.readSockets, poll(.seconds(35))]),
+            Turn(at: .seconds(26), commands: [.watchForStalls(false)], expect: [.forgetSockets, Self.sleep]),
+            Turn(at: .seconds(27), commands: [.watchForStalls(false)], expect: [Self.sleep]),
+            Turn(at: .seconds(40), commands: [.watchForStalls(true)], expect: [.readSockets, poll(.seconds(50))]),
+        ]))
+        play(Case(name: "[stall] enabled = false", turns: [
+            Turn(at: .seconds(2), commands: [.watchForStalls(true)], expect: [Self.sleep]),
+            Turn(at: .seconds(3), commands: [.watchForStalls(false)], expect: [Self.sleep]),
+        ]))
+        play(Case(name: "the earliest timer wins", watchdog: .seconds(4), stallPollInterval: .seconds(1), turns: [
+            Turn(commands: [.watchForStalls(true)], expect: [.readSockets, poll(.seconds(1))]),
+            Turn(at: .seconds(1), expect: [.readSockets, poll(.seconds(2))]),
+            Turn(at: .seconds(4), expect: [.readSockets, .pingWatchdog, poll(.seconds(5))]),
         ]))
     }
 

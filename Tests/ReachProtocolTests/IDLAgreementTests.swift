@@ -60,7 +60,7 @@ final class IDLAgreementTests: XCTestCase {
         status: .satisfied, unsatisfiedReason: .noRoute, reachability: .reachableViaWired, flags: [.reachable],
         primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
         supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full,
-        captivePortal: IDLAgreementTests.fullPortal
+        captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2
     )
 
     private static let fullPortal = CaptivePortal(
@@ -77,13 +77,15 @@ final class IDLAgreementTests: XCTestCase {
     }
 
     func testInterfaceFieldsMatch() throws {
-        var interface = InterfaceDescription(
+        let interface = InterfaceDescription(
             index: 2, name: "eth0", type: .wiredEthernet, kind: "veth", operState: "UP", up: true, carrier: true,
             addresses: [address], isExpensive: false, isConstrained: false, ignored: false,
             connectivity: InterfaceConnectivity(ipv4: .portal, ipv6: .full, lastChecked: 1, captivePortal: Self.fullPortal)
         )
-        interface.gateways = [Self.failedGateway]
-        XCTAssertEqual(try jsonKeys(interface), Set(try fields(ofType: "Interface").keys))
+        var stalled = interface
+        (stalled.connectivityCause, stalled.connectivityCauseSince) = (.dataStall, 2)
+        stalled.gateways = [Self.failedGateway]
+        XCTAssertEqual(try jsonKeys(stalled), Set(try fields(ofType: "Interface").keys))
         XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
     }
@@ -118,6 +120,8 @@ final class IDLAgreementTests: XCTestCase {
         let interface = try fields(ofType: "Interface")
         XCTAssertEqual(try enumValues(interface["ipv4Connectivity"]), Connectivity.allCases.map(\.rawValue))
         XCTAssertEqual(try enumValues(interface["ipv6Connectivity"]), Connectivity.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(path["connectivityCause"]), ConnectivityCause.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(interface["connectivityCause"]), ConnectivityCause.allCases.map(\.rawValue))
         XCTAssertEqual(path["unsatisfiedReason"]?.hasPrefix("?"), true)
         XCTAssertEqual(path["primaryInterfaceType"], "?InterfaceType")
 

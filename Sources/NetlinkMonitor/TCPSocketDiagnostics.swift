@@ -1,0 +1,102 @@
+import CNetlink
+import Glibc
+import ReachabilityCore
+
+/// The host's TCP sockets as the kernel's sock_diag reports them: one dump per family
+/// (`inet_diag_req_v2` with INET_DIAG_INFO, so each socket comes with its `tcp_info`), each
+/// socket attributed to the interface it is bound to or else the one holding its source
+/// address. Reads only; no packet is sent.
+///
+/// A fresh NETLINK_SOCK_DIAG socket per read, closed after it: between polls reachd holds
+/// nothing open. Listening, TIME_WAIT, closed and half-open (SYN_RECV) sockets are not asked
+/// for (the kernel filters them), nor are loopback ones kept. At most `limit` sockets are
+/// kept per read; the rest of the dump is read through the one receive buffer and skipped,
+/// so a host with 100 000 sockets costs time in the kernel, not memory here.
+package enum TCPSocketDiagnostics {
+    /// What one read found.
+    package struct Reading: Sendable, Equatable {
+        /// The sockets kept, at most the limit.
+        package var samples: [TCPSocketSample] = []
+        /// Sockets past the limit (or on no known interface), not kept.
+        package var skipped = 0
+    }
+
+    /// The states asked for: everything that may carry traffic out of this host.
+    static let states: UInt32 = [
+        TCP_ESTABLISHED, TCP_SYN_SENT, TCP_FIN_WAIT1, TCP_FIN_WAIT2, TCP_CLOSE_WAIT, TCP_LAST_ACK, TCP_CLOSING,
+    ].reduce(0) { $0 | (1 << UInt32($1)) }
+
+    /// Reads the TCP sockets of both families.
+    ///
+    /// - Parameters:
+    ///   - addresses: the interfaces' addresses, to attribute a socket by its source address.
+    ///   - limit: the most sockets kept.
+    package static func read(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> Reading {
+        var owners: [IPAddress: Int32] = [:]
+        for address in addresses { owners[address.address] = address.interfaceIndex }
+        let socket = try NetlinkSocket(role: "sock_diag", blocking: true, protocol: NETLINK_SOCK_DIAG)
+        var reading = Reading()
+        for family in [AF_INET, AF_INET6] {
+            var request = inet_diag_req_v2()
+            request.sdiag_family = UInt8(family)
+            request.sdiag_protocol = UInt8(IPPROTO_TCP)
+            request.idiag_ext = UInt8(1 << (INET_DIAG_INFO - 1))
+            request.idiag_states = states
+            let answer = try socket.request(type: Int32(SOCK_DIAG_BY_FAMILY), flags: NLM_F_DUMP) { (message) throws(NetlinkError) in
+                try message.append(request)
+            } answer: { message in
+                guard let sample = sample(message, owners: owners) else { return }
+                if reading.samples.count < limit {
+                    reading.samples.append(sample)
+                } else {
+                    reading.skipped += 1
+                }
+            }
+            if case let .failed(errno) = answer { throw NetlinkError(operation: "sock_diag dump", errno: errno) }
+        }
+        return reading
+    }
+
+    /// One dump message as a sample; nil for a loopback socket, one on no known interface, or
+    /// a message too short to be one.
+    static func sample(_ message: NetlinkMessage, owners: [IPAddress: Int32]) -> TCPSocketSample? {
+        guard Int32(message.type) == SOCK_DIAG_BY_FAMILY, let header = message.fixedHeader(inet_diag_msg.self) else { return nil }
+        guard let source = address(header.id.idiag_src, family: Int32(header.idiag_family)), !source.isLoopbackAddress else { return nil }
+        let index = header.id.idiag_if != 0 ? Int32(bitPattern: header.id.idiag_if) : owners[source]
+        guard let index else { return nil }
+        var info = reachd_tcp_info()
+        if let attribute = message.attribute(Int32(INET_DIAG_INFO), after: inet_diag_msg.self), let data = nla_data(attribute) {
+            // An older kernel's tcp_info is shorter: the fields it lacks stay zero.
+            let count = min(Int(nla_len(attribute)), MemoryLayout<reachd_tcp_info>.size)
+            withUnsafeMutableBytes(of: &info) { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: count)) }
+        }
+        let cookie = UInt64(header.id.idiag_cookie.0) | UInt64(header.id.idiag_cookie.1) << 32
+        return TCPSocketSample(
+            cookie: cookie, interfaceIndex: index, state: Int32(header.idiag_state) == TCP_SYN_SENT ? .synSent : .other,
+            segmentsSent: info.tcpi_segs_out, segmentsReceived: info.tcpi_segs_in, retransmitted: info.head.tcpi_total_retrans,
+            lost: info.head.tcpi_lost, unacknowledged: info.head.tcpi_unacked
+        )
+    }
+
+    /// The address in an `idiag_src`; an IPv4-mapped IPv6 address as the IPv4 address it is.
+    static func address(_ words: (UInt32, UInt32, UInt32, UInt32), family: Int32) -> IPAddress? {
+        let bytes = withUnsafeBytes(of: words) { Array($0) }
+        switch family {
+        case AF_INET: return IPAddress(bytes: Array(bytes[0..<4]))
+        case AF_INET6 where bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF:
+            return IPAddress(bytes: Array(bytes[12..<16]))
+        case AF_INET6: return IPAddress(bytes: bytes)
+        default: return nil
+        }
+    }
+}
+
+extension IPAddress {
+    /// 127.0.0.0/8 or ::1: traffic that never leaves the host.
+    fileprivate var isLoopbackAddress: Bool {
+        switch self {
+        case let .v4(a, _, _, _): return a == 127
+        case let .v6(bytes): return bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1
+        }
+    }
+}

@@ -1,0 +1,107 @@
+"""TCP traffic for the data-stall tests, the ground truth they hold reachd against.
+
+  receive PORT COUNTFILE       accept connections, discard what comes, keep the byte total in COUNTFILE
+  send HOST PORT [SOURCE]      send 8 KiB every 5 ms to HOST:PORT (from SOURCE), reconnecting when cut off
+  trickle PORT RATE            accept connections and send each RATE bytes a second, in tenths
+  download HOST PORT COUNTFILE read from HOST:PORT, keeping the byte total in COUNTFILE
+
+Server modes print "ready" once they listen.
+"""
+import os
+import socket
+import sys
+import threading
+import time
+
+
+def write_count(path, total):
+    temporary = path + ".tmp"
+    with open(temporary, "w") as handle:
+        handle.write(str(total))
+    os.replace(temporary, path)
+
+
+def receive(port, count_file):
+    listener = socket.create_server(("0.0.0.0", port), reuse_port=True)
+    total = [0]
+    lock = threading.Lock()
+
+    def serve(connection):
+        with connection:
+            while True:
+                data = connection.recv(65536)
+                if not data:
+                    return
+                with lock:
+                    total[0] += len(data)
+
+    def report():
+        while True:
+            with lock:
+                write_count(count_file, total[0])
+            time.sleep(0.1)
+
+    threading.Thread(target=report, daemon=True).start()
+    print("ready", flush=True)
+    while True:
+        connection, _ = listener.accept()
+        threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+
+def send(host, port, source=None):
+    chunk = b"x" * 8192
+    while True:
+        try:
+            connection = socket.create_connection((host, port), source_address=(source, 0) if source else None)
+            while True:
+                connection.sendall(chunk)
+                time.sleep(0.005)
+        except OSError:
+            time.sleep(0.2)
+
+
+def trickle(port, rate):
+    listener = socket.create_server(("0.0.0.0", port), reuse_port=True)
+    piece = b"y" * max(1, rate // 10)
+
+    def serve(connection):
+        with connection:
+            try:
+                while True:
+                    connection.sendall(piece)
+                    time.sleep(0.1)
+            except OSError:
+                return
+
+    print("ready", flush=True)
+    while True:
+        connection, _ = listener.accept()
+        threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+
+def download(host, port, count_file):
+    connection = socket.create_connection((host, port))
+    total = 0
+    last = 0.0
+    while True:
+        data = connection.recv(65536)
+        if not data:
+            return
+        total += len(data)
+        if time.monotonic() - last > 0.1:
+            write_count(count_file, total)
+            last = time.monotonic()
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "receive":
+        receive(int(sys.argv[2]), sys.argv[3])
+    elif mode == "send":
+        send(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
+    elif mode == "trickle":
+        trickle(int(sys.argv[2]), int(sys.argv[3]))
+    elif mode == "download":
+        download(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    else:
+        sys.exit("unknown mode " + mode)

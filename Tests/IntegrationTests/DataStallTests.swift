@@ -1,0 +1,248 @@
+import Foundation
+import Glibc
+import ReachClient
+import ReachabilityCore
+import TestSupport
+import XCTest
+
+/// Stalled TCP on a real kernel: reachd in `host`, a `router` that forwards to a `server`
+/// behind it, the sockets read every second. The ground truth is the TCP traffic itself: the
+/// byte count the receiving end keeps, which stops when the path is cut and grows again
+/// when it is back.
+final class DataStallIntegrationTests: DaemonTestCase {
+    private var server: NetworkNamespace!
+    private var work = ""
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try requirePrerequisite(Command.exists("nft"), "nft is needed (scripts/bootstrap --test installs nftables)")
+        work = try temporaryDirectory("reachd-stall")
+        server = try NetworkNamespace(prefix: "reachd-server")
+        try sh("ip", "link", "add", "eth0", "netns", server.name, "type", "veth", "peer", "name", "srv0", "netns", topology.router.name)
+        try server.ip("link", "set", "eth0", "up")
+        try server.ip("addr", "add", "10.78.0.2/24", "dev", "eth0")
+        try server.ip("route", "add", "default", "via", "10.78.0.1")
+        try topology.router.ip("link", "set", "srv0", "up")
+        try topology.router.ip("addr", "add", "10.78.0.1/24", "dev", "srv0")
+        _ = try topology.router.exec(["sysctl", "-qw", "net.ipv4.ip_forward=1"])
+        try topology.configureIPv4()
+    }
+
+    override func tearDown() {
+        super.tearDown()
+        server = nil
+    }
+
+    // MARK: Helpers
+
+    /// Starts `tcp_traffic.py MODE …` in `namespace`; waits for "ready" when it serves.
+    private func traffic(in namespace: NetworkNamespace, _ arguments: [String], serves: Bool = false) throws -> Process {
+        let ready = Pipe()
+        let process = try Command.launch(
+            ["ip", "netns", "exec", namespace.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/tcp_traffic.py").path]
+                + arguments,
+            stdout: serves ? ready : nil
+        )
+        // SIGKILL: the test runner's children start with SIGTERM blocked.
+        addTeardownBlock { Self.stop(process) }
+        if serves {
+            XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), "\(arguments) started")
+        }
+        return process
+    }
+
+    /// Kills a traffic process and waits for it.
+    private static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// The byte total a receiving end wrote to `file` (0 before it wrote any).
+    private func count(_ file: String) -> Int {
+        Int((try? String(contentsOfFile: file, encoding: .utf8)) ?? "") ?? 0
+    }
+
+    /// Waits until the byte total in `file` passes `bytes`; false on timeout.
+    private func waitForBytes(_ file: String, over bytes: Int, timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if count(file) > bytes { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    /// reachd reading the sockets every second, with a subscriber.
+    private func startWatched() throws -> (DaemonProcess, ReachabilityClient, PathRecorder) {
+        let configuration = work + "/reachd.toml"
+        try "[stall]\npoll-interval = 1\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
+        return (daemon, client, PathRecorder(client: client))
+    }
+
+    private func nft(_ namespace: NetworkNamespace, _ script: String) throws {
+        _ = try namespace.exec(["nft", script])
+    }
+
+    private static let dropForwarding = "add table inet stall; add chain inet stall forward { type filter hook forward priority 0; policy drop; }"
+
+    // MARK: A stall, and its end
+
+    /// The router stops forwarding under an upload: the stall is found within a few polls
+    /// (connectivity limited, cause dataStall, in status and interfaces), while the server
+    /// receives nothing; it clears once forwarding resumes and the server receives again.
+    func testARouterThatStopsForwardingIsAStallUntilItForwardsAgain() async throws {
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        let (daemon, _, recorder) = try startWatched()
+        _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
+        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        let flowing1 = await waitForBytes(received, over: 1 << 20)
+
+        XCTAssertTrue(flowing1, "the upload flows")
+        try await Task.sleep(for: .seconds(3))
+        XCTAssertNil(recorder.latest?.connectivityCause, "a flowing upload is no stall")
+
+        try nft(topology.router, Self.dropForwarding)
+        let cut = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(500))
+        let countAtCut = count(received)
+        let stalled = await expectPath(recorder, "a stall", timeout: 15) { $0.connectivityCause == .dataStall }
+        let found = ContinuousClock.now - cut
+        XCTAssertEqual(stalled?.connectivity, .limited)
+        XCTAssertEqual(stalled?.status, .satisfied, "a stall limits connectivity; the route stays")
+        XCTAssertNotNil(stalled?.connectivityCauseSince)
+        XCTAssertEqual(count(received), countAtCut, "ground truth: the server received nothing since the cut")
+        let status = try reachctl(["status", "--socket", daemon.socketPath]).stdout
+        let connectivityLine = status.split(separator: "\n").first { $0.hasPrefix("Connectivity:") }.map(String.init) ?? ""
+        XCTAssertTrue(connectivityLine.contains("limited (dataStall since "), status)
+        let interfaces = try reachctl(["interfaces", "--socket", daemon.socketPath]).stdout
+        let eth0 = interfaces.split(separator: "\n").first { $0.contains(" eth0 ") }.map(String.init) ?? ""
+        XCTAssertTrue(eth0.contains("limited (dataStall since "), interfaces)
+        print("stall found \(found) after the cut\nreachctl status: \(connectivityLine)\nreachctl interfaces: \(eth0)")
+
+        try nft(topology.router, "delete table inet stall")
+        let resumed = ContinuousClock.now
+        let cleared = await expectPath(recorder, "the stall cleared", timeout: 40) { $0.connectivityCause == nil }
+        XCTAssertNotEqual(cleared?.connectivity, .limited)
+        let flowing2 = await waitForBytes(received, over: countAtCut)
+
+        XCTAssertTrue(flowing2, "ground truth: the server receives again")
+        let after = try reachctl(["status", "--socket", daemon.socketPath]).stdout
+        let clearedLine = after.split(separator: "\n").first { $0.hasPrefix("Connectivity:") }.map(String.init) ?? ""
+        print("stall cleared \(ContinuousClock.now - resumed) after forwarding resumed\nreachctl status: \(clearedLine)")
+    }
+
+    // MARK: No false alarm
+
+    /// An idle host, refused connections, one slow download, 2 % random loss under an
+    /// upload, each held against the traffic (it flows), and loss on another interface than
+    /// the primary (that interface is stalled, the path is not): the path never shows a stall.
+    func testNoFalseAlarms() async throws {
+        let (daemon, client, recorder) = try startWatched()
+        _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
+
+        // Idle.
+        try await Task.sleep(for: .seconds(4))
+
+        // Refused: nothing listens on 9999, the server answers RST.
+        for _ in 0..<3 {
+            let refused = try Command.run(["ip", "netns", "exec", topology.host.name, "python3", "-c",
+                                           "import socket; socket.create_connection(('10.78.0.2', 9999), timeout=5)"])
+            XCTAssertTrue(refused.stderr.contains("ConnectionRefusedError"), "ground truth: refused (\(refused.stderr))")
+        }
+        try await Task.sleep(for: .seconds(3))
+
+        // One slow download: 2000 bytes a second.
+        let downloaded = work + "/downloaded"
+        let trickle = try traffic(in: server, ["trickle", "9001", "2000"], serves: true)
+        let download = try traffic(in: topology.host, ["download", "10.78.0.2", "9001", downloaded])
+        try await Task.sleep(for: .seconds(6))
+        XCTAssertGreaterThan(count(downloaded), 5000, "ground truth: the slow download flows")
+        Self.stop(download)
+        Self.stop(trickle)
+
+        // 2 % random loss in the router under an upload.
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        try nft(topology.router, "add table inet loss; add chain inet loss forward { type filter hook forward priority 0; policy accept; }; "
+                + "add rule inet loss forward numgen random mod 100 < 2 drop")
+        let sender = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        let flowing3 = await waitForBytes(received, over: 1 << 20)
+
+        XCTAssertTrue(flowing3, "ground truth: the lossy upload flows")
+        let lossy = count(received)
+        try await Task.sleep(for: .seconds(10))
+        XCTAssertGreaterThan(count(received), lossy + (1 << 20), "ground truth: it kept flowing")
+        Self.stop(sender)
+        try nft(topology.router, "delete table inet loss")
+
+        // Loss on lan1, not the primary: an upload to the router over lan1 is cut there.
+        try topology.addPair(hostName: "lan1", routerName: "lan1r", prefix: "10.79.0")
+        let onLan = work + "/lan"
+        _ = try traffic(in: topology.router, ["receive", "9002", onLan], serves: true)
+        _ = try traffic(in: topology.host, ["send", "10.79.0.1", "9002", "10.79.0.2"])
+        let flowing4 = await waitForBytes(onLan, over: 1 << 20)
+
+        XCTAssertTrue(flowing4, "the upload over lan1 flows")
+        try nft(topology.router, "add table inet lan; add chain inet lan input { type filter hook input priority 0; policy accept; }; "
+                + "add rule inet lan input iifname lan1r tcp dport 9002 drop")
+        var lan1: InterfaceDescription?
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            lan1 = try await interface("lan1", from: client)
+            if lan1?.connectivityCause == .dataStall { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        XCTAssertEqual(lan1?.connectivityCause, .dataStall, "lan1's own traffic is stalled")
+        let stalledCount = count(onLan)
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(count(onLan), stalledCount, "ground truth: nothing arrives over lan1")
+        let path = try await client.status().path
+        XCTAssertEqual(path.primaryInterface, "eth0")
+        XCTAssertNil(path.connectivityCause, "the path runs over eth0")
+
+        let alarms = recorder.replies.filter { $0.path.connectivityCause != nil }
+        XCTAssertEqual(alarms.count, 0, "no stall on the path: \(alarms.map(\.path))")
+        _ = daemon
+    }
+
+    // MARK: Costs
+
+    /// With nobody listening reachd reads no socket, TCP traffic or not; a subscriber starts
+    /// the reads (which shows the trace sees them), and its leaving stops them.
+    func testNoSocketReadsWithoutASubscriber() async throws {
+        guard Command.exists("strace") else { return XCTFail("strace is needed (scripts/bootstrap --test installs it)") }
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        let configuration = work + "/reachd.toml"
+        try "[stall]\npoll-interval = 1\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
+        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        let flowing5 = await waitForBytes(received, over: 1 << 20)
+
+        XCTAssertTrue(flowing5, "ground truth: TCP traffic flows")
+
+        XCTAssertEqual(try socketDiagnosticsOpened(by: daemon, seconds: 4), 0, "no subscriber: no socket read")
+        var recorder: PathRecorder? = PathRecorder(client: client)
+        _ = await expectPath(recorder!, "subscribed") { $0.status == .satisfied }
+        XCTAssertGreaterThanOrEqual(try socketDiagnosticsOpened(by: daemon, seconds: 4), 2, "a subscriber: a read a second")
+        recorder = nil
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(try socketDiagnosticsOpened(by: daemon, seconds: 3), 0, "the subscriber left: no socket read")
+    }
+
+    /// How many NETLINK_SOCK_DIAG sockets reachd opened in `seconds`, by strace.
+    private func socketDiagnosticsOpened(by daemon: DaemonProcess, seconds: Int) throws -> Int {
+        let trace = try temporaryDirectory("reachd-strace") + "/strace.out"
+        // The test runner's children start with SIGINT and SIGTERM blocked: unblock them so
+        // timeout's SIGINT makes strace detach and write what it saw.
+        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])"
+        _ = try runCommand(["python3", "-c", unblocked, "timeout", "-s", "INT", "\(seconds)",
+                            "strace", "-f", "-qq", "-e", "trace=socket", "-o", trace, "-p", "\(daemon.process.processIdentifier)"],
+                           allowFailure: true)
+        let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.contains("NETLINK_SOCK_DIAG") || $0.contains("NETLINK_INET_DIAG") }.count
+    }
+}
