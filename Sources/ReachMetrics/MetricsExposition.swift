@@ -95,6 +95,8 @@ package enum MetricsExposition {
             set(registry, "reachd_interface_usable", device, help: "1 when the interface can carry the path.", to: path.availableInterfaces.contains(interface.name) ? 1 : 0)
             set(registry, "reachd_interface_up", device, help: "1 when the interface is administratively up.", to: interface.up ? 1 : 0)
             set(registry, "reachd_interface_carrier", device, help: "1 when the interface has carrier.", to: interface.carrier ? 1 : 0)
+            set(registry, "reachd_interface_data_stall", device, help: "1 while the interface's TCP traffic is stalled (segments go out, nothing comes back).",
+                to: interface.connectivityCause == .dataStall ? 1 : 0)
             for gateway in interface.gateways ?? [] {
                 set(registry, "reachd_gateway_reachable", device + [("gateway", gateway.address)],
                     help: "0 when the kernel marked a watched gateway's neighbour entry FAILED, 1 otherwise.", to: gateway.state == .failed ? 0 : 1)

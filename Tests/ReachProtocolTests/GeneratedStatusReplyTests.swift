@@ -277,7 +277,9 @@ private struct StatusReplyGenerator {
             isExpensive: .random(using: &random),
             isConstrained: .random(using: &random),
             connectivity: pick(Connectivity.allCases),
-            captivePortal: present() ? portal() : nil
+            captivePortal: present() ? portal() : nil,
+            connectivityCause: present() ? pick(ConnectivityCause.allCases) : nil,
+            connectivityCauseSince: present() ? integer() : nil
         )
     }
 

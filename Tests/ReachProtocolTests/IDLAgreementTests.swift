@@ -120,8 +120,10 @@ final class IDLAgreementTests: XCTestCase {
         let interface = try fields(ofType: "Interface")
         XCTAssertEqual(try enumValues(interface["ipv4Connectivity"]), Connectivity.allCases.map(\.rawValue))
         XCTAssertEqual(try enumValues(interface["ipv6Connectivity"]), Connectivity.allCases.map(\.rawValue))
-        XCTAssertEqual(try enumValues(path["connectivityCause"]), ConnectivityCause.allCases.map(\.rawValue))
-        XCTAssertEqual(try enumValues(interface["connectivityCause"]), ConnectivityCause.allCases.map(\.rawValue))
+        // A string on the wire (an enum of one value is beyond python-varlink's parser); the values are these.
+        XCTAssertEqual(path["connectivityCause"], "?string")
+        XCTAssertEqual(interface["connectivityCause"], "?string")
+        XCTAssertEqual(ConnectivityCause.allCases.map(\.rawValue), ["dataStall"])
         XCTAssertEqual(path["unsatisfiedReason"]?.hasPrefix("?"), true)
         XCTAssertEqual(path["primaryInterfaceType"], "?InterfaceType")
 
