@@ -291,6 +291,8 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
     /// Validated and idle, reachd makes no system call at all for 10 s: no timer, no poll.
     /// (The first seconds after a round may carry a stale wakeup of a cancelled deadline.)
     /// The round includes HTTPS: judging its certificates leaves no thread or timer behind.
+    /// The stall check is off: with a subscriber it reads the sockets every 10 s
+    /// (DataStallIntegrationTests counts those reads).
     func testValidatedIdleDaemonMakesNoSystemCalls() async throws {
         guard Command.exists("strace") else { return XCTFail("strace is needed (scripts/bootstrap --test installs it)") }
         try topology.configureIPv4()
@@ -300,6 +302,8 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
             [probe.trust]
             pinning = "certificate"
             pinned-certificates = ["\(certificate)"]
+            [stall]
+            enabled = false
             """)
         _ = await expectPath(recorder, "validated") { $0.connectivity == .full }
         // Let the kernel settle first: IPv6 link-local DAD ends with netlink events (a
