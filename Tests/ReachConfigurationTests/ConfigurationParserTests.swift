@@ -178,6 +178,26 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":2: netlink.receive-buffer-size: 2147483648 is out of range (65536…1073741824 bytes, 64 KiB…1 GiB)"]
         ),
         BadCase(
+            name: "stall percentage above 100",
+            text: "[stall]\nfail-percent = 101\n",
+            expected: [":2: stall.fail-percent: 101 is out of range (1…100)"]
+        ),
+        BadCase(
+            name: "stall poll interval of 0",
+            text: "[stall]\npoll-interval = 0\n",
+            expected: [":2: stall.poll-interval: 0 is out of range (1…3600 seconds)"]
+        ),
+        BadCase(
+            name: "stall socket limit of 0",
+            text: "[stall]\nsocket-limit = 0\n",
+            expected: [":2: stall.socket-limit: 0 is out of range (1…1000000)"]
+        ),
+        BadCase(
+            name: "stall switch of the wrong type",
+            text: "[stall]\nenabled = \"no\"\n",
+            expected: [":2: stall.enabled: expected true or false, found string"]
+        ),
+        BadCase(
             name: "receive buffer as a float",
             text: "[netlink]\nreceive-buffer-size = 8e6\n",
             expected: [":2: netlink.receive-buffer-size: expected an integer, found float"]
@@ -407,6 +427,16 @@ final class ConfigurationParserTests: XCTestCase {
 
     /// A `full` interface is checked again every 300 s (NetworkManager's interval) unless the
     /// file says otherwise; 0 still means never.
+    func testStallTableIsReadWithAndroidsDefaults() throws {
+        XCTAssertEqual(ReachdConfiguration().stall.rule, DataStallRule())
+        XCTAssertEqual(ReachdConfiguration().stall.pollInterval, .seconds(10))
+        let text = "[stall]\nenabled = false\npoll-interval = 2\nfail-percent = 50\nminimum-segments = 4\nsyn-sent-minimum = 2\nsocket-limit = 100\n"
+        let stall = try ReachdConfiguration(parsing: text, file: file).stall
+        XCTAssertEqual(stall.enabled, false)
+        XCTAssertEqual(stall.pollInterval, .seconds(2))
+        XCTAssertEqual([stall.rule.failPercent, stall.rule.minimumSegments, stall.rule.synSentMinimum, stall.socketLimit], [50, 4, 2, 100])
+    }
+
     func testRecheckIntervalDefaultsToFiveMinutes() throws {
         let cases: [(name: String, text: String, expected: Duration?)] = [
             ("no file", "", .seconds(300)),
