@@ -36,11 +36,11 @@ final class DataStallIntegrationTests: DaemonTestCase {
     // MARK: Helpers
 
     /// Starts `tcp_traffic.py MODE …` in `namespace`; waits for "ready" when it serves.
-    private func traffic(in namespace: NetworkNamespace, _ arguments: [String], serves: Bool = false) throws -> Process {
+    private func traffic(in namespace: NetworkNamespace, _ arguments: [String], serves: Bool = false,
+                         script: String = "Tests/Fixtures/tcp_traffic.py", arguments extra: [String] = []) throws -> Process {
         let ready = Pipe()
         let process = try Command.launch(
-            ["ip", "netns", "exec", namespace.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/tcp_traffic.py").path]
-                + arguments,
+            ["ip", "netns", "exec", namespace.name, "python3", Paths.repository.appendingPathComponent(script).path] + arguments + extra,
             stdout: serves ? ready : nil
         )
         // SIGKILL: the test runner's children start with SIGTERM blocked.
@@ -132,6 +132,59 @@ final class DataStallIntegrationTests: DaemonTestCase {
         let after = try reachctl(["status", "--socket", daemon.socketPath]).stdout
         let clearedLine = after.split(separator: "\n").first { $0.hasPrefix("Connectivity:") }.map(String.init) ?? ""
         print("stall cleared \(ContinuousClock.now - resumed) after forwarding resumed\nreachctl status: \(clearedLine)")
+    }
+
+    /// With probes configured (re-checked only hourly), a stall probes the interface at once:
+    /// the round fails through the cut router, so it stays limited with the cause; once
+    /// forwarding resumes the stall clears and the retried probe finds full again, each
+    /// round held against the probe server's own request log.
+    func testAStallProbesAtOnce() async throws {
+        let state = work + "/probe.json"
+        try #"{"http": "204", "https": "204", "api": null}"#.write(toFile: state, atomically: true, encoding: .utf8)
+        _ = try traffic(in: server, [], serves: true, script: "Tests/Fixtures/probe_server.py", arguments: [state])
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        let configuration = work + "/reachd.toml"
+        try """
+            [probe]
+            url = "http://10.78.0.2/generate_204"
+            timeout = 2
+            initial-delay = 1
+            maximum-delay = 2
+            recheck-interval = 3600
+            families = ["ipv4"]
+            [stall]
+            poll-interval = 1
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (_, client) = try startDaemon(extraArguments: ["--config", configuration])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "validated", timeout: 15) { $0.connectivity == .full }
+        let requests = { ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").count }
+        let validated = requests()
+        XCTAssertGreaterThan(validated, 0, "ground truth: the probe reached the server")
+        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        let flowing = await waitForBytes(received, over: 1 << 20)
+        XCTAssertTrue(flowing, "the upload flows")
+
+        try nft(topology.router, Self.dropForwarding)
+        let stalled = await expectPath(recorder, "a stall", timeout: 15) { $0.connectivityCause == .dataStall }
+        let since = try XCTUnwrap(stalled?.connectivityCauseSince)
+        var eth0: InterfaceDescription?
+        let deadline = ContinuousClock.now + .seconds(8)
+        while ContinuousClock.now < deadline {
+            eth0 = try await interface("eth0", from: client)
+            if let checked = eth0?.lastChecked, checked >= since { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        XCTAssertGreaterThanOrEqual(eth0?.lastChecked ?? 0, since, "a probe round finished after the stall, not an hour later")
+        XCTAssertEqual(eth0?.ipv4Connectivity, .limited, "the round did not get through")
+        XCTAssertEqual(eth0?.connectivityCause, .dataStall)
+        XCTAssertEqual(requests(), validated, "ground truth: no probe reached the server through the cut")
+
+        try nft(topology.router, "delete table inet stall")
+        let back = await expectPath(recorder, "full again", timeout: 40) { $0.connectivity == .full && $0.connectivityCause == nil }
+        XCTAssertNotNil(back)
+        XCTAssertGreaterThan(requests(), validated, "ground truth: the retried probe reached the server")
     }
 
     // MARK: No false alarm
