@@ -4,6 +4,8 @@
   send HOST PORT [SOURCE]      send 8 KiB every 5 ms to HOST:PORT (from SOURCE), reconnecting when cut off
   trickle PORT RATE            accept connections and send each RATE bytes a second, in tenths
   download HOST PORT COUNTFILE read from HOST:PORT, keeping the byte total in COUNTFILE
+  connect HOST PORT COUNTFILE  open a new connection every 0.5 s (a page's requests), keeping the
+                               number that connected in COUNTFILE
 
 Server modes print "ready" once they listen.
 """
@@ -93,6 +95,24 @@ def download(host, port, count_file):
             last = time.monotonic()
 
 
+def connect(host, port, count_file):
+    connected = [0]
+    lock = threading.Lock()
+
+    def attempt():
+        try:
+            with socket.create_connection((host, port), timeout=60):
+                with lock:
+                    connected[0] += 1
+                    write_count(count_file, connected[0])
+        except OSError:
+            pass
+
+    while True:
+        threading.Thread(target=attempt, daemon=True).start()
+        time.sleep(0.5)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "receive":
@@ -101,6 +121,8 @@ if __name__ == "__main__":
         send(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
     elif mode == "trickle":
         trickle(int(sys.argv[2]), int(sys.argv[3]))
+    elif mode == "connect":
+        connect(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif mode == "download":
         download(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:

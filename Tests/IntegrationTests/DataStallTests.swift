@@ -134,6 +134,33 @@ final class DataStallIntegrationTests: DaemonTestCase {
         print("stall cleared \(ContinuousClock.now - resumed) after forwarding resumed\nreachctl status: \(clearedLine)")
     }
 
+    /// New connections every half second, no upload: once the router drops forwarding they
+    /// sit in SYN_SENT retrying their SYN, which is a stall; it clears once they connect.
+    func testConnectionsDyingInSynSentAreAStall() async throws {
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        let (_, _, recorder) = try startWatched()
+        _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
+        let connected = work + "/connected"
+        _ = try traffic(in: topology.host, ["connect", "10.78.0.2", "9000", connected])
+        let connecting = await waitForBytes(connected, over: 3)
+        XCTAssertTrue(connecting, "ground truth: connections are made")
+        try await Task.sleep(for: .seconds(2))
+        XCTAssertNil(recorder.latest?.connectivityCause, "connections that succeed are no stall")
+
+        try nft(topology.router, Self.dropForwarding)
+        try await Task.sleep(for: .milliseconds(200))
+        let connectedAtCut = count(connected)
+        let stalled = await expectPath(recorder, "a stall", timeout: 15) { $0.connectivityCause == .dataStall }
+        XCTAssertEqual(stalled?.connectivity, .limited)
+        XCTAssertEqual(count(connected), connectedAtCut, "ground truth: no connection was made since the cut")
+
+        try nft(topology.router, "delete table inet stall")
+        _ = await expectPath(recorder, "the stall cleared", timeout: 30) { $0.connectivityCause == nil }
+        let reconnecting = await waitForBytes(connected, over: connectedAtCut)
+        XCTAssertTrue(reconnecting, "ground truth: connections are made again")
+    }
+
     /// With probes configured (re-checked only hourly), a stall probes the interface at once:
     /// the round fails through the cut router, so it stays limited with the cause; once
     /// forwarding resumes the stall clears and the retried probe finds full again, each
