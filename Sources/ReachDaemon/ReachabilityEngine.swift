@@ -210,6 +210,8 @@ package final class ReachabilityEngine {
     private var publishedStalls: [Int32: Int] = [:]
     /// A read skipped sockets past the limit, and the log said so.
     private var reportedSkippedSockets = false
+    /// A read failed, and the log said so.
+    private var reportedReadFailure = false
     /// Where the event loop posts commands.
     package let mailbox: EngineMailbox
     /// Netlink events and resyncs, counted for the metrics (read on the event loop).
@@ -464,7 +466,9 @@ package final class ReachabilityEngine {
         do {
             reading = try monitor.readSockets(addresses: snapshot.addresses, limit: stall.socketLimit)
         } catch {
-            logger.warning("cannot read the TCP sockets' state: \(error)")
+            // Once at warning: a sandbox that refuses sock_diag would refuse every poll.
+            logger.log(level: reportedReadFailure ? .debug : .warning, "cannot read the TCP sockets' state: \(error)")
+            reportedReadFailure = true
             return
         }
         if reading.skipped > 0 && !reportedSkippedSockets {
