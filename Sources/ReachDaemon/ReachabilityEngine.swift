@@ -184,8 +184,9 @@ extension NetlinkMonitor: KernelView {}
 ///
 /// It runs on the thread that calls `run` (reachd's main thread) and blocks in `poll(2)`
 /// on the rtnetlink event socket, the resolver watch, the signal descriptor and its
-/// mailbox: nothing else, and no timeout unless the watchdog, a retry or a lookup
-/// recheck needs one, so an idle daemon makes no system calls at all. When netlink is
+/// mailbox: nothing else, and no timeout unless the watchdog, a retry, a lookup recheck
+/// or the TCP socket reads (only while someone listens and the path is satisfied) need
+/// one, so an idle daemon nobody listens to makes no system calls at all. When netlink is
 /// readable it drains everything queued, takes one snapshot (two FIB lookups) and hands
 /// it on; the event loop decides whether the answer changed (docs/DESIGN.md rule 5: no
 /// debounce, one evaluation per drained batch). It never derives paths, formats JSON or
