@@ -7,10 +7,9 @@ import XCTest
 /// The sock_diag reader on a real kernel: connections a Python process holds open in a
 /// fresh namespace, read back with their cookies, states and interfaces.
 final class TCPSocketDiagnosticsTests: XCTestCase {
-    /// Two connections to 10.99.0.1 (one over an IPv6 socket, so its source is IPv4-mapped),
-    /// one connection attempt left in SYN_SENT towards an address that never answers, and one
-    /// over loopback: the first three are read and attributed to dummy0 (one end of a veth pair), loopback is
-    /// left out.
+    /// Two connections to 10.99.0.1 (one over an IPv6 socket, so its source is IPv4-mapped), one
+    /// to fd99::1, an attempt left in SYN_SENT towards an address that never answers, and one
+    /// over loopback: all but loopback are read and attributed to dummy0 (one end of a veth pair).
     func testConnectionsAreReadAndAttributedByTheirSourceAddress() throws {
         try requireRoot()
         let namespace = try NetworkNamespace(prefix: "reachd-diag")
@@ -19,6 +18,7 @@ final class TCPSocketDiagnosticsTests: XCTestCase {
         try namespace.ip("link", "set", "dummy0", "up")
         try namespace.ip("link", "set", "peer0", "up")
         try namespace.ip("addr", "add", "10.99.0.1/24", "dev", "dummy0")
+        try namespace.ip("addr", "add", "fd99::1/64", "dev", "dummy0", "nodad")
         let index = Int32(try namespace.exec(["cat", "/sys/class/net/dummy0/ifindex"]).trimmingCharacters(in: .whitespacesAndNewlines))!
         let script = """
             import socket, sys, time
@@ -28,6 +28,9 @@ final class TCPSocketDiagnosticsTests: XCTestCase {
             v6.connect(("::ffff:10.99.0.1", 7000))
             local = socket.create_connection(("127.0.0.1", 7000))
             accepted = [server.accept()[0] for _ in range(3)]
+            server6 = socket.create_server(("fd99::1", 7001), family=socket.AF_INET6)
+            native6 = socket.create_connection(("fd99::1", 7001))
+            accepted6 = server6.accept()[0]
             pending = socket.socket()
             pending.setblocking(False)
             pending.bind(("10.99.0.1", 0))
@@ -45,23 +48,27 @@ final class TCPSocketDiagnosticsTests: XCTestCase {
             python.waitUntilExit()
         }
         XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
-        let addresses = [InterfaceAddress(interfaceIndex: index, address: IPAddress("10.99.0.1")!, prefixLength: 24)]
+        let addresses = [
+            InterfaceAddress(interfaceIndex: index, address: IPAddress("10.99.0.1")!, prefixLength: 24),
+            InterfaceAddress(interfaceIndex: index, address: IPAddress("fd99::1")!, prefixLength: 64),
+        ]
 
         let reading = try namespace.inside { try TCPSocketDiagnostics.read(addresses: addresses, limit: 100) }
-        // Both ends of the two connections over 10.99.0.1, and the SYN_SENT attempt.
-        XCTAssertEqual(reading.samples.count, 5, "\(reading.samples)")
+        // Both ends of the two connections over 10.99.0.1 and of the one over fd99::1, and the
+        // SYN_SENT attempt.
+        XCTAssertEqual(reading.samples.count, 7, "\(reading.samples)")
         XCTAssertEqual(Set(reading.samples.map(\.interfaceIndex)), [index])
-        XCTAssertEqual(Set(reading.samples.map(\.cookie)).count, 5, "cookies are unique")
+        XCTAssertEqual(Set(reading.samples.map(\.cookie)).count, 7, "cookies are unique")
         XCTAssertEqual(reading.samples.filter { $0.state == .synSent }.count, 1)
         // tcp_info read: every end received the handshake; the connecting ends sent it (an
         // accepted end's SYN-ACK went out before it was a socket of its own).
         let established = reading.samples.filter { $0.state == .other }
         XCTAssertTrue(established.allSatisfy { $0.segmentsReceived > 0 }, "\(reading.samples)")
-        XCTAssertEqual(established.filter { $0.segmentsSent >= 2 }.count, 2, "\(reading.samples)")
+        XCTAssertEqual(established.filter { $0.segmentsSent >= 2 }.count, 3, "\(reading.samples)")
         XCTAssertEqual(reading.skipped, 0)
 
         let capped = try namespace.inside { try TCPSocketDiagnostics.read(addresses: addresses, limit: 2) }
         XCTAssertEqual(capped.samples.count, 2)
-        XCTAssertEqual(capped.skipped, 3, "the rest of the dump is read and skipped")
+        XCTAssertEqual(capped.skipped, 5, "the rest of the dump is read and skipped")
     }
 }
