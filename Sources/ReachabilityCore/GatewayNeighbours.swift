@@ -94,7 +94,8 @@ public enum GatewayNeighbours {
     }
 
     /// The state to keep after the kernel reported `reported` (nil: the entry is gone) for an
-    /// entry judged `previous`: a retry (INCOMPLETE) of a failed entry is still failed.
+    /// entry judged `previous`: a retry (INCOMPLETE) of a failed entry is still failed. A
+    /// removed entry is nothing known: deleting one (`ip neigh flush`) reports it FAILED, then gone.
     public static func next(previous: NeighbourState?, reported: NeighbourState?) -> NeighbourState? {
         if previous == .failed && reported == .incomplete { return .failed }
         return reported

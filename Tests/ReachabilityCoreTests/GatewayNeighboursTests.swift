@@ -60,7 +60,7 @@ final class GatewayNeighboursTests: XCTestCase {
             (.reachable, .failed, .failed),
             (.failed, .incomplete, .failed),  // the kernel retrying a failed gateway
             (.failed, .reachable, .reachable), (.failed, .stale, .stale), (.failed, .delay, .delay), (.failed, .probe, .probe),
-            (.failed, nil, nil),  // the entry is gone: nothing known
+            (.failed, nil, nil),  // the entry is gone (a deletion reports FAILED first): nothing known
             (.stale, .incomplete, .incomplete),
             (nil, .permanent, .permanent),
         ]
