@@ -161,6 +161,54 @@ final class DataStallIntegrationTests: DaemonTestCase {
         XCTAssertTrue(reconnecting, "ground truth: connections are made again")
     }
 
+    /// An OpenVPN tunnel (`redirect-gateway def1`, so tun0 carries the path) whose server dies
+    /// under an upload: tun0 and its routes stay, the kernel reports nothing, and the stall on
+    /// tun0 is found; the server started again with the same key, the traffic and the path recover.
+    func testATunnelWhoseFarEndDiesIsAStall() async throws {
+        try requirePrerequisite(Command.exists("openvpn"), "openvpn is needed (scripts/bootstrap --test installs it)")
+        try server.ip("route", "add", "10.8.0.0/24", "via", "10.78.0.1")
+        let key = work + "/static.key"
+        _ = try runCommand(["openvpn", "--genkey", "secret", key])
+        let common = ["--dev", "tun0", "--proto", "udp", "--port", "1194", "--cipher", "AES-256-CBC", "--verb", "3"]
+        let vpnServer = common + ["--local", "10.77.0.1", "--secret", key, "0", "--ifconfig", "10.8.0.1", "10.8.0.2"]
+        let vpnClient = common + ["--remote", "10.77.0.1", "--secret", key, "1", "--ifconfig", "10.8.0.2", "10.8.0.1",
+                                  "--redirect-gateway", "def1", "--log", work + "/client.log"]
+        let launch = { (namespace: NetworkNamespace, arguments: [String]) throws -> Process in
+            let process = try Command.launch(["ip", "netns", "exec", namespace.name, "openvpn"] + arguments)
+            self.addTeardownBlock { Self.stop(process) }
+            return process
+        }
+        var vpn = try launch(topology.router, vpnServer + ["--log", work + "/server.log"])
+        _ = try launch(topology.host, vpnClient)
+        var tunnelUp = false
+        for _ in 0..<150 where !tunnelUp {
+            tunnelUp = ((try? String(contentsOfFile: work + "/client.log", encoding: .utf8)) ?? "").contains("Initialization Sequence Completed")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTAssertTrue(tunnelUp, "the tunnel is up")
+
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        let (_, _, recorder) = try startWatched()
+        _ = await expectPath(recorder, "through tun0") { $0.primaryInterface == "tun0" }
+        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        let flowing = await waitForBytes(received, over: 1 << 20)
+        XCTAssertTrue(flowing, "ground truth: the upload flows through the tunnel")
+
+        Self.stop(vpn)
+        try await Task.sleep(for: .milliseconds(500))
+        let countAtCut = count(received)
+        let stalled = await expectPath(recorder, "a stall on tun0", timeout: 15) { $0.connectivityCause == .dataStall }
+        XCTAssertEqual(stalled?.primaryInterface, "tun0", "the route stays")
+        XCTAssertEqual(stalled?.connectivity, .limited)
+        XCTAssertEqual(count(received), countAtCut, "ground truth: nothing arrives through the dead tunnel")
+
+        vpn = try launch(topology.router, vpnServer + ["--log", work + "/server2.log"])
+        _ = await expectPath(recorder, "the stall cleared", timeout: 60) { $0.connectivityCause == nil }
+        let again = await waitForBytes(received, over: countAtCut)
+        XCTAssertTrue(again, "ground truth: the upload flows again")
+    }
+
     /// With probes configured (re-checked only hourly), a stall probes the interface at once:
     /// the round fails through the cut router, so it stays limited with the cause; once
     /// forwarding resumes the stall clears and the retried probe finds full again, each
