@@ -18,6 +18,9 @@ with varlink.Client(address="unix:" + socket) as client, \
     for seen, reply in enumerate(reachd.Subscribe(_more=True), start=1):
         path = reply.path
         why = getattr(path, "unsatisfiedReason", None) or getattr(path, "primaryInterface", "")
-        print(reply.sequence, path.status, why, ",".join(reply.changes), flush=True)
+        # A satisfied path whose traffic stalls says so: connectivity limited, cause dataStall.
+        cause = getattr(path, "connectivityCause", None)
+        connectivity = path.connectivity + (f" ({cause})" if cause else "")
+        print(reply.sequence, path.status, why, connectivity, ",".join(reply.changes), flush=True)
         if count is not None and seen >= count:
             break

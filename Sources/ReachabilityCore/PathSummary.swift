@@ -1,7 +1,8 @@
 extension Path {
     /// A one-line human summary, as used for systemd's `STATUS=` and the daemon log:
     /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS`, then the probes'
-    /// verdict once there is one (`, internet full`, `, behind a captive portal (URL)`), or
+    /// verdict once there is one (`, internet full`, `, behind a captive portal (URL)`,
+    /// `, internet limited (dataStall)`), or
     /// `not reachable: noCarrier` (`not reachable: gateway 10.0.0.1 unreachable`).
     ///
     /// The interface name and portal URL are the network's text, as they came: the places
@@ -25,6 +26,7 @@ extension Path {
             case .portal: text += ", behind a captive portal" + (captivePortal?.userPortalURL.map { " (\($0))" } ?? "")
             default: text += ", internet \(connectivity.rawValue)"
             }
+            if let cause = connectivityCause { text += " (\(cause.rawValue))" }
             return text
         case .requiresConnection:
             return "connection required" + (primaryInterface.map { " on \($0)" } ?? "")

@@ -11,11 +11,15 @@ final class PathSummaryTests: XCTestCase {
         var portal = wired
         portal.connectivity = .portal
         portal.captivePortal = CaptivePortal(captive: true, userPortalURL: "http://portal.test/login")
+        var stalled = wired
+        stalled.connectivity = .limited
+        stalled.connectivityCause = .dataStall
         var anonymousPortal = wired
         anonymousPortal.connectivity = .portal
         let cases: [(String, Path, String)] = [
             ("not probed", wired, "reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4, DNS"),
             ("probed full", full, "reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4, DNS, internet full"),
+            ("stalled traffic", stalled, "reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4, DNS, internet limited (dataStall)"),
             ("portal with its login page", portal, "reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4, DNS, behind a captive portal (http://portal.test/login)"),
             ("portal without a login page", anonymousPortal, "reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4, DNS, behind a captive portal"),
             ("unsatisfied", Path(status: .unsatisfied, unsatisfiedReason: .noCarrier, reachability: .notReachable, connectivity: .local),
