@@ -55,6 +55,8 @@ package enum JournalTrail {
             ("REACHD_CONNECTIVITY", path.connectivity.rawValue), ("REACHD_CAPTIVE_PORTAL", path.captivePortal?.userPortalURL ?? ""),
             // Which gateway stopped answering; its recovery is the next change's satisfied status.
             ("REACHD_GATEWAY_UNREACHABLE", path.unsatisfiedReason == .gatewayUnreachable ? path.gateways.joined(separator: ",") : ""),
+            // Why connectivity is what it is without a probe (dataStall); cleared by the next entry without it.
+            ("REACHD_CONNECTIVITY_CAUSE", path.connectivityCause?.rawValue ?? ""),
         ]
         return Logger.Metadata(uniqueKeysWithValues: fields.filter { !$0.1.isEmpty }.map { ($0.0, .string($0.1)) })
     }

@@ -151,6 +151,16 @@ final class JournalTrailTests: XCTestCase {
                 "MESSAGE_ID=\(JournalTrail.pathChanged)", "REACHD_CHANGES=status", "REACHD_CONNECTIVITY=local", "REACHD_GATEWAY_UNREACHABLE=10.0.0.1",
                 "REACHD_REACHABILITY=notReachable", "REACHD_REASON=gatewayUnreachable", "REACHD_SEQUENCE=10", "REACHD_STATUS=unsatisfied",
             ]),
+            ("a data stall: connectivity and its cause", AnnouncedChange(sequence: 11, changes: [.connectivity], path: {
+                var stalled = satisfied
+                stalled.connectivity = .limited
+                stalled.connectivityCause = .dataStall
+                return stalled
+            }()), [
+                "MESSAGE_ID=\(JournalTrail.connectivityChanged)", "REACHD_CHANGES=connectivity", "REACHD_CONNECTIVITY=limited",
+                "REACHD_CONNECTIVITY_CAUSE=dataStall", "REACHD_PRIMARY=eth0", "REACHD_PRIMARY_TYPE=wiredEthernet",
+                "REACHD_REACHABILITY=reachableViaWired", "REACHD_SEQUENCE=11", "REACHD_STATUS=satisfied",
+            ]),
             ("only connectivity: its own ID, and the portal", AnnouncedChange(sequence: 9, changes: [.connectivity], path: portal), [
                 "MESSAGE_ID=\(JournalTrail.connectivityChanged)", "REACHD_CAPTIVE_PORTAL=https://portal.test/login", "REACHD_CHANGES=connectivity",
                 "REACHD_CONNECTIVITY=portal", "REACHD_PRIMARY=eth0", "REACHD_PRIMARY_TYPE=wiredEthernet", "REACHD_REACHABILITY=reachableViaWired",
