@@ -156,13 +156,7 @@ public enum RouteEventFilter {
         code.jump(to: ipv6)
         for words: UInt32 in [1, 4] {
             if words == 4 { code.place(ipv6) }
-            // NDA_DST must be exactly one address long and lie inside the message.
-            let length = 4 + 4 * words
-            code.emit(.loadHalfIndexed(0))
-            code.jump(if: swapped(UInt16(length)), then: .next, else: .accept)
-            code.emit(.loadLength)
-            code.emit(.subtract(length))
-            code.jump(ifGreaterOrEqualIndex: .accept)
+            requireOneAddress(words: words, in: &code)  // NDA_DST
             for (key, events) in ordered where key.address.bytes.count == 4 * Int(words) {
                 let next = code.newLabel()
                 let bytes = key.address.bytes
@@ -217,16 +211,21 @@ public enum RouteEventFilter {
     /// A 16-bit host-order (little-endian) value as a big-endian BPF half-word load sees it.
     static func swapped(_ value: UInt16) -> UInt32 { UInt32(value.byteSwapped) }
 
-    /// One family's part: store RTA_DST's words and the prefix's shift per word, then
-    /// accept if the prefix covers any of `addresses`, else drop.
-    private static func checks(for addresses: [IPAddress], words: UInt32, in code: inout BPFAssembler) {
-        // RTA_DST must be exactly one address long and lie inside the message.
+    /// The attribute at X must be exactly one address of `words` words and lie inside the
+    /// message; anything else is accepted (the program cannot read it with certainty).
+    private static func requireOneAddress(words: UInt32, in code: inout BPFAssembler) {
         let length = 4 + 4 * words
         code.emit(.loadHalfIndexed(0))
         code.jump(if: swapped(UInt16(length)), then: .next, else: .accept)
         code.emit(.loadLength)
         code.emit(.subtract(length))
         code.jump(ifGreaterOrEqualIndex: .accept)
+    }
+
+    /// One family's part: store RTA_DST's words and the prefix's shift per word, then
+    /// accept if the prefix covers any of `addresses`, else drop.
+    private static func checks(for addresses: [IPAddress], words: UInt32, in code: inout BPFAssembler) {
+        requireOneAddress(words: words, in: &code)  // RTA_DST
         for word in 0..<words {
             code.emit(.loadWordIndexed(4 + 4 * word))
             code.emit(.store(Slot.words + word))
