@@ -28,6 +28,10 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
     package var metrics = Metrics()
     /// `[stall]`
     package var stall = Stall()
+    /// `[targets]`.
+    package var targets = Targets()
+    /// `[nat64]`.
+    package var nat64 = NAT64()
 
     /// The built-in defaults.
     package init() {}
@@ -52,11 +56,13 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
         read(.captivePortal, &captivePortal)
         read(.metrics, &metrics)
         read(.stall, &stall)
+        read(.targets, &targets)
+        read(.nat64, &nat64)
         if !problems.isEmpty { throw ConfigurationProblems(errors: problems) }
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case socket, log, interfaces, netlink, probe, metrics, stall
+        case socket, log, interfaces, netlink, probe, metrics, stall, targets, nat64
         case captivePortal = "captive-portal"
     }
 
@@ -482,6 +488,28 @@ extension ReachdConfiguration {
             case enabled
             case pollInterval = "poll-interval", failPercent = "fail-percent", minimumSegments = "minimum-segments"
             case synSentMinimum = "syn-sent-minimum", socketLimit = "socket-limit"
+        }
+    }
+}
+
+extension ReachdConfiguration {
+    /// `[nat64]`: how reachd learns a network's NAT64 prefixes besides its router
+    /// advertisements (RFC 8781, always read).
+    package struct NAT64: Sendable, Equatable, ConfigurationTable {
+        /// `discover-dns64`: on a link with an IPv6 default route, no IPv4 one and no prefix
+        /// from its router advertisements, ask the network's own resolver once for the AAAA
+        /// records of `ipv4only.arpa` (RFC 7050) and take the prefix from the answer.
+        package var discoverDNS64 = true
+
+        package init() {}
+        /// Reads the keys present.
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            discoverDNS64 = try container.setting(Bool.self, .discoverDNS64) ?? discoverDNS64
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+        }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case discoverDNS64 = "discover-dns64"
         }
     }
 }
