@@ -309,6 +309,49 @@ check_sandbox() {
   [ "$probed" -gt 0 ] || fail "reachd's SystemCallFilter denies @privileged or @resources" "deny list: $denied"
 }
 
+# 6b. The TCP stall check under the shipped sandbox (DynamicUser, no capabilities,
+# PrivateUsers): sock_diag answers reachd there. Three connections to the gateway, whose
+# answers the gateway blackholes, retry their SYN with nothing back → eth0's connectivity is
+# limited (dataStall); once they are gone it clears. Reads run only while someone listens.
+eth0_stalled() { as_nobody reachctl interfaces --timeout 5 | awk '$2 == "eth0"' | grep -q dataStall; }
+eth0_not_stalled() { ! eth0_stalled; }
+# cx_kill_matching TEXT: kills the container's processes whose command line holds TEXT
+# (minbase has no pkill).
+cx_kill_matching() {
+  cx bash -c "for p in /proc/[0-9]*; do tr '\\0' ' ' 2>/dev/null <\$p/cmdline | grep -qF -- '$1' && [ \${p#/proc/} != \$\$ ] && kill \${p#/proc/} 2>/dev/null; done; true"
+}
+check_stall_watch() {
+  local conf=/etc/reachd/reachd.toml invocation t0
+  step cx cp "$conf" /var/tmp/reachd.toml.stall
+  step cx bash -c "printf '[stall]\npoll-interval = 1\n' >$conf"
+  step cx systemctl restart reachd.service
+  step cx bash -c 'runuser -u nobody -- timeout 40 reachctl watch >/dev/null 2>&1 &'
+  invocation=$(cx systemctl show -P InvocationID reachd.service)
+  step cx ip netns exec gw bash -c 'echo 0 >/proc/sys/net/ipv4/conf/all/rp_filter; echo 0 >/proc/sys/net/ipv4/conf/gw0/rp_filter'
+  step cx ip -n gw route add blackhole 10.77.0.2/32
+  t0=$(now_ms)
+  step cx bash -c "for i in 1 2 3; do timeout 30 bash -c 'exec 3<>/dev/tcp/$GATEWAY/9' >/dev/null 2>&1 & done"
+  if wait_until 20 eth0_stalled; then
+    pass "under the shipped sandbox, reachd reads the TCP sockets: SYNs unanswered → dataStall (after $(($(now_ms) - t0)) ms)" \
+      "$(as_nobody reachctl status | grep -E '^(Status|Connectivity):')"
+  else
+    fail "under the shipped sandbox, reachd reads the TCP sockets: SYNs unanswered → dataStall" \
+      "$(as_nobody reachctl interfaces 2>&1; journal "_SYSTEMD_INVOCATION_ID=$invocation" | tail -5)"
+  fi
+  cx_kill_matching 'dev/tcp'
+  step cx ip -n gw route del blackhole 10.77.0.2/32
+  if wait_until 10 eth0_not_stalled; then
+    pass "the connections gone, the stall clears" "$(as_nobody reachctl status | grep -E '^Connectivity:')"
+  else
+    fail "the connections gone, the stall clears" "$(as_nobody reachctl interfaces 2>&1)"
+  fi
+  OUT=$(journal "_SYSTEMD_INVOCATION_ID=$invocation" | grep -F 'cannot read the TCP sockets' || true)
+  if [ -z "$OUT" ]; then pass "no refused sock_diag read in reachd's journal"; else fail "no refused sock_diag read in reachd's journal" "$OUT"; fi
+  cx_kill_matching 'reachctl watch'
+  step cx cp /var/tmp/reachd.toml.stall "$conf"
+  step cx systemctl restart reachd.service
+}
+
 # probe_syscall GROUP CALL COMMAND: when reachd's filter denies GROUP, COMMAND (making
 # CALL) fails with EPERM under it and succeeds without it. Uses props/denied/probed.
 probe_syscall() {
