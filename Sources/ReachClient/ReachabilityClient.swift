@@ -41,6 +41,11 @@ public final class ReachabilityClient: Sendable {
         try await call(ReachabilityInterface.Method.getStatus, NoParameters(), returning: StatusReply.self)
     }
 
+    /// The current path and the targets reachd's configuration watches (`GetStatus`).
+    public func statusWithTargets() async throws(ReachClientError) -> StatusWithTargets {
+        try await call(ReachabilityInterface.Method.getStatus, NoParameters(), returning: StatusWithTargets.self)
+    }
+
     /// Every interface the daemon knows, ignored ones included (`ListInterfaces`).
     public func interfaces() async throws(ReachClientError) -> [InterfaceDescription] {
         try await call(ReachabilityInterface.Method.listInterfaces, NoParameters(), returning: ListInterfacesReply.self).interfaces

@@ -58,6 +58,7 @@ extension DaemonOptions {
         connectivity.probe = configuration.probe
         connectivity.captivePortal = configuration.captivePortal
         metrics = configuration.metrics
+        watchedTargets = configuration.targets.watch
         if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         engine.stall = configuration.stall
@@ -69,7 +70,7 @@ extension DaemonOptions {
 
 /// What a reload changes, decided from the running and the newly read options. Pure.
 ///
-/// The interface policy and the log level change in place. The socket path and mode are
+/// The interface policy, the log level and the watched targets change in place. The socket path and mode are
 /// refused: moving or re-creating the socket would drop every connected client. The netlink
 /// receive buffer is sized when the socket is opened, so it waits for a restart.
 package struct ReloadPlan: Sendable, Equatable {
@@ -77,6 +78,8 @@ package struct ReloadPlan: Sendable, Equatable {
     package var policy: InterfacePolicy?
     /// The new log level, if it changed.
     package var logLevel: Logger.Level?
+    /// The watched targets (`[targets] watch`), if they changed: added and removed in place.
+    package var watchedTargets: [WatchedTarget]?
     /// Changes that were read but not applied, each with its reason.
     package var refused: [String] = []
 
@@ -84,6 +87,7 @@ package struct ReloadPlan: Sendable, Equatable {
     package init(running: DaemonOptions, proposed: DaemonOptions) {
         if proposed.policy != running.policy { policy = proposed.policy }
         if proposed.logLevel != running.logLevel { logLevel = proposed.logLevel }
+        if proposed.watchedTargets != running.watchedTargets { watchedTargets = proposed.watchedTargets }
         if proposed.socketPath != running.socketPath {
             refused.append(
                 "socket path change from \(running.socketPath) to \(proposed.socketPath) refused: "
@@ -118,6 +122,7 @@ package struct ReloadPlan: Sendable, Equatable {
         var changes: [String] = []
         if let logLevel { changes.append("log level → \(logLevel)") }
         if policy != nil { changes.append("interface policy (ignore patterns and overrides)") }
+        if watchedTargets != nil { changes.append("watched targets") }
         return changes
     }
 
@@ -127,6 +132,7 @@ package struct ReloadPlan: Sendable, Equatable {
         var next = running
         next.policy = proposed.policy
         next.logLevel = proposed.logLevel
+        next.watchedTargets = proposed.watchedTargets
         return next
     }
 

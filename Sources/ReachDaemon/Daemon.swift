@@ -31,6 +31,8 @@ package struct DaemonOptions: Sendable {
     package var connectivity = ConnectivitySettings()
     /// Where the metrics go (`[metrics]`).
     package var metrics = ReachdConfiguration.Metrics()
+    /// The targets watched from start-up on (`[targets] watch`); a reload changes them.
+    package var watchedTargets: [WatchedTarget] = []
     /// Where a changed log level is applied on reload; nil: the level is not managed.
     package var logLevelSwitch: LogLevelSwitch?
     /// Reads the options afresh on SIGHUP (configuration file + the same command line);
@@ -125,6 +127,7 @@ package enum Daemon {
             throw fail("\(error)", logger: logger)
         }
 
+        server.watch(targets: options.watchedTargets)
         do {
             try server.startMetrics(options.metrics)
         } catch {
@@ -207,6 +210,7 @@ package enum Daemon {
         let applied = plan.appliedChanges
         logger.info("configuration reloaded: \(applied.isEmpty ? "nothing to change" : applied.joined(separator: ", "))")
         restoreSocket(server, logger: logger)
+        if let targets = plan.watchedTargets { server.watch(targets: targets) }
         server.finishReload(.applied, policy: plan.policy, reply: reply)
         return ReloadPlan.applied(running: running, proposed: proposed)
     }

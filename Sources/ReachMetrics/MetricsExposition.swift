@@ -35,6 +35,8 @@ package struct MetricsFacts {
     package var resyncs: [String: Int]
     /// Whether probes or portal APIs run (connectivity metrics are left out otherwise).
     package var probing: Bool
+    /// The targets the configuration watches, with their answers.
+    package var targets: [WatchedTargetStatus] = []
 
     /// Gathers the facts.
     package init(
@@ -108,6 +110,16 @@ package enum MetricsExposition {
                 set(registry, "reachd_probe_success", device + [("family", family)],
                     help: "1 when the last probe round over the interface and family reached the internet.", to: state == .full ? 1 : 0)
             }
+        }
+
+        for watched in facts.targets {
+            guard let answer = watched.path else { continue }  // not known yet: no guess either way
+            let target = [("target", watched.target)] + (watched.uid.map { [("uid", "\($0)")] } ?? [])
+            set(registry, "reachd_target_reachable", target, help: "1 when a target the configuration watches is reachable.",
+                to: answer.status == .satisfied ? 1 : 0)
+            set(registry, "reachd_target_info", target + [
+                ("unsatisfied_reason", answer.unsatisfiedReason?.rawValue ?? ""), ("interface", answer.primaryInterface ?? ""),
+            ], help: "Why a watched target is not reachable, and the interface it is reached by; always 1.", to: 1)
         }
 
         count(registry, "reachd_path_changes_total", help: "Changes of the system-wide path published since reachd started.", facts.sequence - 1)

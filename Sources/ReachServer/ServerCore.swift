@@ -3,6 +3,7 @@ import LinuxSystem
 import Logging
 import NIOCore
 import ReachabilityCore
+import ReachConfiguration
 import ReachConnectivity
 import ReachMetrics
 import ReachProtocol
@@ -35,6 +36,8 @@ final class ServerCore {
     private lazy var targets = TargetWatches(eventLoop: eventLoop, engine: engine, resolver: resolver) { [unowned self] in
         publication.state
     }
+    /// The targets the configuration watches (`[targets] watch`).
+    private var configured = ConfiguredTargets()
     private var targetBudget: TargetBudget
     private let ledger: ConnectionLedger
     let metrics: ServerMetrics
@@ -162,10 +165,12 @@ final class ServerCore {
 
     /// The Prometheus exposition of what is published now.
     func metricsText() -> String {
-        MetricsExposition.text(metrics.facts(
-            state: publication.state, sequence: publication.sequence, subscribers: subscribers.count + targets.count,
+        var facts = metrics.facts(
+            state: publication.state, sequence: publication.sequence, subscribers: subscribers.count + targets.count - configured.count,
             refusals: ledger.refusals, probing: connectivity.isActive
-        ))
+        )
+        facts.targets = configured.statuses ?? []
+        return MetricsExposition.text(facts)
     }
 
     /// Where `reachd.prom` is written on every change; written now.
@@ -179,7 +184,9 @@ final class ServerCore {
 
     /// The outcome of a call from `ticket`'s client against the state published now.
     func outcome(for call: AnyVarlinkCall, from ticket: ConnectionTicket) -> CallOutcome {
-        dispatcher.outcome(for: call, publication: publication, privileged: ticket.uid == 0 || ticket.uid == ownUID)
+        let outcome = dispatcher.outcome(for: call, publication: publication, privileged: ticket.uid == 0 || ticket.uid == ownUID)
+        guard case let .reply(status as StatusReply) = outcome, let watched = configured.statuses else { return outcome }
+        return .reply(StatusWithTargets(status: status, targets: watched))
     }
 
     /// Asks the engine for a reload; the future completes when it is applied or refused.
@@ -225,6 +232,23 @@ final class ServerCore {
         }
         targets.watch(target, uid: ticket.uid, id: ticket.id) { reply in handler.deliver(reply) }
         return nil
+    }
+
+    /// Watches what `[targets] watch` names from now on (at start, and on each reload that
+    /// changed it): new targets are added, dropped ones stopped, the others keep their stream.
+    func watch(configured wanted: [WatchedTarget]) {
+        let (start, stop) = configured.replace(with: wanted)
+        for id in stop { _ = targets.stop(id) }
+        for entry in start {
+            let watched = entry.target
+            targets.watch(watched.target, uid: watched.lookupUID, id: entry.id) { [unowned self] reply in
+                guard configured.record(reply.path, id: entry.id) != nil else { return }
+                logger.info("\(JournalTrail.line(target: reply.target, uid: watched.uid, path: reply.path))",
+                            metadata: JournalTrail.fields(target: reply.target, uid: watched.uid, path: reply.path))
+                metrics.writeTextfile { metricsText() }
+            }
+        }
+        if !stop.isEmpty { metrics.writeTextfile { metricsText() } }
     }
 
     /// `CheckConnectivity`: probe now (joining rounds already running) and answer with the

@@ -154,6 +154,13 @@ package final class VarlinkServer: Sendable {
         }
     }
 
+    /// Watches the targets `[targets] watch` names from now on, instead of those named before.
+    /// Callable from any thread.
+    package func watch(targets: [WatchedTarget]) {
+        let core = self.core
+        eventLoop.execute { core.value.watch(configured: targets) }
+    }
+
     /// Pings the systemd watchdog from the loop, so a ping proves the loop is alive too.
     package func pingWatchdog() {
         let core = self.core

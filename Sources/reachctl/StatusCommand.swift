@@ -18,9 +18,10 @@ extension Reachctl {
         func run() async throws {
             let client = connection.client(root, timeout: answerTimeout.duration)
             let reply: StatusReply
+            var targets: [WatchedTargetStatus]?
             do {
                 if filter.filter.isUnconstrained {
-                    reply = try await client.status()
+                    (reply, targets) = try await client.statusWithTargets().parts
                 } else {
                     // GetStatus has no filter: take the first reply of a filtered subscription.
                     var updates = client.subscribe(filter: filter.filter).makeAsyncIterator()
@@ -30,13 +31,18 @@ extension Reachctl {
             } catch let error as ReachClientError {
                 throw fail(error)
             }
-            guard !json else { return printLine(ReachProtocolTools.json(reply, pretty: true)) }
+            guard !json else { return printLine(ReachProtocolTools.json(StatusWithTargets(status: reply, targets: targets), pretty: true)) }
             // Since when a gateway is unreachable is in the interface list.
             let neighbours = reply.path.unsatisfiedReason == .gatewayUnreachable
                 ? ((try? await client.interfaces()) ?? []).flatMap { $0.gateways ?? [] } : []
-            printLine(StatusFormatter.describe(reply, neighbours: neighbours))
+            printLine(StatusFormatter.describe(reply, neighbours: neighbours, targets: targets ?? []))
         }
     }
+}
+
+extension StatusWithTargets {
+    /// The status reply and the targets, apart.
+    fileprivate var parts: (StatusReply, [WatchedTargetStatus]?) { (status, targets) }
 }
 
 /// Namespaced access to the JSON helper (a flag named `json` shadows the free function).
@@ -48,7 +54,7 @@ enum ReachProtocolTools {
 enum StatusFormatter {
     /// The multi-line summary of `reachctl status`; `neighbours` say since when a failed
     /// gateway has been failed.
-    static func describe(_ reply: StatusReply, neighbours: [GatewayNeighbourDescription] = []) -> String {
+    static func describe(_ reply: StatusReply, neighbours: [GatewayNeighbourDescription] = [], targets: [WatchedTargetStatus] = []) -> String {
         let path = reply.path
         var lines: [(String, String)] = []
         lines.append(("Reachability", path.reachability.rawValue))
@@ -75,10 +81,21 @@ enum StatusFormatter {
         lines.append(("Flags", list(path.flags.names)))
         lines.append(("Available", list(path.availableInterfaces)))
         lines.append(("Sequence", "\(reply.sequence) (instance \(shown(reply.instance)))"))
+        for (index, watched) in targets.enumerated() {
+            lines.append((index == 0 ? "Targets" : "", target(watched)))
+        }
         let width = lines.map(\.0.count).max() ?? 0
         return lines.map { label, value in
-            (label + ":").padded(to: width + 2) + value
+            (label.isEmpty ? "" : label + ":").padded(to: width + 2) + value
         }.joined(separator: "\n")
+    }
+
+    /// One watched target: "db.internal: satisfied via eth0", "10.0.0.5 (uid 1000): unsatisfied (noRoute)".
+    static func target(_ watched: WatchedTargetStatus) -> String {
+        let name = shown(watched.target) + (watched.uid.map { " (uid \($0))" } ?? "")
+        guard let path = watched.path else { return "\(name): not known yet" }
+        let how = path.unsatisfiedReason.map { " (\($0.rawValue))" } ?? path.primaryInterface.map { " via \(shown($0))" } ?? ""
+        return "\(name): \(path.status.rawValue)\(how)"
     }
 
     /// The one-line form of `reachctl watch`.

@@ -185,10 +185,10 @@ final class JournalTrailTests: XCTestCase {
         for (key, expected) in keys { XCTAssertEqual(LogFormat.isJournalField(key), expected, key) }
     }
 
-    /// The catalog shipped for `journalctl -x` explains exactly the three IDs.
+    /// The catalog shipped for `journalctl -x` explains exactly the four IDs.
     func testCatalogNamesEveryID() throws {
         let catalog = try String(contentsOfFile: Paths.repository.appendingPathComponent("systemd/reachd.catalog").path, encoding: .utf8)
         let ids = catalog.split(separator: "\n").filter { $0.hasPrefix("-- ") }.map { String($0.dropFirst(3)) }
-        XCTAssertEqual(ids, [JournalTrail.pathChanged, JournalTrail.connectivityChanged, JournalTrail.limitHit])
+        XCTAssertEqual(ids, [JournalTrail.pathChanged, JournalTrail.connectivityChanged, JournalTrail.limitHit, JournalTrail.targetChanged])
     }
 }
