@@ -32,6 +32,8 @@ enum ParsedMessage {
     case rule
     /// RTM_NEWNDUSEROPT carrying RFC 8910's captive-portal option (RA option 37).
     case captivePortal(NDUserOption.CaptivePortal)
+    /// RTM_NEWNDUSEROPT carrying RFC 8781's PREF64 option (RA option 38): a NAT64 prefix.
+    case pref64(NDUserOption.PREF64)
     /// RTM_NEWNEIGH (a state) or RTM_DELNEIGH (nil) of an IPv4 or IPv6 neighbour.
     case neighbour(GatewayKey, NeighbourState?)
     /// Nothing reachd cares about (bridge-port messages, cloned routes, other types).
@@ -47,7 +49,7 @@ enum ParsedMessage {
     /// as opposed to only asking for a re-evaluation.
     var touchesTrackedState: Bool {
         switch self {
-        case .link, .linkRemoved, .address, .addressRemoved, .defaultRoute, .defaultRouteRemoved, .captivePortal: return true
+        case .link, .linkRemoved, .address, .addressRemoved, .defaultRoute, .defaultRouteRemoved, .captivePortal, .pref64: return true
         case .otherRoute, .rule, .ignored, .neighbour: return false
         }
     }
@@ -80,7 +82,9 @@ enum MessageParser {
             let length = Int(nlmsg_datalen(message.header))
             guard length > 0 else { return .ignored }
             let payload = Array(UnsafeRawBufferPointer(start: nlmsg_data(message.header), count: length))
-            return NDUserOption.captivePortal(inPayload: payload).map { .captivePortal($0) } ?? .ignored
+            // The kernel relays each option in a message of its own.
+            if let portal = NDUserOption.captivePortal(inPayload: payload) { return .captivePortal(portal) }
+            return NDUserOption.pref64(inPayload: payload).map { .pref64($0) } ?? .ignored
         default:
             return .ignored
         }

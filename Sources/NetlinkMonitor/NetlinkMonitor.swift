@@ -63,6 +63,8 @@ public final class NetlinkMonitor {
     private var pendingRouteFamilies: Set<AddressFamily> = []
     /// How often RA options may change what is tracked, per link.
     private var announcements: AnnouncementLimiter<String?>
+    /// How often PREF64 options may change a link's NAT64 prefixes (a refresh is free).
+    private var prefixAnnouncements: AnnouncementLimiter<NDUserOption.PREF64?>
 
     /// Resyncs so far (the initial sync is not counted): after lost events, and each
     /// `resynchronize()` or repeated `start()`.
@@ -81,6 +83,7 @@ public final class NetlinkMonitor {
         announcementBudget: AnnouncementLimiter<String?>.Configuration = .routerAdvertisements
     ) throws(NetlinkError) {
         announcements = AnnouncementLimiter(configuration: announcementBudget)
+        prefixAnnouncements = AnnouncementLimiter(configuration: AnnouncementLimiter.Configuration(burst: announcementBudget.burst, interval: announcementBudget.interval))
         events = try NetlinkSocket(role: "event", blocking: false)
         requests = try NetlinkSocket(role: "request", blocking: true)
         try events.setReceiveBufferSize(receiveBufferSize)
@@ -105,7 +108,7 @@ public final class NetlinkMonitor {
         }
         if synchronizedOnce { resyncCount += 1 }
         if deferringRoutes {
-            var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals)
+            var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals, nat64Prefixes: state.nat64Prefixes)
             try apply([.links, .addresses], to: &fresh)
             state = fresh
             pendingRouteFamilies = Set(AddressFamily.allCases)
@@ -163,6 +166,10 @@ public final class NetlinkMonitor {
                     if admit(announcement, now: .now) { outcome.changed = true }
                     return
                 }
+                if case let .pref64(announcement) = parsed {
+                    if admit(announcement, now: .now) { outcome.changed = true }
+                    return
+                }
                 outcome.changed = true
                 if parsed.touchesTrackedState { outcome.removedDefaultRoutes.formUnion(apply(parsed)) }
             }
@@ -182,21 +189,53 @@ public final class NetlinkMonitor {
         return outcome
     }
 
-    /// When an RA option held over its link's budget may be applied
-    /// (`releaseHeldAnnouncements(now:)`); nil when none is held.
-    public var nextAnnouncementRelease: ContinuousClock.Instant? { announcements.nextRelease }
+    /// When an RA option held over its link's budget may be applied, or a NAT64 prefix
+    /// lapses (`releaseHeldAnnouncements(now:)`); nil when nothing is held or expires.
+    public var nextAnnouncementRelease: ContinuousClock.Instant? {
+        [announcements.nextRelease, prefixAnnouncements.nextRelease, state.nat64Prefixes.nextExpiry].compactMap { $0 }.min()
+    }
 
-    /// Applies the held RA options whose link has budget again at `now`; whether any
-    /// changed the tracked state (take a snapshot then). A link that went down meanwhile
-    /// (a resync may have seen it without an event) keeps nothing of its old network.
+    /// Applies the held RA options whose link has budget again at `now` and drops the
+    /// NAT64 prefixes that lapsed; whether any of it changed the tracked state (take a
+    /// snapshot then). A link that went down meanwhile (a resync may have seen it without
+    /// an event) keeps nothing of its old network.
     public func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool {
-        var changed = false
+        var changed = state.nat64Prefixes.expire(now: now)
         for (link, uri) in announcements.release(now: now) {
             guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { continue }
             state.apply(.captivePortal(NDUserOption.CaptivePortal(interfaceIndex: link, apiURI: uri))) { _ in DeviceFacts() }
             changed = true
         }
+        for case let (link, announcement?) in prefixAnnouncements.release(now: now) {
+            guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { continue }
+            if learn(announcement.prefix, lifetime: announcement.lifetime, on: link, now: now) { changed = true }
+        }
         return changed
+    }
+
+    /// Adds a NAT64 prefix another source learnt for `link` (DNS64: lifetime nil holds it
+    /// until withdrawn or the link goes down; zero withdraws it). Whether what the link
+    /// carries changed (take a snapshot then). Ignored for a link not up with carrier.
+    public func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
+        guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { return false }
+        return learn(prefix, lifetime: lifetime, on: link, now: now)
+    }
+
+    /// Drops the NAT64 prefixes `source` gave `link`; whether what the link carries changed.
+    public func withdrawNAT64Prefixes(_ source: NAT64Prefix.Source, on link: Int32) -> Bool {
+        let before = state.nat64Prefixes.prefixes(on: link)
+        state.nat64Prefixes.withdraw(source, on: link)
+        return state.nat64Prefixes.prefixes(on: link) != before
+    }
+
+    /// The NAT64 prefixes each link holds, with their expiries.
+    public var nat64Prefixes: NAT64PrefixStore { state.nat64Prefixes }
+
+    /// Applies one prefix to the store; whether what the link carries changed.
+    private func learn(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
+        let before = state.nat64Prefixes.prefixes(on: link)
+        state.nat64Prefixes.learn(prefix, lifetime: lifetime, on: link, now: now)
+        return state.nat64Prefixes.prefixes(on: link) != before
     }
 
     /// Dumps links, addresses and default routes again into a fresh state (after
@@ -369,7 +408,13 @@ public final class NetlinkMonitor {
     private func apply(_ parsed: ParsedMessage) -> [DefaultRoute] {
         let sysfs = self.sysfs
         if let voided = TrackedState.announcementsVoided(by: parsed) {
-            if voided.gone { announcements.forget(voided.link) } else { announcements.discardHeld(on: voided.link) }
+            if voided.gone {
+                announcements.forget(voided.link)
+                prefixAnnouncements.forget(voided.link)
+            } else {
+                announcements.discardHeld(on: voided.link)
+                prefixAnnouncements.discardHeld(on: voided.link)
+            }
         }
         return state.apply(parsed) { sysfs.facts(for: $0) }
     }
@@ -384,6 +429,21 @@ public final class NetlinkMonitor {
         return true
     }
 
+    /// Applies an RA's PREF64 option: a refresh of a held prefix (or a refused one) at once,
+    /// a change (new, withdrawn) if `AnnouncementLimiter` lets it now; whether what the
+    /// link carries changed.
+    private func admit(_ announcement: NDUserOption.PREF64, now: ContinuousClock.Instant) -> Bool {
+        var trial = state.nat64Prefixes
+        switch trial.learn(announcement.prefix, lifetime: announcement.lifetime, on: announcement.interfaceIndex, now: now) {
+        case .refreshed, .unchanged, .refused:
+            state.nat64Prefixes = trial
+            return false
+        case .added, .withdrawn:
+            guard prefixAnnouncements.offer(announcement, on: announcement.interfaceIndex, current: nil, now: now) == .apply else { return false }
+            return learn(announcement.prefix, lifetime: announcement.lifetime, on: announcement.interfaceIndex, now: now)
+        }
+    }
+
     /// Dumps everything into a fresh state, then drains the event socket; repeats
     /// while the drain saw events about tracked state (they may predate the dump).
     /// Returns the default routes taken away: tracked before and not after, or removed
@@ -396,7 +456,7 @@ public final class NetlinkMonitor {
         var removed = Set<DefaultRoute>()
         for _ in 0..<Self.maxSyncRounds {
             // Router advertisements cannot be dumped: what they announced is carried over.
-            var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals)
+            var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals, nat64Prefixes: state.nat64Prefixes)
             try apply([.links, .addresses, .routes(nil)], to: &fresh)
             state = fresh
             let (stale, _, drained) = try drainAfterDump()
@@ -422,6 +482,10 @@ public final class NetlinkMonitor {
                 }
                 if case let .captivePortal(announcement) = parsed {
                     // RAs are not dumped, so one cannot make a dump stale.
+                    _ = admit(announcement, now: .now)
+                    return
+                }
+                if case let .pref64(announcement) = parsed {
                     _ = admit(announcement, now: .now)
                     return
                 }

@@ -22,10 +22,13 @@ struct TrackedState {
     /// Captive-portal API URIs announced in router advertisements, by interface. Forgotten
     /// when the link goes, goes down or loses carrier: reconnected, it may be another network.
     private(set) var announcedCaptivePortals: [Int32: String] = [:]
+    /// NAT64 prefixes by interface (RA PREF64, DNS64), forgotten like the captive portals.
+    var nat64Prefixes = NAT64PrefixStore()
 
-    /// Empty, but for what router advertisements announced (a resync cannot dump those).
-    init(announcedCaptivePortals: [Int32: String] = [:]) {
+    /// Empty, but for what the networks announced (a resync cannot dump those).
+    init(announcedCaptivePortals: [Int32: String] = [:], nat64Prefixes: NAT64PrefixStore = NAT64PrefixStore()) {
         self.announcedCaptivePortals = announcedCaptivePortals
+        self.nat64Prefixes = nat64Prefixes
     }
 
     /// Applies one message. `facts` reads sysfs for a link name; it is called only
@@ -37,7 +40,10 @@ struct TrackedState {
     /// displaced, and the next hops flushed with their link or its last IPv4 address.
     @discardableResult
     mutating func apply(_ message: ParsedMessage, facts: (String) -> DeviceFacts) -> [DefaultRoute] {
-        if let voided = Self.announcementsVoided(by: message) { announcedCaptivePortals[voided.link] = nil }
+        if let voided = Self.announcementsVoided(by: message) {
+            announcedCaptivePortals[voided.link] = nil
+            nat64Prefixes.forget(voided.link)
+        }
         switch message {
         case .link(var link):
             if let old = links[link.index], old.name == link.name {
@@ -88,7 +94,8 @@ struct TrackedState {
         case .captivePortal(let announcement):
             // The unrestricted URN (apiURI nil) says the network has no portal.
             announcedCaptivePortals[announcement.interfaceIndex] = announcement.apiURI
-        case .otherRoute, .rule, .ignored, .neighbour:
+        case .otherRoute, .rule, .ignored, .neighbour, .pref64:
+            // A PREF64 option needs the time it arrived: the monitor applies it to `nat64Prefixes`.
             break
         }
         return []
@@ -140,6 +147,7 @@ struct TrackedState {
         }
         var snapshot = NetworkSnapshot(links: links, addresses: sortedAddresses, defaultRoutes: routes)
         snapshot.announcedCaptivePortals = announcedCaptivePortals.filter { links[$0.key] != nil }
+        snapshot.nat64Prefixes = nat64Prefixes.prefixesByLink.filter { links[$0.key] != nil }
         return snapshot
     }
 

@@ -13,7 +13,8 @@ package enum NetworkFuzzEntryPoint {
     /// byte (modulo 4) picks the decoder, the rest is its input:
     ///
     /// - 0: an RFC 8908 answer (`CaptivePortalAPI.parse`, as `application/captive+json`);
-    /// - 1: an `RTM_NEWNDUSEROPT` payload (`NDUserOption.captivePortal(inPayload:)`);
+    /// - 1: an `RTM_NEWNDUSEROPT` payload (`NDUserOption.captivePortal(inPayload:)` and
+    ///   `NDUserOption.pref64(inPayload:)`);
     /// - 2: a probe server's bytes, through the probe's own handlers (NIO's request encoder
     ///   and response decoder, `ResponseReader`) on an `EmbeddedChannel`, in reads of 1 to
     ///   256 bytes (the second byte), then judged by `ProbeVerdict`;
@@ -49,6 +50,10 @@ package enum NetworkFuzzEntryPoint {
     }
 
     private static func routerAdvertisementOption(_ payload: [UInt8]) {
+        if let prefix = NDUserOption.pref64(inPayload: payload) {
+            precondition(NAT64Prefix.lengths.contains(prefix.prefix.length) && prefix.lifetime <= .seconds(65528), "a prefix length RFC 6052 defines, a 13-bit lifetime")
+            precondition(prefix.prefix.synthesize(.v4(192, 0, 2, 1)).flatMap(prefix.prefix.extract) == .v4(192, 0, 2, 1), "synthesis inverts")
+        }
         guard let portal = NDUserOption.captivePortal(inPayload: payload) else { return }
         precondition(isWebURI(portal.apiURI, schemes: [.https]), "an announced API URI passes WebURI as https")
     }

@@ -21,6 +21,9 @@ public struct NetworkSnapshot: Sendable, Hashable {
     /// Captive-portal API URIs the networks announced, by interface index (RFC 8910: RA
     /// option 37); an interface whose network said "no portal" has no entry.
     public var announcedCaptivePortals: [Int32: String] = [:]
+    /// The NAT64 prefixes each interface carries (`NAT64PrefixStore.prefixes(on:)`: RA
+    /// PREF64, else DNS64), by interface index; an interface without any has no entry.
+    public var nat64Prefixes: [Int32: [NAT64Prefix]] = [:]
     /// Families whose default routes are still being read at start (a dump of a million
     /// routes takes longer than the first answer may): for these, `defaultRoutes` holds
     /// only the route each lookup matched. `PathDerivation.familiesAwaitingRoutes` says

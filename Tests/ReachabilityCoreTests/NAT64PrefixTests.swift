@@ -61,7 +61,9 @@ final class NAT64PrefixTests: XCTestCase {
 
     func testWireFormRoundTrips() throws {
         let prefix = NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!
-        let data = try JSONEncoder().encode(prefix)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try encoder.encode(prefix)
         XCTAssertEqual(String(decoding: data, as: UTF8.self), #"{"prefix":"64:ff9b::\/96","source":"routerAdvertisement"}"#)
         XCTAssertEqual(try JSONDecoder().decode(NAT64Prefix.self, from: data), prefix)
         XCTAssertThrowsError(try JSONDecoder().decode(NAT64Prefix.self, from: Data(#"{"prefix":"64:ff9b::1/96","source":"dns64"}"#.utf8)))
