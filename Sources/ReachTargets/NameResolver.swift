@@ -411,7 +411,7 @@ private struct HostsFileState {
 
 /// A detached thread per blocking lookup: it exists only while the lookup runs, and a
 /// lookup stuck in glibc (which cannot be cancelled) holds nothing but its own thread.
-private enum WorkerThread {
+enum WorkerThread {
     /// Starts `body` on a new detached thread; false if the system refuses one.
     package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(WorkerBody(body)).toOpaque()

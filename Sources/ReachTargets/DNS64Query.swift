@@ -1,0 +1,63 @@
+import Glibc
+import LinuxSystem
+import ReachabilityCore
+import ReachProtocol
+
+/// The one RFC 7050 query: the AAAA records of `ipv4only.arpa`, asked of the link's own
+/// resolver. Blocking: run it on a worker thread (`start`), never on the engine or the loop.
+package enum DNS64Query {
+    /// Asks systemd-resolved on `interfaceIndex` when its socket answers (the link's own DNS
+    /// servers), else `getaddrinfo(3)` for IPv6 only (the system resolver: it cannot choose
+    /// the link). What comes back is read only by `DNS64Discovery.prefixes(in:)`.
+    package static func ask(interfaceIndex: Int32, resolvedSocket: String?) -> DNS64Discovery.Answer {
+        if let resolvedSocket, FileSystem.exists(resolvedSocket) {
+            let parameters: JSONObject = [
+                "name": .string(DNS64Discovery.name), "ifindex": .integer(Int(interfaceIndex)), "family": .integer(Int(AF_INET6)),
+            ]
+            switch VarlinkConnection.call("io.systemd.Resolve.ResolveHostname", parameters: parameters, socket: resolvedSocket, timeout: .seconds(6)) {
+            case let .reply(reply): return answer(ofResolvedReply: reply)
+            case .timedOut: return .failed
+            case .unavailable: break
+            }
+        }
+        return lookUp()
+    }
+
+    /// What resolved's reply holds: its addresses, the first `DNS64Discovery.maximumAnswers`.
+    package static func answer(ofResolvedReply reply: VarlinkReply<JSONObject>) -> DNS64Discovery.Answer {
+        switch NameResolver.outcome(ofResolvedReply: reply, interfaceName: { _ in nil }) {
+        case let .addresses(addresses): return .addresses(Array(addresses.prefix(DNS64Discovery.maximumAnswers)))
+        case .failed: return .failed
+        }
+    }
+
+    /// `getaddrinfo` with `AF_INET6`: an AAAA query through the system's resolver.
+    private static func lookUp() -> DNS64Discovery.Answer {
+        var hints = addrinfo()
+        hints.ai_family = AF_INET6
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)  // one entry per address, not per socket type
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(DNS64Discovery.name, nil, &hints, &list) == 0 else { return .failed }
+        defer { freeaddrinfo(list) }
+        var addresses: [IPAddress] = []
+        var entry = list
+        while let current = entry?.pointee, addresses.count < DNS64Discovery.maximumAnswers {
+            if let socketAddress = current.ai_addr, let address = IPAddress(socketAddress: socketAddress), !addresses.contains(address) {
+                addresses.append(address)
+            }
+            entry = current.ai_next
+        }
+        return addresses.isEmpty ? .failed : .addresses(addresses)
+    }
+}
+
+extension DNS64Query {
+    /// Runs `ask` on a thread of its own and hands the answer to `completion` there; false
+    /// when the system refuses a thread. The caller keeps one query per link out at a time,
+    /// so these threads are bounded by the links that qualify.
+    package static func start(
+        interfaceIndex: Int32, resolvedSocket: String?, completion: @escaping @Sendable (DNS64Discovery.Answer) -> Void
+    ) -> Bool {
+        WorkerThread.start { completion(ask(interfaceIndex: interfaceIndex, resolvedSocket: resolvedSocket)) }
+    }
+}
