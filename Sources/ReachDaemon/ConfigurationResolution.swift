@@ -62,6 +62,7 @@ extension DaemonOptions {
         if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         engine.stall = configuration.stall
+        engine.nat64 = configuration.nat64
         if let sysfsRoot = overrides.sysfsRoot { engine.sysfsRoot = sysfsRoot }
         if let resolvConfPath = overrides.resolvConfPath { engine.resolvConfPath = resolvConfPath }
         if let upstream = overrides.resolvedUpstreamPath { engine.resolvedUpstreamPath = upstream }
@@ -114,6 +115,9 @@ package struct ReloadPlan: Sendable, Equatable {
         }
         if proposed.engine.stall != running.engine.stall {
             refused.append("[stall] changes take effect at the next restart")
+        }
+        if proposed.engine.nat64 != running.engine.nat64 {
+            refused.append("[nat64] changes take effect at the next restart")
         }
     }
 

@@ -84,7 +84,9 @@ package enum Daemon {
             // 1. Know the answer before anyone can ask: dump the kernel and take a snapshot
             //    (the routes only as far as the answer needs them; the engine reads the rest
             //    first thing in `run` and publishes the complete snapshot as a change).
-            engine = try ReachabilityEngine(configuration: options.engine, signals: signals, logger: logger, policy: options.policy)
+            var engineConfiguration = options.engine
+            engineConfiguration.resolvedSocket = options.resolvedSocket
+            engine = try ReachabilityEngine(configuration: engineConfiguration, signals: signals, logger: logger, policy: options.policy)
         } catch {
             throw fail("\(error)", logger: logger)
         }

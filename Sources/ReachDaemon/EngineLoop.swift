@@ -58,6 +58,8 @@ struct EngineOutcomes {
     var resync: ResyncOutcome?
     /// `.releaseHeldAnnouncements` changed the tracked state.
     var announcementsReleased = false
+    /// `.learnDNS64` changed the NAT64 prefixes a link carries.
+    var nat64Changed = false
 }
 
 /// What the engine does, in order, for one wake-up.
@@ -85,6 +87,14 @@ enum EngineAction: Equatable {
     case readSockets
     /// Socket reads stopped: forget what they saw, and clear any stall.
     case forgetSockets
+    /// Ask this link's resolver for `ipv4only.arpa` (RFC 7050) off the engine; the answer
+    /// comes back as `EngineCommand.dns64Answered`.
+    case askDNS64(Int32)
+    /// The link's DNS64 prefixes are now these; report whether what it carries changed
+    /// (`EngineOutcomes.nat64Changed`).
+    case learnDNS64(Int32, [NAT64Prefix])
+    /// Drop what DNS64 gave the link (it no longer qualifies).
+    case withdrawDNS64(Int32)
     /// Say something only the log needs.
     case report(EngineReport)
     /// Take a snapshot and publish it, then hand it to `settle`.
@@ -220,6 +230,12 @@ struct EngineLoop {
     let stallPollInterval: Duration?
     /// Target addresses looked up with every snapshot, and how many asked for each.
     private(set) var monitoredTargets: [TargetKey: Int] = [:]
+    /// RFC 7050 discovery per link; nil when `[nat64] discover-dns64` is off.
+    private(set) var dns64: DNS64Discovery?
+    /// Bumped whenever the resolver files say something new: DNS64 is asked again then.
+    private(set) var resolverGeneration = 0
+    /// A withdrawal of DNS64 prefixes after the snapshot was taken: evaluate again at this instant.
+    private(set) var nat64Reevaluation: ContinuousClock.Instant?
     private var phase = Phase.asleep
 
     /// The loop of an engine started at `now`.
@@ -231,10 +247,13 @@ struct EngineLoop {
     ///   - resolverRest: how long the resolver watch is left out of `poll(2)` after its
     ///     events were read (a change is seen at once, the next one at most this late).
     ///   - stallPollInterval: how often the TCP sockets are read while wanted (nil: never).
+    ///   - discoverDNS64: ask the resolvers of IPv6-only links for their NAT64 prefix (RFC 7050).
     init(
         now: ContinuousClock.Instant, watchdogInterval: Duration?, recheckSchedule: [Duration] = LookupRecheck.schedule,
-        backoff: RetryBackoff = .netlinkResync, resolverRest: Duration = .milliseconds(100), stallPollInterval: Duration? = nil
+        backoff: RetryBackoff = .netlinkResync, resolverRest: Duration = .milliseconds(100), stallPollInterval: Duration? = nil,
+        discoverDNS64: Bool = false
     ) {
+        dns64 = discoverDNS64 ? DNS64Discovery() : nil
         self.backoff = backoff
         self.resolverRest = resolverRest
         self.stallPollInterval = stallPollInterval
@@ -283,6 +302,8 @@ struct EngineLoop {
                 default:
                     break
                 }
+            case let .dns64Answered(link, answer):
+                actions += Self.actions(for: dns64?.answered(link, answer) ?? [])
             }
         }
 
@@ -299,7 +320,10 @@ struct EngineLoop {
         if let due = wakeUp.heldAnnouncementsDue, wakeUp.now >= due { actions.append(.releaseHeldAnnouncements) }
         if case let .resting(until) = resolverFiles, wakeUp.now >= until { resolverFiles = .polled }
         if let read = wakeUp.resolverFiles {
-            if read == .changed { findings.mayChangeTheAnswer() }
+            if read == .changed {
+                findings.mayChangeTheAnswer()
+                resolverGeneration += 1
+            }
             resolverFiles = .resting(until: wakeUp.now + resolverRest)
         }
         if wakeUp.socketFileMayBeGone { actions.append(.restoreSocket) }
@@ -309,6 +333,10 @@ struct EngineLoop {
         }
         // A due recheck is one more evaluation; a batch evaluated meanwhile already rescheduled it.
         if case let .due(at) = recheck, wakeUp.now >= at { findings.mayChangeTheAnswer() }
+        if let at = nat64Reevaluation, wakeUp.now >= at {
+            nat64Reevaluation = nil
+            findings.mayChangeTheAnswer()
+        }
 
         phase = .carryingOut(findings)
         return actions
@@ -319,7 +347,8 @@ struct EngineLoop {
     mutating func carriedOut(_ outcomes: EngineOutcomes) -> [EngineAction] {
         guard case .carryingOut(var findings) = phase else { preconditionFailure("carriedOut while \(phase)") }
         var actions: [EngineAction] = []
-        if outcomes.resolverChanged || outcomes.announcementsReleased { findings.mayChangeTheAnswer() }
+        if outcomes.resolverChanged { resolverGeneration += 1 }
+        if outcomes.resolverChanged || outcomes.announcementsReleased || outcomes.nat64Changed { findings.mayChangeTheAnswer() }
         switch outcomes.resync {
         case let .resynchronized(gone)?:
             backoff.succeeded()
@@ -362,6 +391,13 @@ struct EngineLoop {
                 recheck = .idle
                 actions.append(.report(.gaveUpRechecking))
             }
+            // Which links to ask for their NAT64 prefix, from what this snapshot shows.
+            if dns64 != nil {
+                let eligible = DNS64Discovery.eligibleLinks(in: snapshot, resolverGeneration: resolverGeneration)
+                let discovered = Self.actions(for: dns64?.update(eligible: eligible) ?? [])
+                if discovered.contains(where: { if case .withdrawDNS64 = $0 { true } else { false } }) { nat64Reevaluation = now }
+                actions += discovered
+            }
         }
         if case let .pinging(next, interval) = watchdog, now >= next {
             actions.append(.pingWatchdog)
@@ -376,7 +412,7 @@ struct EngineLoop {
     }
 
     /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option, the
-    /// resolver watch's rest, a socket read.
+    /// resolver watch's rest, a socket read, an evaluation after a DNS64 withdrawal.
     private func deadline(heldAnnouncementsDue: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
         var earliest = heldAnnouncementsDue
         func consider(_ instant: ContinuousClock.Instant) { earliest = min(earliest ?? instant, instant) }
@@ -385,7 +421,19 @@ struct EngineLoop {
         if case let .pinging(next, _) = watchdog { consider(next) }
         if case let .resting(until) = resolverFiles { consider(until) }
         if case let .due(at) = socketReads { consider(at) }
+        if let nat64Reevaluation { consider(nat64Reevaluation) }
         return earliest
+    }
+
+    /// What the engine does for each of `DNS64Discovery`'s actions.
+    private static func actions(for discovered: [DNS64Discovery.Action]) -> [EngineAction] {
+        discovered.map { action in
+            switch action {
+            case let .ask(link): .askDNS64(link)
+            case let .learn(link, prefixes): .learnDNS64(link, prefixes)
+            case let .withdraw(link): .withdrawDNS64(link)
+            }
+        }
     }
 
     /// Counts the keys asked for and released; a key is dropped when nobody wants it.

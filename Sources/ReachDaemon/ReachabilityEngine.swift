@@ -7,6 +7,7 @@ import ReachabilityCore
 import ReachConfiguration
 import ReachMetrics
 import ReachServer
+import ReachTargets
 import Synchronization
 import SystemPackage
 
@@ -22,6 +23,10 @@ package struct EngineConfiguration: Sendable, Equatable {
     package var receiveBufferSize: Int = ReachdConfiguration.Netlink().receiveBufferSize
     /// `[stall]`: when the TCP sockets are read and judged.
     package var stall = ReachdConfiguration.Stall()
+    /// `[nat64]`: whether IPv6-only links' resolvers are asked for their NAT64 prefix.
+    package var nat64 = ReachdConfiguration.NAT64()
+    /// systemd-resolved's Varlink socket, asked for `ipv4only.arpa` on the link when it exists.
+    package var resolvedSocket: String? = NameResolver.systemdResolvedSocket
 
     /// Creates the default configuration.
     package init() {}
@@ -74,6 +79,8 @@ package enum EngineCommand: Sendable, Equatable {
     case monitorTargets(add: [TargetKey], remove: [TargetKey])
     /// Whether to read the TCP sockets for stalls: someone listens and the path is satisfied.
     case watchForStalls(Bool)
+    /// The RFC 7050 query on this link came back (`EngineAction.askDNS64`).
+    case dns64Answered(Int32, DNS64Discovery.Answer)
 
     /// Answers a command the engine will never carry out (it stopped): a reload is refused,
     /// a lookup fails, so no client waits forever and no promise is dropped.
@@ -81,7 +88,7 @@ package enum EngineCommand: Sendable, Equatable {
         switch self {
         case let .reload(reply): reply.succeed(.refused("reachd is stopping"))
         case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
-        case .fail, .monitorTargets, .watchForStalls: break
+        case .fail, .monitorTargets, .watchForStalls, .dns64Answered: break
         }
     }
 }
@@ -167,11 +174,18 @@ protocol KernelView: AnyObject {
     func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading
     /// Applies the held RA options now due; whether the tracked state changed.
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool
+    /// Adds a NAT64 prefix learnt for `link` (nil lifetime: until withdrawn or the link goes
+    /// down); whether what the link carries changed.
+    func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool
+    /// Drops the NAT64 prefixes `source` gave `link`; whether what the link carries changed.
+    func withdrawNAT64Prefixes(_ source: NAT64Prefix.Source, on link: Int32) -> Bool
 }
 
 extension KernelView {
     var nextAnnouncementRelease: ContinuousClock.Instant? { nil }
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool { false }
+    func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool { false }
+    func withdrawNAT64Prefixes(_ source: NAT64Prefix.Source, on link: Int32) -> Bool { false }
     func lookup(_ key: TargetKey) -> RouteLookup { lookup(key.address, uid: key.uid) }
     func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading {
         try TCPSocketDiagnostics.read(addresses: addresses, limit: limit)
@@ -205,6 +219,10 @@ package final class ReachabilityEngine {
     private let recheckSchedule: [Duration]
     /// `[stall]`: how often the TCP sockets are read, how many, and the rule they are judged by.
     private let stall: ReachdConfiguration.Stall
+    /// `[nat64]`: whether DNS64 is asked.
+    private let nat64: ReachdConfiguration.NAT64
+    /// systemd-resolved's socket for the DNS64 query (nil: the system resolver only).
+    private let resolvedSocket: String?
     /// What the socket reads saw so far.
     private var stallDetector: DataStallDetector
     /// The stalls last handed to `EngineEvents.stalls`.
@@ -244,7 +262,10 @@ package final class ReachabilityEngine {
         let resolver = ResolverWatcher(
             resolvConfPath: configuration.resolvConfPath, resolvedUpstreamPath: configuration.resolvedUpstreamPath, logger: logger
         )
-        try self.init(kernel: monitor, resolver: resolver, signals: signals, logger: logger, policy: policy, stall: configuration.stall)
+        try self.init(
+            kernel: monitor, resolver: resolver, signals: signals, logger: logger, policy: policy, stall: configuration.stall,
+            nat64: configuration.nat64, resolvedSocket: configuration.resolvedSocket
+        )
     }
 
     /// The engine over any kernel view (tests hand in a scripted one); takes the first
@@ -252,10 +273,13 @@ package final class ReachabilityEngine {
     init(
         kernel: any KernelView, resolver: ResolverWatcher, signals: SignalDescriptor, logger: Logger,
         recheckSchedule: [Duration] = LookupRecheck.schedule, policy: InterfacePolicy = InterfacePolicy(),
-        stall: ReachdConfiguration.Stall = ReachdConfiguration.Stall()
+        stall: ReachdConfiguration.Stall = ReachdConfiguration.Stall(), nat64: ReachdConfiguration.NAT64 = ReachdConfiguration.NAT64(),
+        resolvedSocket: String? = nil
     ) throws(EngineError) {
         monitor = kernel
         self.stall = stall
+        self.nat64 = nat64
+        self.resolvedSocket = resolvedSocket
         stallDetector = DataStallDetector(rule: stall.rule)
         do {
             mailbox = try EngineMailbox()
@@ -319,7 +343,7 @@ package final class ReachabilityEngine {
         var polls = PollSet(descriptors)
         var loop = EngineLoop(
             now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: recheckSchedule,
-            stallPollInterval: stall.enabled ? stall.pollInterval : nil
+            stallPollInterval: stall.enabled ? stall.pollInterval : nil, discoverDNS64: nat64.discoverDNS64
         )
 
         // First the routes the first answer did not need (see `init`), published before any
@@ -423,7 +447,7 @@ package final class ReachabilityEngine {
                 // A reload re-reads the resolver files too, events or not.
                 if resolver.refresh() { turn.outcomes.resolverChanged = true }
             case let .lookUp(keys, reply):
-                reply.succeed(keys.map { TargetLookup($0, route: monitor.lookup($0)) })
+                reply.succeed(keys.map { monitor.targetLookup($0, nat64Prefixes: snapshot.nat64Prefixes) })
             case let .watch(addresses):
                 do {
                     try monitor.watch(addresses)
@@ -447,6 +471,15 @@ package final class ReachabilityEngine {
             case .forgetSockets:
                 stallDetector.reset()
                 publish(stalls: [:], events)
+            case let .askDNS64(link):
+                askDNS64(on: link)
+            case let .learnDNS64(link, prefixes):
+                var changed = monitor.withdrawNAT64Prefixes(.dns64, on: link)
+                for prefix in prefixes where monitor.learnNAT64Prefix(prefix, lifetime: nil, on: link, now: turn.outcomes.now) { changed = true }
+                if changed { turn.outcomes.nat64Changed = true }
+                logger.info("DNS64 (ipv4only.arpa) on interface \(link): \(prefixes.isEmpty ? "no NAT64 prefix" : prefixes.map(\.description).joined(separator: ", "))")
+            case let .withdrawDNS64(link):
+                _ = monitor.withdrawNAT64Prefixes(.dns64, on: link)
             case let .report(report):
                 log(report)
             case .evaluate:
@@ -459,6 +492,16 @@ package final class ReachabilityEngine {
                 turn.wait = .sleep(until: until, pollingNetlink: pollingNetlink, pollingResolverFiles: pollingResolverFiles)
             }
         }
+    }
+
+    /// Sends the RFC 7050 query for `link` on a thread of its own; its answer is posted back.
+    private func askDNS64(on link: Int32) {
+        logger.debug("asking interface \(link)'s resolver for the AAAA records of ipv4only.arpa (RFC 7050)")
+        let mailbox = self.mailbox
+        let started = DNS64Query.start(interfaceIndex: link, resolvedSocket: resolvedSocket) { answer in
+            mailbox.post(.dns64Answered(link, answer))
+        }
+        if !started { mailbox.post(.dns64Answered(link, .failed)) }
     }
 
     /// Reads the TCP sockets, judges them, and hands on the stalls when they changed.
@@ -527,7 +570,9 @@ package final class ReachabilityEngine {
         var snapshot = monitor.snapshot()
         snapshot.hasNameserver = resolver.hasNameserver
         for key in targets {
-            snapshot.targets[key] = monitor.lookup(key)
+            let found = monitor.targetLookup(key, nat64Prefixes: snapshot.nat64Prefixes)
+            snapshot.targets[key] = found.route
+            snapshot.nat64Targets[key] = found.nat64
         }
         return snapshot
     }
