@@ -48,6 +48,7 @@ private struct JSONBytes {
         size += (path.primaryInterface?.utf8.count ?? 0)
         for name in path.availableInterfaces { size += name.utf8.count + 3 }
         for gateway in path.gateways { size += gateway.utf8.count + 3 }
+        size += ((path.nat64Prefixes?.count ?? 0) + 1) * 96
         if let portal = path.captivePortal {
             size += (portal.apiURI?.utf8.count ?? 0) + (portal.userPortalURL?.utf8.count ?? 0) + (portal.venueInfoURL?.utf8.count ?? 0)
         }
@@ -121,10 +122,22 @@ private struct JSONBytes {
         }
         appendText(#"],"gateways":"#)
         appendStrings(path.gateways)
+        if let prefix = path.ipv4ViaNAT64 {
+            appendText(#","ipv4ViaNAT64":"#)
+            append(prefix)
+        }
         appendText(#","isConstrained":"#)
         appendBool(path.isConstrained)
         appendText(#","isExpensive":"#)
         appendBool(path.isExpensive)
+        if let prefixes = path.nat64Prefixes {
+            appendText(#","nat64Prefixes":["#)
+            for (index, prefix) in prefixes.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                append(prefix)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
         if let name = path.primaryInterface {
             appendText(#","primaryInterface":"#)
             appendString(name)
@@ -147,6 +160,14 @@ private struct JSONBytes {
             appendText(#","unsatisfiedReason":"#)
             appendString(reason.rawValue)
         }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    mutating func append(_ prefix: NAT64Prefix) {
+        appendText(#"{"prefix":"#)
+        appendString(prefix.description)
+        appendText(#","source":"#)
+        appendString(prefix.source.rawValue)
         bytes.append(UInt8(ascii: "}"))
     }
 

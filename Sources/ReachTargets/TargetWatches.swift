@@ -75,9 +75,9 @@ package final class TargetWatches {
 
     /// Re-judges every stream with the newest snapshot's lookups.
     package func refresh() {
-        let targets = published().snapshot.targets
+        let snapshot = published().snapshot
         for (id, watch) in watches where !watch.keys.isEmpty && watch.last != nil {
-            let lookups = watch.keys.compactMap { key in targets[key].map { TargetLookup(key, route: $0) } }
+            let lookups = watch.keys.compactMap { snapshot.targetLookup($0) }
             guard lookups.count == watch.keys.count else { continue }  // the engine has not looked them up yet
             send(derive(lookups), to: id)
         }

@@ -32,6 +32,7 @@ public enum InterfaceListing {
                 .sorted { $0.key.address.bytes.lexicographicallyPrecedes($1.key.address.bytes) }
                 .map { GatewayNeighbourDescription(address: $0.key.address.description, state: $0.value.state, since: $0.value.since) }
             if !gateways.isEmpty { description.gateways = gateways }
+            description.nat64Prefixes = snapshot.nat64Prefixes[link.index]
             return description
         }
     }

@@ -215,3 +215,46 @@ public struct NAT64PrefixStore: Sendable, Hashable {
         entries.keys.reduce(into: [:]) { result, link in result[link] = prefixes(on: link) }
     }
 }
+
+/// The kernel's answer for an IPv4 address's RFC 6052 address under a link's NAT64 prefix:
+/// how traffic to that IPv4 address would go on a network that has no IPv4 of its own.
+public struct NAT64Lookup: Sendable, Hashable {
+    /// The prefix the address was synthesized under.
+    public var prefix: NAT64Prefix
+    /// The synthesized IPv6 address.
+    public var address: IPAddress
+    /// What the kernel answered for it.
+    public var route: RouteLookup
+
+    /// Pairs a synthesized address with its lookup.
+    public init(prefix: NAT64Prefix, address: IPAddress, route: RouteLookup) {
+        self.prefix = prefix
+        self.address = address
+        self.route = route
+    }
+
+    /// The lookup to judge `ipv4` by through NAT64, nil when it is not IPv4 or no link carries
+    /// a prefix. Each link's prefixes are tried in index order; the first whose synthesized
+    /// address the kernel routes out of that same link wins (its network runs the
+    /// translator), else the first tried, which says why none works.
+    public static func choose(for ipv4: IPAddress, prefixes: [Int32: [NAT64Prefix]], lookup: (IPAddress) -> RouteLookup) -> NAT64Lookup? {
+        guard ipv4.family == .ipv4 else { return nil }
+        var first: NAT64Lookup?
+        for link in prefixes.keys.sorted() {
+            for prefix in prefixes[link] ?? [] {
+                guard let address = prefix.synthesize(ipv4) else { continue }
+                let found = NAT64Lookup(prefix: prefix, address: address, route: lookup(address))
+                if case let .route(result) = found.route, result.outputInterface == link { return found }
+                if first == nil { first = found }
+            }
+        }
+        return first
+    }
+}
+
+extension NetworkSnapshot {
+    /// The lookup of a monitored target as the snapshot holds it, with its NAT64 lookup.
+    public func targetLookup(_ key: TargetKey) -> TargetLookup? {
+        targets[key].map { TargetLookup(key, route: $0, nat64: nat64Targets[key]) }
+    }
+}

@@ -18,6 +18,9 @@ public struct NetworkSnapshot: Sendable, Hashable {
     /// The kernel's FIB answer for each monitored target address, looked up with the
     /// uid of the client that asked (taken with the snapshot, so they always agree).
     public var targets: [TargetKey: RouteLookup] = [:]
+    /// For a monitored unscoped IPv4 target while some link carries a NAT64 prefix: the
+    /// lookup of its synthesized address (`NAT64Lookup.choose`), taken with `targets`.
+    public var nat64Targets: [TargetKey: NAT64Lookup] = [:]
     /// Captive-portal API URIs the networks announced, by interface index (RFC 8910: RA
     /// option 37); an interface whose network said "no portal" has no entry.
     public var announcedCaptivePortals: [Int32: String] = [:]

@@ -180,6 +180,12 @@ public struct Path: Sendable, Hashable, Codable {
     public var connectivityCause: ConnectivityCause?
     /// Since when `connectivityCause` holds, in seconds since the epoch.
     public var connectivityCauseSince: Int?
+    /// The NAT64 prefixes of the network IPv6 traffic leaves by (a router's PREF64, else
+    /// DNS64); nil when it announced none.
+    public var nat64Prefixes: [NAT64Prefix]?
+    /// Without native IPv4 (`supportsIPv4` false) but with IPv6 to a network that runs a
+    /// NAT64: the prefix under which every IPv4 destination is reached. Nil otherwise.
+    public var ipv4ViaNAT64: NAT64Prefix?
 
     /// Creates a path.
     public init(
@@ -188,7 +194,8 @@ public struct Path: Sendable, Hashable, Codable {
         availableInterfaces: [String] = [], gateways: [String] = [], supportsIPv4: Bool = false,
         supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false,
         isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil,
-        connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil
+        connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil,
+        nat64Prefixes: [NAT64Prefix]? = nil, ipv4ViaNAT64: NAT64Prefix? = nil
     ) {
         self.status = status
         self.unsatisfiedReason = unsatisfiedReason
@@ -207,6 +214,8 @@ public struct Path: Sendable, Hashable, Codable {
         self.captivePortal = captivePortal
         self.connectivityCause = connectivityCause
         self.connectivityCauseSince = connectivityCauseSince
+        self.nat64Prefixes = nat64Prefixes
+        self.ipv4ViaNAT64 = ipv4ViaNAT64
     }
 
     /// NWPath.usesInterfaceType: whether the primary interface is of this type.
@@ -269,6 +278,8 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     /// The neighbour entries of the gateways reachd watches on this interface (those of the
     /// default routes and lookups through it), by address; nil when there are none.
     public var gateways: [GatewayNeighbourDescription]?
+    /// The NAT64 prefixes the interface's network announced (PREF64, else DNS64); nil when none.
+    public var nat64Prefixes: [NAT64Prefix]?
     /// The IPv4 probes' verdict.
     public var ipv4Connectivity: Connectivity
     /// The IPv6 probes' verdict.

@@ -67,6 +67,7 @@ public enum PathDerivation {
 
         let supportsIPv4 = ready.contains { $0.family == .ipv4 }
         let supportsIPv6 = ready.contains { $0.family == .ipv6 }
+        let nat64Prefixes = ready.first { $0.family == .ipv6 }.flatMap { snapshot.nat64Prefixes[$0.interfaceIndex] }
         return Path(
             status: status,
             unsatisfiedReason: reason,
@@ -88,7 +89,10 @@ public enum PathDerivation {
             connectivity: status == .satisfied ? facts?.combined ?? .unknown : context.offlineConnectivity,
             captivePortal: facts?.captivePortal,
             connectivityCause: facts?.cause,
-            connectivityCauseSince: facts?.cause == nil ? nil : facts?.dataStallSince
+            connectivityCauseSince: facts?.cause == nil ? nil : facts?.dataStallSince,
+            nat64Prefixes: nat64Prefixes,
+            // Native IPv4 wins: a dual-stack network's prefix changes nothing for IPv4.
+            ipv4ViaNAT64: supportsIPv4 ? nil : nat64Prefixes?.first
         )
     }
 

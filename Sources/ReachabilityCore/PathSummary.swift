@@ -1,6 +1,7 @@
 extension Path {
     /// A one-line human summary, as used for systemd's `STATUS=` and the daemon log:
-    /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS`, then the probes'
+    /// `reachable via eth0 (wiredEthernet) gw 10.0.0.1, IPv4+IPv6, DNS` (`…, IPv6, IPv4 via
+    /// NAT64 64:ff9b::/96, DNS` on an IPv6-only network with NAT64), then the probes'
     /// verdict once there is one (`, internet full`, `, behind a captive portal (URL)`,
     /// `, internet limited (dataStall)`), or
     /// `not reachable: noCarrier` (`not reachable: gateway 10.0.0.1 unreachable`).
@@ -18,6 +19,7 @@ extension Path {
             if !gateways.isEmpty { text += " gw " + gateways.joined(separator: ",") }
             let families = [supportsIPv4 ? "IPv4" : nil, supportsIPv6 ? "IPv6" : nil].compactMap { $0 }
             text += ", " + families.joined(separator: "+")
+            if let prefix = ipv4ViaNAT64 { text += ", IPv4 via NAT64 \(prefix)" }
             if supportsDNS { text += ", DNS" }
             if isExpensive { text += ", expensive" }
             if isConstrained { text += ", constrained" }

@@ -17,6 +17,10 @@
 /// does not exist, or a link-local IPv6 address without one (the kernel's answer for it
 /// would name any link), is `noInterface`.
 ///
+/// An IPv4 address the host cannot reach natively, on a network that announced a NAT64
+/// prefix, is judged by its RFC 6052 address's route instead (`viaNAT64`), as Apple's stack
+/// synthesizes one for an IPv4 literal on an IPv6-only network.
+///
 /// The target is reachable when one address is; IPv6 first when both families work, as a
 /// Happy-Eyeballs client would connect. When none is, the most specific reason explains it.
 /// A name that did not resolve is not reachable, with the resolution's reason: never an
@@ -84,6 +88,18 @@ public enum TargetDerivation {
     }
 
     private static func judge(_ lookup: TargetLookup, context: Context) -> Judged {
+        let native = judgeNatively(lookup, context: context)
+        guard !native.answer.reachable, let nat64 = lookup.nat64 else { return native }
+        var translated = judgeNatively(TargetLookup(address: nat64.address, route: nat64.route), context: context)
+        guard translated.answer.reachable else { return native }
+        translated.answer.address = native.answer.address
+        translated.answer.family = native.answer.family
+        translated.answer.viaNAT64 = nat64.address.description
+        translated.answer.nat64Prefix = nat64.prefix.description
+        return translated
+    }
+
+    private static func judgeNatively(_ lookup: TargetLookup, context: Context) -> Judged {
         var answer = TargetAddress(address: lookup.address, interface: lookup.interface)
         if let scope = lookup.interface {
             guard interfaceIndex(named: scope, in: context.snapshot.links) != nil else {
@@ -146,17 +162,21 @@ public struct TargetLookup: Sendable, Hashable {
     public var interface: String?
     /// What the kernel answered.
     public var route: RouteLookup
+    /// For an IPv4 address while a link carries a NAT64 prefix: the lookup of its
+    /// synthesized address.
+    public var nat64: NAT64Lookup?
 
     /// Pairs an address (scoped to `interface`, if given) with its lookup.
-    public init(address: IPAddress, interface: String? = nil, route: RouteLookup) {
+    public init(address: IPAddress, interface: String? = nil, route: RouteLookup, nat64: NAT64Lookup? = nil) {
         self.address = address
         self.interface = interface
         self.route = route
+        self.nat64 = nat64
     }
 
     /// Pairs a looked-up key with the kernel's answer.
-    public init(_ key: TargetKey, route: RouteLookup) {
-        self.init(address: key.address, interface: key.interface, route: route)
+    public init(_ key: TargetKey, route: RouteLookup, nat64: NAT64Lookup? = nil) {
+        self.init(address: key.address, interface: key.interface, route: route, nat64: nat64)
     }
 }
 
@@ -216,6 +236,11 @@ public struct TargetAddress: Sendable, Hashable, Codable {
     /// True when the path leaves the interface out (an ignore glob, an override, a bridge
     /// for guests): the target is reached through it all the same. Nil otherwise.
     public var ignoredForPath: Bool?
+    /// The RFC 6052 address an IPv4 address is reached through, by the network's NAT64
+    /// (the other fields then describe its route); nil when reached natively or not at all.
+    public var viaNAT64: String?
+    /// The NAT64 prefix `viaNAT64` was synthesized under (`64:ff9b::/96`).
+    public var nat64Prefix: String?
 
     /// An address (scoped to `interface`, if given) not yet judged (not reachable, no route).
     public init(address: IPAddress, interface: String? = nil) {

@@ -160,7 +160,7 @@ private struct FieldCensus {
             } else {
                 unknownEnums.insert(path)
             }
-        case .struct where !(value is ReachabilityFlags):
+        case .struct where !(value is ReachabilityFlags) && !(value is NAT64Prefix):
             for child in mirror.children {
                 let field = path.isEmpty ? child.label ?? "?" : "\(path).\(child.label ?? "?")"
                 fields.insert(field)
@@ -218,6 +218,10 @@ private enum LeafKind {
                 kind = "plain"
             }
             return (kind, ["empty", "escaped", "non-ASCII", "plain"])
+        case let value as NAT64Prefix:
+            // Written as its text and source: every length and source must be covered.
+            let all = NAT64Prefix.lengths.flatMap { length in NAT64Prefix.Source.allCases.map { "/\(length) \($0)" } }
+            return ("/\(value.length) \(value.source)", Set(all))
         case let value as ReachabilityFlags:
             let named = ReachabilityFlags(ReachabilityFlags.named.map(\.0))
             let kind = value.isEmpty ? "none" : value == named ? "every named" : value.isSubset(of: named) ? "some" : "unnamed bits"
@@ -279,8 +283,15 @@ private struct StatusReplyGenerator {
             connectivity: pick(Connectivity.allCases),
             captivePortal: present() ? portal() : nil,
             connectivityCause: present() ? pick(ConnectivityCause.allCases) : nil,
-            connectivityCauseSince: present() ? integer() : nil
+            connectivityCauseSince: present() ? integer() : nil,
+            nat64Prefixes: present() ? list(upTo: 3) { $0.nat64Prefix() } : nil,
+            ipv4ViaNAT64: present() ? nat64Prefix() : nil
         )
+    }
+
+    mutating func nat64Prefix() -> NAT64Prefix {
+        let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+        return NAT64Prefix(address: .v6(bytes), length: pick(NAT64Prefix.lengths.sorted()), source: pick(NAT64Prefix.Source.allCases))!
     }
 
     mutating func portal() -> CaptivePortal {

@@ -60,8 +60,18 @@ final class IDLAgreementTests: XCTestCase {
         status: .satisfied, unsatisfiedReason: .noRoute, reachability: .reachableViaWired, flags: [.reachable],
         primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
         supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full,
-        captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2
+        captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2,
+        nat64Prefixes: [IDLAgreementTests.prefix], ipv4ViaNAT64: IDLAgreementTests.prefix
     )
+
+    private static let prefix = NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!
+
+    func testNAT64PrefixMatches() throws {
+        XCTAssertEqual(try jsonKeys(Self.prefix), Set(try fields(ofType: "NAT64Prefix").keys))
+        XCTAssertEqual(try enumValues(try fields(ofType: "NAT64Prefix")["source"]), NAT64Prefix.Source.allCases.map(\.rawValue))
+        XCTAssertEqual(try fields(ofType: "Path")["ipv4ViaNAT64"], "?NAT64Prefix")
+        XCTAssertEqual(try fields(ofType: "Path")["nat64Prefixes"], "?[]NAT64Prefix")
+    }
 
     private static let fullPortal = CaptivePortal(
         apiURI: "https://portal.test/api", captive: true, userPortalURL: "https://portal.test/login",
@@ -85,6 +95,7 @@ final class IDLAgreementTests: XCTestCase {
         var stalled = interface
         (stalled.connectivityCause, stalled.connectivityCauseSince) = (.dataStall, 2)
         stalled.gateways = [Self.failedGateway]
+        stalled.nat64Prefixes = [Self.prefix]
         XCTAssertEqual(try jsonKeys(stalled), Set(try fields(ofType: "Interface").keys))
         XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
@@ -94,6 +105,7 @@ final class IDLAgreementTests: XCTestCase {
         var address = TargetAddress(address: IPAddress("fe80::b")!, interface: "eth0")
         (address.unsatisfiedReason, address.interface, address.interfaceType) = (.noCarrier, "eth0", .wiredEthernet)
         (address.gateway, address.source, address.ignoredForPath) = ("fe80::1", "fe80::a", true)
+        (address.viaNAT64, address.nat64Prefix) = ("64:ff9b::c000:201", "64:ff9b::/96")
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "TargetAddress").keys))
         let path = TargetPath(
             status: .unsatisfied, unsatisfiedReason: .noCarrier, reachability: .notReachable, flags: [.reachable],
