@@ -36,6 +36,9 @@ enum NetlinkRead: Equatable {
 enum ResolverFilesRead: Equatable {
     /// What the files say did not change (or the events were about other entries).
     case unchanged
+    /// The files say something new, but not about whether a server is configured (another
+    /// server, say): only the DNS64 discovery asks again.
+    case rewritten
     /// What the files say changed.
     case changed
 }
@@ -54,6 +57,8 @@ struct EngineOutcomes {
     var now: ContinuousClock.Instant
     /// A reload's re-read of the resolver files changed what they say.
     var resolverChanged = false
+    /// A reload's re-read of the resolver files found new text that changes no answer (`ResolverFilesRead.rewritten`).
+    var resolverRewritten = false
     /// The outcome of `.resynchronize`, if asked for.
     var resync: ResyncOutcome?
     /// `.releaseHeldAnnouncements` changed the tracked state.
@@ -234,6 +239,8 @@ struct EngineLoop {
     private(set) var dns64: DNS64Discovery?
     /// Bumped whenever the resolver files say something new: DNS64 is asked again then.
     private(set) var resolverGeneration = 0
+    /// The links the last snapshot showed qualify for DNS64 discovery.
+    private var qualifyingLinks: [Int32: DNS64Discovery.Conditions] = [:]
     /// A withdrawal of DNS64 prefixes after the snapshot was taken: evaluate again at this instant.
     private(set) var nat64Reevaluation: ContinuousClock.Instant?
     private var phase = Phase.asleep
@@ -320,10 +327,8 @@ struct EngineLoop {
         if let due = wakeUp.heldAnnouncementsDue, wakeUp.now >= due { actions.append(.releaseHeldAnnouncements) }
         if case let .resting(until) = resolverFiles, wakeUp.now >= until { resolverFiles = .polled }
         if let read = wakeUp.resolverFiles {
-            if read == .changed {
-                findings.mayChangeTheAnswer()
-                resolverGeneration += 1
-            }
+            if read == .changed { findings.mayChangeTheAnswer() }
+            if read != .unchanged { actions += resolverConfigurationChanged() }
             resolverFiles = .resting(until: wakeUp.now + resolverRest)
         }
         if wakeUp.socketFileMayBeGone { actions.append(.restoreSocket) }
@@ -347,7 +352,7 @@ struct EngineLoop {
     mutating func carriedOut(_ outcomes: EngineOutcomes) -> [EngineAction] {
         guard case .carryingOut(var findings) = phase else { preconditionFailure("carriedOut while \(phase)") }
         var actions: [EngineAction] = []
-        if outcomes.resolverChanged { resolverGeneration += 1 }
+        if outcomes.resolverChanged || outcomes.resolverRewritten { actions += resolverConfigurationChanged() }
         if outcomes.resolverChanged || outcomes.announcementsReleased || outcomes.nat64Changed { findings.mayChangeTheAnswer() }
         switch outcomes.resync {
         case let .resynchronized(gone)?:
@@ -393,8 +398,8 @@ struct EngineLoop {
             }
             // Which links to ask for their NAT64 prefix, from what this snapshot shows.
             if dns64 != nil {
-                let eligible = DNS64Discovery.eligibleLinks(in: snapshot, resolverGeneration: resolverGeneration)
-                let discovered = Self.actions(for: dns64?.update(eligible: eligible) ?? [])
+                qualifyingLinks = DNS64Discovery.eligibleLinks(in: snapshot, resolverGeneration: resolverGeneration)
+                let discovered = Self.actions(for: dns64?.update(eligible: qualifyingLinks) ?? [])
                 if discovered.contains(where: { if case .withdrawDNS64 = $0 { true } else { false } }) { nat64Reevaluation = now }
                 actions += discovered
             }
@@ -423,6 +428,15 @@ struct EngineLoop {
         if case let .due(at) = socketReads { consider(at) }
         if let nat64Reevaluation { consider(nat64Reevaluation) }
         return earliest
+    }
+
+    /// The resolver files say something new: the links that qualify are asked again (no
+    /// snapshot needed, they are the ones the last one showed).
+    private mutating func resolverConfigurationChanged() -> [EngineAction] {
+        resolverGeneration += 1
+        guard dns64 != nil else { return [] }
+        qualifyingLinks = qualifyingLinks.mapValues { DNS64Discovery.Conditions(gateways: $0.gateways, resolverGeneration: resolverGeneration) }
+        return Self.actions(for: dns64?.update(eligible: qualifyingLinks) ?? [])
     }
 
     /// What the engine does for each of `DNS64Discovery`'s actions.

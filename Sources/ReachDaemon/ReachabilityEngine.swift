@@ -400,7 +400,10 @@ package final class ReachabilityEngine {
                     wakeUp.netlink = .failed
                 }
             }
-            if let resolverFiles, ready[resolverFiles] { wakeUp.resolverFiles = resolver.handleEvents() ? .changed : .unchanged }
+            if let resolverFiles, ready[resolverFiles] {
+                let text = resolver.textGeneration
+                wakeUp.resolverFiles = resolver.handleEvents() ? .changed : resolver.textGeneration != text ? .rewritten : .unchanged
+            }
             if let socketFiles, ready[socketFiles] { wakeUp.socketFileMayBeGone = socketWatch?.drain().mayConcern(socketName) == true }
             wakeUp.heldAnnouncementsDue = monitor.nextAnnouncementRelease
             wait = try carryOut(wakeUp, in: &loop, events, clock: clock)
@@ -445,7 +448,9 @@ package final class ReachabilityEngine {
             case let .reload(reply):
                 events.reload(reply)
                 // A reload re-reads the resolver files too, events or not.
+                let text = resolver.textGeneration
                 if resolver.refresh() { turn.outcomes.resolverChanged = true }
+                if resolver.textGeneration != text { turn.outcomes.resolverRewritten = true }
             case let .lookUp(keys, reply):
                 reply.succeed(keys.map { monitor.targetLookup($0, nat64Prefixes: snapshot.nat64Prefixes) })
             case let .watch(addresses):

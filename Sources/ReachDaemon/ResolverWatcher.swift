@@ -32,6 +32,10 @@ final class ResolverWatcher {
     /// Nil when inotify is unavailable: the answer is then read once and not followed.
     package let watch: DirectoryWatch?
     private(set) var hasNameserver = false
+    /// Bumped whenever a read finds the files' text changed (another server, say), whether
+    /// or not `hasNameserver` did: a network's resolver may have changed.
+    private(set) var textGeneration = 0
+    private var texts: [String?] = []
     /// The names of every entry on the way to the files as last followed.
     private var relevantNames: Set<String> = []
     /// The watches the last follow wanted (directories and files); at most two chains'
@@ -133,7 +137,12 @@ final class ResolverWatcher {
     }
 
     private func readConfiguration() -> Bool {
-        ResolverConfiguration.hasNameserver(resolvConf: Self.text(of: paths[0]), resolvedUpstream: Self.text(of: paths[1]))
+        let read = paths.map(Self.text(of:))
+        if read != texts {
+            if !texts.isEmpty { textGeneration += 1 }
+            texts = read
+        }
+        return ResolverConfiguration.hasNameserver(resolvConf: read[0], resolvedUpstream: read[1])
     }
 
     private static func text(of path: String) -> String? {

@@ -88,7 +88,13 @@ final class EngineLoopDNS64Tests: XCTestCase {
             Turn(at: .seconds(1), resolverFiles: .unchanged, snapshot: Self.ipv6Only,
                  expect: [.sleep(until: start + .seconds(1) + .milliseconds(100), pollingNetlink: true, pollingResolverFiles: false)]),
             Turn(at: .seconds(2), resolverFiles: .changed, snapshot: Self.ipv6Only,
-                 expect: [.evaluate, .askDNS64(2), .sleep(until: start + .seconds(2) + .milliseconds(100), pollingNetlink: true, pollingResolverFiles: false)]),
+                 expect: [.askDNS64(2), .evaluate, .sleep(until: start + .seconds(2) + .milliseconds(100), pollingNetlink: true, pollingResolverFiles: false)]),
+        ])
+        play("another server in the resolver files (whether one is configured did not change): asked again, nothing evaluated", [
+            Turn(netlink: Self.changed, snapshot: Self.ipv6Only, expect: [.evaluate, .askDNS64(2), Self.asleep]),
+            Turn(commands: [Self.dns64Answer], snapshot: Self.ipv6Only, expect: [.learnDNS64(2, [NAT64Prefix.wellKnown]), .evaluate, Self.asleep]),
+            Turn(at: .seconds(1), resolverFiles: .rewritten,
+                 expect: [.askDNS64(2), .sleep(until: start + .seconds(1) + .milliseconds(100), pollingNetlink: true, pollingResolverFiles: false)]),
         ])
         play("another router", [
             Turn(netlink: Self.changed, snapshot: Self.ipv6Only, expect: [.evaluate, .askDNS64(2), Self.asleep]),
