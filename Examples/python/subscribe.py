@@ -21,6 +21,10 @@ with varlink.Client(address="unix:" + socket) as client, \
         # A satisfied path whose traffic stalls says so: connectivity limited, cause dataStall.
         cause = getattr(path, "connectivityCause", None)
         connectivity = path.connectivity + (f" ({cause})" if cause else "")
-        print(reply.sequence, path.status, why, connectivity, ",".join(reply.changes), flush=True)
+        # On an IPv6-only network with a NAT64, IPv4 destinations are reached through a prefix:
+        # connect to the RFC 6052 address under it (reachctl check 192.0.2.1 shows which).
+        nat64 = getattr(path, "ipv4ViaNAT64", None)
+        extra = [f"ipv4-via-nat64={nat64.prefix}"] if nat64 else []
+        print(reply.sequence, path.status, why, connectivity, ",".join(reply.changes), *extra, flush=True)
         if count is not None and seen >= count:
             break

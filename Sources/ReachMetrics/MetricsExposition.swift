@@ -80,6 +80,8 @@ package enum MetricsExposition {
         }
         set(registry, "reachd_path_expensive", help: "1 when the primary interface is costly.", to: path.isExpensive ? 1 : 0)
         set(registry, "reachd_path_constrained", help: "1 when the primary interface is in low-data mode.", to: path.isConstrained ? 1 : 0)
+        set(registry, "reachd_path_ipv4_via_nat64", help: "1 when IPv4 destinations are reached through the network's NAT64 (no native IPv4).",
+            to: path.ipv4ViaNAT64 == nil ? 0 : 1)
         if facts.probing {
             oneHot(registry, "reachd_path_connectivity", label: "state", Connectivity.allCases.map(\.rawValue), path.connectivity.rawValue,
                    help: "The primary interface's connectivity as probes found it, one-hot.")
@@ -99,6 +101,10 @@ package enum MetricsExposition {
             set(registry, "reachd_interface_carrier", device, help: "1 when the interface has carrier.", to: interface.carrier ? 1 : 0)
             set(registry, "reachd_interface_data_stall", device, help: "1 while the interface's TCP traffic is stalled (segments go out, nothing comes back).",
                 to: interface.connectivityCause == .dataStall ? 1 : 0)
+            for prefix in interface.nat64Prefixes ?? [] {
+                set(registry, "reachd_interface_nat64_prefix", device + [("prefix", prefix.description), ("source", prefix.source.rawValue)],
+                    help: "A NAT64 prefix the interface's network announced (PREF64 or DNS64); always 1.", to: 1)
+            }
             for gateway in interface.gateways ?? [] {
                 set(registry, "reachd_gateway_reachable", device + [("gateway", gateway.address)],
                     help: "0 when the kernel marked a watched gateway's neighbour entry FAILED, 1 otherwise.", to: gateway.state == .failed ? 0 : 1)

@@ -61,8 +61,10 @@ extension Reachctl {
             case .satisfied:
                 // Say so when the path ignores that interface: status would not list it.
                 let ignored = path.addresses.contains { $0.reachable && $0.interface == path.primaryInterface && $0.ignoredForPath == true }
+                // Through NAT64 when the address that answers was reached at its synthesized address.
+                let nat64 = path.addresses.first { $0.reachable }?.nat64Prefix
                 verdict = "reachable via \(path.primaryInterface.map(shown) ?? "?") (\(path.primaryInterfaceType?.rawValue ?? "?")"
-                    + (ignored ? ", ignored for the path)" : ")")
+                    + (ignored ? ", ignored for the path" : "") + (nat64.map { ", through NAT64 \(shown($0))" } ?? "") + ")"
             case .requiresConnection: verdict = "reachable once \(path.primaryInterface.map(shown) ?? "?") connects"
             case .unsatisfied: verdict = "not reachable: \(path.unsatisfiedReason?.rawValue ?? "?")"
             }
@@ -74,7 +76,7 @@ extension Reachctl {
             for address in path.addresses {
                 rows.append([
                     shown(address.address), address.family.rawValue,
-                    address.reachable ? "reachable" : address.unsatisfiedReason?.rawValue ?? "?",
+                    address.reachable ? "reachable" + (address.viaNAT64.map { " via NAT64 \(shown($0))" } ?? "") : address.unsatisfiedReason?.rawValue ?? "?",
                     address.interface.map(shown) ?? "-", address.gateway.map(shown) ?? (address.interface == nil ? "-" : "on-link"),
                     address.source.map(shown) ?? "-",
                 ])

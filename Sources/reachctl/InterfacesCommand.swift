@@ -45,6 +45,9 @@ extension Reachctl {
             }
             for interface in interfaces {
                 if let portal = interface.captivePortal { printLine("\(shown(interface.name)): portal: \(PortalFormatter.describe(portal))") }
+                for prefix in interface.nat64Prefixes ?? [] {
+                    printLine("\(shown(interface.name)): NAT64 prefix \(prefix) (\(prefix.source.rawValue))")
+                }
                 for gateway in interface.gateways ?? [] {
                     printLine("\(shown(interface.name)): gateway \(shown(gateway.address)) \(gateway.state.rawValue.uppercased()) since \(StatusFormatter.timestamp(gateway.since))")
                 }

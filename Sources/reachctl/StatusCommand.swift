@@ -71,8 +71,11 @@ enum StatusFormatter {
                 lines.append(("Failing", "gateway \(shown(gateway)) unreachable" + since))
             }
         }
-        lines.append(("IPv4", yesNo(path.supportsIPv4)))
+        lines.append(("IPv4", yesNo(path.supportsIPv4) + (path.ipv4ViaNAT64.map { " (reachable through NAT64 \($0))" } ?? "")))
         lines.append(("IPv6", yesNo(path.supportsIPv6)))
+        if let prefixes = path.nat64Prefixes {
+            lines.append(("NAT64", prefixes.map { "\($0) (\($0.source.rawValue))" }.joined(separator: ", ")))
+        }
         lines.append(("DNS", yesNo(path.supportsDNS)))
         lines.append(("Expensive", yesNo(path.isExpensive)))
         lines.append(("Constrained", yesNo(path.isConstrained)))
@@ -111,6 +114,7 @@ enum StatusFormatter {
         if !path.gateways.isEmpty { text += " gw " + path.gateways.map(shown).joined(separator: ",") }
         let families = [path.supportsIPv4 ? "IPv4" : nil, path.supportsIPv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { text += " " + families.joined(separator: "+") }
+        if let prefix = path.ipv4ViaNAT64 { text += " IPv4-via-NAT64 \(prefix)" }
         if path.supportsDNS { text += " DNS" }
         if path.isExpensive { text += " expensive" }
         if path.isConstrained { text += " constrained" }
