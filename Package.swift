@@ -255,7 +255,7 @@ let package = Package(
         .testTarget(
             name: "ReachClientTests",
             dependencies: [
-                "ReachClient", "ReachServer", "ReachProtocol", "ReachabilityCore", "TestSupport",
+                "ReachClient", "ReachServer", "ReachProtocol", "ReachabilityCore", "TestSupport", "ReachConfiguration",
                 nioCore, system, nioPosix,
             ]
         ),

@@ -1,3 +1,4 @@
+import Glibc
 import LinuxSystem
 import NIOCore
 import NIOPosix
@@ -57,12 +58,48 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
         case let .protocolError(path, message):
             return "unexpected reply from reachd at \(path): \(message)"
         case let .remoteError(path, name, parameters):
-            let error = VarlinkError(name: name, parameters: parameters)
-            return "reachd at \(path) answered with an error: \(error)"
+            let advice = ErrorAdvice.forRemote(VarlinkError(name: name, parameters: parameters))
+            return "reachd at \(path) answered with an error: \(advice.explanation) (\(name))"
         case let .timedOut(path, after):
             let (seconds, attoseconds) = after.components
             let span = attoseconds == 0 ? "\(seconds) s" : "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
             return "reachd at \(path) did not answer within \(span) (is it stopped or stuck?)"
+        }
+    }
+
+    /// What the error means and what to do next. `serverVersion` (reachd's, from
+    /// `org.varlink.service.GetInfo`) completes the advice on errors a version mismatch
+    /// explains; for a permission error the refusing path is looked at now (its mode and owners).
+    public func advice(serverVersion: String? = nil) -> ErrorAdvice {
+        switch self {
+        case let .daemonNotRunning(path, refused):
+            return .daemonNotRunning(socketPath: path, connectionRefused: refused)
+        case let .permissionDenied(path, denied):
+            return .permissionDenied(
+                socketPath: path, deniedPath: denied, access: denied.flatMap(PathAccess.init(lookingAt:)), user: PathAccess.currentUserName()
+            )
+        case let .connectionFailed(_, reason):
+            return ErrorAdvice(reason)
+        case .connectionClosed:
+            return .connectionClosed
+        case let .protocolError(path, _):
+            return .protocolError(socketPath: path)
+        case let .remoteError(_, name, parameters):
+            return .forRemote(VarlinkError(name: name, parameters: parameters), serverVersion: serverVersion)
+        case .timedOut:
+            return .timedOut
+        }
+    }
+
+    /// The next step, if there is one (`advice().fix`).
+    public var recoverySuggestion: String? { advice().fix }
+
+    /// Whether reachd's version would complete the advice: an error a client newer or older
+    /// than the daemon gets.
+    public var isVersionSensitive: Bool {
+        switch varlinkError {
+        case .methodNotFound?, .interfaceNotFound?, .methodNotImplemented?, .invalidParameter?: return true
+        default: return false
         }
     }
 
@@ -103,5 +140,32 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
         case .brokenPipe, .connectionReset: self = .connectionClosed(socketPath: socketPath)
         default: self = .connectionFailed(socketPath: socketPath, reason: errno.description)
         }
+    }
+}
+
+extension PathAccess {
+    /// The access of `path` (not following a last symbolic link), nil when it cannot be read.
+    init?(lookingAt path: String) {
+        guard let info = try? Stat(FilePath(path), followTargetSymlink: false) else { return nil }
+        self.init(mode: UInt32(info.mode.permissions.rawValue), owner: Self.userName(info.userID.rawValue), group: Self.groupName(info.groupID.rawValue))
+    }
+
+    /// The name of this process's user (its number when it has none).
+    static func currentUserName() -> String { userName(getuid()) }
+
+    static func userName(_ uid: uid_t) -> String {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return "\(uid)" }
+        return String(cString: name)
+    }
+
+    static func groupName(_ gid: gid_t) -> String {
+        var entry = Glibc.group()
+        var result: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getgrgid_r(gid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.gr_name else { return "\(gid)" }
+        return String(cString: name)
     }
 }

@@ -39,6 +39,7 @@ extension Reachctl {
             } catch {
                 if let reason = NothingChecked(error, interface: interface) {
                     printError("reachctl: \(reason.message)")
+                    printHint(for: error)
                     throw NothingChecked.exitCode
                 }
                 throw fail(error)
@@ -85,7 +86,8 @@ enum NothingChecked: Equatable {
     var message: String {
         switch self {
         case .probingDisabled:
-            return "nothing was checked: probing is not configured (reachd's [probe] names no url or https-url)"
+            let advice = ErrorAdvice.forRemote(.other(name: ReachabilityInterface.Error.probingDisabled, parameters: [:]))
+            return "nothing was checked: \(advice.explanation)"
         case let .noSuchInterface(name):
             return "nothing was checked: there is no interface named \(shown(name))"
         case .noRoute(interface: nil):

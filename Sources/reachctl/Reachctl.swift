@@ -77,9 +77,11 @@ struct FilterOptions: ParsableArguments {
 
 extension InterfaceType: ExpressibleByArgument {}
 
-/// Exit code 2 when reachd cannot be reached, 1 for any other failure; one line on stderr.
+/// Exit code 2 when reachd cannot be reached, 1 for any other failure; on stderr one line
+/// saying why and, when there is one, a hint saying what to do.
 func fail(_ error: ReachClientError) -> ExitCode {
     printError("reachctl: \(shown(error.description))")
+    printHint(for: error)
     switch error {
     case .daemonNotRunning, .permissionDenied, .connectionFailed, .timedOut: return ExitCode(2)
     case .connectionClosed, .protocolError, .remoteError: return ExitCode(1)

@@ -7,15 +7,17 @@ import XCTest
 
 /// `reachctl` as a user runs it: output, JSON, exit codes, error lines.
 final class ReachctlIntegrationTests: DaemonTestCase {
-    func testNoDaemonIsOneLineAndExitTwo() throws {
+    /// One line saying why, then one hint saying what to start.
+    func testNoDaemonIsOneLineAndAHintAndExitTwo() throws {
         let missing = try temporaryDirectory("reachd-none") + "/sock"
         for arguments in [["status", "--socket", missing], ["--socket", missing, "interfaces"], ["--socket", missing, "watch"]] {
             let result = try reachctl(arguments)
             XCTAssertEqual(result.status, 2, "\(arguments)")
             XCTAssertEqual(result.stdout, "")
             let lines = result.stderr.split(separator: "\n")
-            XCTAssertEqual(lines.count, 1, "one line: \(result.stderr)")
-            XCTAssertTrue(result.stderr.contains(missing), "names the socket: \(result.stderr)")
+            XCTAssertEqual(lines.count, 2, "one line and a hint: \(result.stderr)")
+            XCTAssertTrue(lines.first?.contains(missing) == true, "names the socket: \(result.stderr)")
+            XCTAssertEqual(lines.last, "reachctl: hint: start reachd with --socket \(missing), or point reachctl at the socket reachd uses (--socket, $REACHD_SOCKET)")
         }
     }
 
@@ -28,16 +30,22 @@ final class ReachctlIntegrationTests: DaemonTestCase {
         defer { chmod(directory, 0o755); chmod(daemon.socketPath, 0o666) }
         let asNobody = { try Command.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                           Paths.product("reachctl"), "status", "--socket", daemon.socketPath], unset: ["REACHD_SOCKET"]) }
-        let cases: [(directoryMode: mode_t, socketMode: mode_t, expected: String)] = [
-            (0o700, 0o666, "permission denied (may not search \(directory))"),
-            (0o755, 0o600, "permission denied (no write permission on the socket)"),
+        // The hint reads the refusing path's real mode and owners, and names the setting.
+        let cases: [(directoryMode: mode_t, socketMode: mode_t, expected: String, hint: String)] = [
+            (0o700, 0o666, "permission denied (may not search \(directory))",
+             "the directory \(directory) is rwx------ (0700) root:root: DirectoryMode=0755 in reachd.socket"),
+            (0o755, 0o600, "permission denied (no write permission on the socket)",
+             "the socket \(daemon.socketPath) is rw------- (0600) root:root: SocketMode=0666 in reachd.socket"),
         ]
         for test in cases {
             chmod(directory, test.directoryMode)
             chmod(daemon.socketPath, test.socketMode)
             let result = try asNobody()
             XCTAssertEqual(result.status, 2, result.stderr)
-            XCTAssertEqual(result.stderr, "reachctl: cannot reach reachd at \(daemon.socketPath): \(test.expected)\n")
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            XCTAssertEqual(lines.count, 2, result.stderr)
+            XCTAssertEqual(lines.first, "reachctl: cannot reach reachd at \(daemon.socketPath): \(test.expected)")
+            XCTAssertTrue(lines.last?.hasPrefix("reachctl: hint: \(test.hint)") == true, result.stderr)
         }
     }
 

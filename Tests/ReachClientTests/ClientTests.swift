@@ -215,7 +215,8 @@ final class ClientTests: XCTestCase {
                 guard case let .remoteError(path, name, _) = error else { return XCTFail("\(test.method): \(error)") }
                 XCTAssertEqual(path, fixture.socketPath)
                 XCTAssertEqual(name, test.expected.name)
-                XCTAssertEqual("\(error)", "reachd at \(fixture.socketPath) answered with an error: \(test.expected)")
+                let sentence = ErrorAdvice.forRemote(test.expected).explanation
+                XCTAssertEqual("\(error)", "reachd at \(fixture.socketPath) answered with an error: \(sentence) (\(test.expected.name))")
             }
         }
         // Invalid parameters come back naming the parameter.
