@@ -20,6 +20,13 @@ public enum PrometheusTools {
         return Command.exists("promtool") ? "promtool" : nil
     }
 
+    /// The Prometheus server: on PATH, or unpacked beside promtool by `scripts/bootstrap --test`.
+    public static var prometheus: String? {
+        let unpacked = Paths.repository.appendingPathComponent(".build-tools/promtool/usr/bin/prometheus").path
+        if FileManager.default.isExecutableFile(atPath: unpacked) { return unpacked }
+        return Command.exists("prometheus") ? "prometheus" : nil
+    }
+
     /// `promtool check metrics` of `text`: its exit status and what it said.
     public static func check(_ text: String, promtool: String) throws -> (status: Int32, output: String) {
         let result = try withTemporaryFile(text) { try Command.run(["sh", "-c", "\"$0\" check metrics < \"$1\"", promtool, $0]) }
