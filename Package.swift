@@ -21,7 +21,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "reachd", targets: ["reachd"]),
-        .executable(name: "reachctl", targets: ["reachctl"]),
+        .executable(name: "reachctl", targets: ["reachctl-entry"]),
         .library(name: "ReachClient", targets: ["ReachClient"]),
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
     ],
@@ -168,20 +168,26 @@ let package = Package(
                 system, nioCore, nioPosix,
             ]
         ),
+        // One multi-call binary: called as `reachctl` (the package's /usr/bin/reachctl links
+        // to it) it runs reachctl's commands, so the runtime, NIO and BoringSSL ship once.
         .executableTarget(
             name: "reachd",
             dependencies: [
                 "LinuxSystem", "ReachDaemon", "ReachConfiguration", "ReachSystemd", "ReachServer", "ReachConnectivity",
+                "reachctl",
                 argumentParser, logging,
             ]
         ),
-        .executableTarget(
+        // reachctl's commands, a library: `reachctl-entry` is reachctl on its own (`swift run
+        // reachctl`, the tests), and reachd runs them when called as reachctl.
+        .target(
             name: "reachctl",
             dependencies: [
                 "LinuxSystem", "ReachClient", "ReachProtocol",
                 argumentParser,
             ]
         ),
+        .executableTarget(name: "reachctl-entry", dependencies: ["reachctl"], path: "Sources/reachctl-entry"),
 
         // Two small apps ported from Apple platforms, built with everything else so they
         // never rot; the integration tests run them against a real reachd.

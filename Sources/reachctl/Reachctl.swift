@@ -4,10 +4,10 @@ import ReachabilityCore
 import ReachClient
 import ReachProtocol
 
-/// The entry point: quiets libdispatch, then runs the command line.
-@main
-enum ReachctlMain {
-    static func main() async {
+/// The entry point: quiets libdispatch, then runs the command line. Run by reachctl-entry's
+/// `@main`, and by the multi-call reachd when it is called as reachctl.
+package enum ReachctlMain {
+    package static func main() async {
         // Swift concurrency runs on libdispatch, whose worker threads try to raise their own
         // priority. An unprivileged user may not (EACCES), nor may `ExecReload=` under
         // reachd's system-call filter (EPERM); the failure is harmless, but libdispatch

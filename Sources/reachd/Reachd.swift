@@ -9,8 +9,7 @@ import ReachProtocol
 import ReachServer
 import ReachSystemd
 
-/// `reachd`: the network reachability daemon.
-@main
+/// `reachd`: the network reachability daemon (run by `Multicall`).
 struct Reachd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reachd",
