@@ -122,6 +122,10 @@ private struct JSONBytes {
         }
         appendText(#"],"gateways":"#)
         appendStrings(path.gateways)
+        if let provider = path.ipv4ProvidedBy {
+            appendText(#","ipv4ProvidedBy":"#)
+            appendString(provider.rawValue)
+        }
         if let prefix = path.ipv4ViaNAT64 {
             appendText(#","ipv4ViaNAT64":"#)
             append(prefix)

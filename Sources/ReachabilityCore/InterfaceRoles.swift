@@ -43,6 +43,25 @@ public enum InterfaceRoles {
             || lower.operState == .down || lower.operState == .lowerLayerDown || lower.operState == .notPresent
     }
 
+    /// Whether the link provides IPv4 by translation (464XLAT, RFC 6877): a CLAT's device
+    /// (clatd's or Android's tun) holds only addresses of 192.0.0.0/29, the block RFC 7335
+    /// sets aside for it, and an IPv4 default route leaves through it. Its packets leave as
+    /// IPv6 through the uplink, so it is never the primary interface while that one is usable.
+    public static func isCLAT(_ index: Int32, in snapshot: NetworkSnapshot) -> Bool {
+        let carriesIPv4Default = snapshot.defaultRoutes.contains { route in
+            route.family == .ipv4 && route.type == .unicast && route.nextHops.contains { $0.interfaceIndex == index }
+        }
+        guard carriesIPv4Default else { return false }
+        let ipv4 = snapshot.addresses.lazy.filter { $0.interfaceIndex == index && $0.family == .ipv4 }
+        return !ipv4.isEmpty && ipv4.allSatisfy { isCLATAddress($0.address) }
+    }
+
+    /// 192.0.0.0/29: the IPv4 service continuity prefix (RFC 7335), a CLAT's own addresses.
+    public static func isCLATAddress(_ address: IPAddress) -> Bool {
+        guard case let .v4(a, b, c, d) = address else { return false }
+        return a == 192 && b == 0 && c == 0 && d < 8
+    }
+
     /// A point-to-point link (VPN tunnels, wireguard, ppp, IP-in-IP): what is reached over
     /// it without a gateway is at the tunnel's far end, not on a link this host is attached
     /// to, so it is never `isDirect`.

@@ -3,6 +3,13 @@ public enum InterfaceType: String, Sendable, Hashable, Codable, CaseIterable {
     case wifi, cellular, wiredEthernet, loopback, other
 }
 
+/// What provides a path's IPv4 when it is not native.
+public enum IPv4Provider: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A CLAT (464XLAT, RFC 6877): IPv4 packets are translated to IPv6 on this host and
+    /// leave through the IPv6 uplink.
+    case clat
+}
+
 /// NWPath.Status.
 public enum PathStatus: String, Sendable, Hashable, Codable, CaseIterable {
     /// A usable route to the internet exists.
@@ -186,6 +193,10 @@ public struct Path: Sendable, Hashable, Codable {
     /// Without native IPv4 (`supportsIPv4` false) but with IPv6 to a network that runs a
     /// NAT64: the prefix under which every IPv4 destination is reached. Nil otherwise.
     public var ipv4ViaNAT64: NAT64Prefix?
+    /// What gives this host its IPv4 when it is not native: `clat` when its IPv4 route
+    /// leaves through a CLAT (464XLAT) that translates it onto the IPv6 uplink, the primary
+    /// interface. Nil for native IPv4 or none.
+    public var ipv4ProvidedBy: IPv4Provider?
 
     /// Creates a path.
     public init(
@@ -195,7 +206,7 @@ public struct Path: Sendable, Hashable, Codable {
         supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false,
         isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil,
         connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil,
-        nat64Prefixes: [NAT64Prefix]? = nil, ipv4ViaNAT64: NAT64Prefix? = nil
+        nat64Prefixes: [NAT64Prefix]? = nil, ipv4ViaNAT64: NAT64Prefix? = nil, ipv4ProvidedBy: IPv4Provider? = nil
     ) {
         self.status = status
         self.unsatisfiedReason = unsatisfiedReason
@@ -216,6 +227,7 @@ public struct Path: Sendable, Hashable, Codable {
         self.connectivityCauseSince = connectivityCauseSince
         self.nat64Prefixes = nat64Prefixes
         self.ipv4ViaNAT64 = ipv4ViaNAT64
+        self.ipv4ProvidedBy = ipv4ProvidedBy
     }
 
     /// NWPath.usesInterfaceType: whether the primary interface is of this type.

@@ -10,7 +10,8 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
     case primaryInterface
     /// The gateways changed.
     case gateways
-    /// IPv4 became usable or stopped being usable, natively or through a NAT64 (`ipv4ViaNAT64`).
+    /// IPv4 became usable or stopped being usable, natively, through a NAT64 (`ipv4ViaNAT64`)
+    /// or a CLAT (`ipv4ProvidedBy`).
     case ipv4
     /// IPv6 became usable or stopped being usable.
     case ipv6
@@ -40,7 +41,9 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
             changes.append(.primaryInterface)
         }
         if old.gateways != new.gateways { changes.append(.gateways) }
-        if old.supportsIPv4 != new.supportsIPv4 || old.ipv4ViaNAT64 != new.ipv4ViaNAT64 { changes.append(.ipv4) }
+        if old.supportsIPv4 != new.supportsIPv4 || old.ipv4ViaNAT64 != new.ipv4ViaNAT64 || old.ipv4ProvidedBy != new.ipv4ProvidedBy {
+            changes.append(.ipv4)
+        }
         if old.supportsIPv6 != new.supportsIPv6 { changes.append(.ipv6) }
         if oldAddresses != newAddresses { changes.append(.addresses) }
         if old.supportsDNS != new.supportsDNS { changes.append(.dns) }

@@ -36,7 +36,9 @@ public enum PathDerivation {
 
         let usable = outcomes.compactMap(\.usable)
         let ready = usable.filter { !$0.requiresConnection }
-        let primaryRoute = ready.first ?? usable.first
+        // IPv4 through a CLAT leaves by the IPv6 uplink: that one is the primary interface.
+        let ipv4ViaCLAT = ready.first { $0.family == .ipv4 }.map { InterfaceRoles.isCLAT($0.interfaceIndex, in: snapshot) } ?? false
+        let primaryRoute = (ipv4ViaCLAT ? ready.first { $0.family == .ipv6 } : nil) ?? ready.first ?? usable.first
         let primaryLink = primaryRoute.flatMap { snapshot.links[$0.interfaceIndex] }
         let primaryType = primaryLink.map(policy.type(of:))
 
@@ -92,7 +94,8 @@ public enum PathDerivation {
             connectivityCauseSince: facts?.cause == nil ? nil : facts?.dataStallSince,
             nat64Prefixes: nat64Prefixes,
             // Native IPv4 wins: a dual-stack network's prefix changes nothing for IPv4.
-            ipv4ViaNAT64: supportsIPv4 ? nil : nat64Prefixes?.first
+            ipv4ViaNAT64: supportsIPv4 ? nil : nat64Prefixes?.first,
+            ipv4ProvidedBy: ipv4ViaCLAT ? .clat : nil
         )
     }
 

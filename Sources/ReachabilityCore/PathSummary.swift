@@ -20,6 +20,7 @@ extension Path {
             let families = [supportsIPv4 ? "IPv4" : nil, supportsIPv6 ? "IPv6" : nil].compactMap { $0 }
             text += ", " + families.joined(separator: "+")
             if let prefix = ipv4ViaNAT64 { text += ", IPv4 via NAT64 \(prefix)" }
+            if ipv4ProvidedBy == .clat { text += ", IPv4 via CLAT" }
             if supportsDNS { text += ", DNS" }
             if isExpensive { text += ", expensive" }
             if isConstrained { text += ", constrained" }

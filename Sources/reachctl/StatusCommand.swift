@@ -71,7 +71,8 @@ enum StatusFormatter {
                 lines.append(("Failing", "gateway \(shown(gateway)) unreachable" + since))
             }
         }
-        lines.append(("IPv4", yesNo(path.supportsIPv4) + (path.ipv4ViaNAT64.map { " (reachable through NAT64 \($0))" } ?? "")))
+        let clat = path.ipv4ProvidedBy == .clat ? " (through a CLAT over \(path.primaryInterface.map(shown) ?? "the IPv6 uplink"))" : ""
+        lines.append(("IPv4", yesNo(path.supportsIPv4) + clat + (path.ipv4ViaNAT64.map { " (reachable through NAT64 \($0))" } ?? "")))
         lines.append(("IPv6", yesNo(path.supportsIPv6)))
         if let prefixes = path.nat64Prefixes {
             lines.append(("NAT64", prefixes.map { "\($0) (\($0.source.rawValue))" }.joined(separator: ", ")))
@@ -115,6 +116,7 @@ enum StatusFormatter {
         let families = [path.supportsIPv4 ? "IPv4" : nil, path.supportsIPv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { text += " " + families.joined(separator: "+") }
         if let prefix = path.ipv4ViaNAT64 { text += " IPv4-via-NAT64 \(prefix)" }
+        if path.ipv4ProvidedBy == .clat { text += " IPv4-via-CLAT" }
         if path.supportsDNS { text += " DNS" }
         if path.isExpensive { text += " expensive" }
         if path.isConstrained { text += " constrained" }

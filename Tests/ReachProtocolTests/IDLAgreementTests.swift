@@ -61,7 +61,7 @@ final class IDLAgreementTests: XCTestCase {
         primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
         supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full,
         captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2,
-        nat64Prefixes: [IDLAgreementTests.prefix], ipv4ViaNAT64: IDLAgreementTests.prefix
+        nat64Prefixes: [IDLAgreementTests.prefix], ipv4ViaNAT64: IDLAgreementTests.prefix, ipv4ProvidedBy: .clat
     )
 
     private static let prefix = NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!
@@ -71,6 +71,9 @@ final class IDLAgreementTests: XCTestCase {
         XCTAssertEqual(try enumValues(try fields(ofType: "NAT64Prefix")["source"]), NAT64Prefix.Source.allCases.map(\.rawValue))
         XCTAssertEqual(try fields(ofType: "Path")["ipv4ViaNAT64"], "?NAT64Prefix")
         XCTAssertEqual(try fields(ofType: "Path")["nat64Prefixes"], "?[]NAT64Prefix")
+        // A string on the wire (more providers may come), each Swift case a documented value.
+        XCTAssertEqual(try fields(ofType: "Path")["ipv4ProvidedBy"], "?string")
+        XCTAssertEqual(IPv4Provider.allCases.map(\.rawValue), ["clat"])
     }
 
     private static let fullPortal = CaptivePortal(
