@@ -178,13 +178,15 @@ let package = Package(
                 argumentParser, logging,
             ]
         ),
+        // `reachctl dispatch`'s decisions: which hooks run, with what environment, when.
+        .target(name: "ReachDispatch", dependencies: ["ReachabilityCore", "ReachProtocol"]),
         // reachctl's commands, a library: `reachctl-entry` is reachctl on its own (`swift run
         // reachctl`, the tests), and reachd runs them when called as reachctl.
         .target(
             name: "reachctl",
             dependencies: [
-                "LinuxSystem", "ReachClient", "ReachProtocol",
-                argumentParser,
+                "LinuxSystem", "ReachClient", "ReachProtocol", "ReachDispatch",
+                argumentParser, system,
             ]
         ),
         .executableTarget(name: "reachctl-entry", dependencies: ["reachctl"], path: "Sources/reachctl-entry"),
@@ -265,6 +267,7 @@ let package = Package(
                 nioCore, system, nioPosix,
             ]
         ),
+        .testTarget(name: "ReachDispatchTests", dependencies: ["ReachDispatch", "ReachProtocol", "ReachabilityCore"]),
         // Runs systemd-analyze, make install and the built reachd / reachctl.
         .testTarget(name: "SystemdUnitTests", dependencies: ["ReachProtocol", "TestSupport"]),
         .testTarget(

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What a subscription that survives reachd going away tells its owner.
-enum SubscriptionEvent<Reply: Sendable>: Sendable {
+package enum SubscriptionEvent<Reply: Sendable>: Sendable {
     /// A reply, and what it is to the user.
     case answer(Reply, AnswerKind)
     /// reachd cannot be reached (once per outage); the subscription keeps retrying.
@@ -9,11 +9,12 @@ enum SubscriptionEvent<Reply: Sendable>: Sendable {
 }
 
 /// Carries out a `SubscriptionStateMachine`: opens subscriptions, waits between attempts,
-/// and hands each event to `onEvent`, in order, on the task that received it.
+/// and hands each event to `onEvent`, in order, on the task that received it. Package
+/// access: `reachctl dispatch` runs its hooks on one.
 ///
 /// While it runs, its tasks hold it (and so its owner's handler) alive: a started monitor
 /// needs no strong reference from the app. `cancel()` ends them and lets it go.
-final class ReconnectingSubscription<Reply: Coalescible & Decodable & Sendable>: Sendable {
+package final class ReconnectingSubscription<Reply: Coalescible & Decodable & Sendable>: Sendable {
     private struct State {
         var machine: SubscriptionStateMachine
         var connection: Task<Void, Never>?
@@ -29,7 +30,7 @@ final class ReconnectingSubscription<Reply: Coalescible & Decodable & Sendable>:
     ///   - open: opens one subscription (reachd's socket, or a test's fake).
     ///   - instance: the run of reachd a reply comes from, when it says.
     ///   - onEvent: called with every answer and outage.
-    init(
+    package init(
         policy: ReconnectPolicy, open: @escaping @Sendable () -> Updates<Reply>,
         instance: @escaping @Sendable (Reply) -> String?, onEvent: @escaping @Sendable (SubscriptionEvent<Reply>) -> Void
     ) {
@@ -40,13 +41,13 @@ final class ReconnectingSubscription<Reply: Coalescible & Decodable & Sendable>:
     }
 
     /// Starts, or starts again after `cancel()`; does nothing while running.
-    func start() {
+    package func start() {
         perform(state.withLock { $0.machine.start() }, reply: nil)
     }
 
     /// Stops: closes the connection and any wait. No event of the stopped run follows
     /// once this returns, except one already being handed to `onEvent`.
-    func cancel() {
+    package func cancel() {
         perform(state.withLock { $0.machine.cancel() }, reply: nil)
     }
 

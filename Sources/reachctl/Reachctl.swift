@@ -29,7 +29,7 @@ struct Reachctl: AsyncParsableCommand {
             64 invalid command line; 69 probe: nothing could be checked (the reason on stderr).
             """,
         version: ReachdVersion.string,
-        subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self, Check.self, Probe.self, Metrics.self, Reload.self],
+        subcommands: [Status.self, Watch.self, Interfaces.self, Wait.self, Check.self, Probe.self, Metrics.self, Reload.self, DispatchHooks.self],
         defaultSubcommand: Status.self
     )
 
