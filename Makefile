@@ -15,7 +15,8 @@ COMPLETIONDIR_BASH ?= $(PREFIX)/share/bash-completion/completions
 COMPLETIONDIR_ZSH  ?= $(PREFIX)/share/zsh/site-functions
 COMPLETIONDIR_FISH ?= $(PREFIX)/share/fish/vendor_completions.d
 MANDIR      ?= $(PREFIX)/share/man
-UNITS        = reachd.service reachd.socket reachd-wait-online.service
+# reachd-dispatcher.service is installed, never enabled: hooks are opt-in.
+UNITS        = reachd.service reachd.socket reachd-wait-online.service reachd-dispatcher.service
 # journald reads catalogs from /usr/lib/systemd/catalog only: below /usr/local the file is
 # installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
@@ -114,6 +115,7 @@ install:
 	  "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man8" \
 	  "$(DESTDIR)$(COMPLETIONDIR_BASH)" "$(DESTDIR)$(COMPLETIONDIR_ZSH)" "$(DESTDIR)$(COMPLETIONDIR_FISH)" \
 	  "$(DESTDIR)$(CATALOGDIR)"; \
+	install -d -m 0755 "$(DESTDIR)$(CONFDIR)/dispatcher.d"; \
 	install -m 0644 systemd/reachd.catalog "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
 	install -m 0755 "$$bin/reachd" "$$bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/"; \
 	install -m 0644 .build-man/reachctl.1 "$(DESTDIR)$(MANDIR)/man1/"; \
@@ -154,5 +156,5 @@ uninstall:
 	    echo "uninstall: keeping the modified $(DESTDIR)$(CONFDIR)/reachd.toml"; \
 	  fi; \
 	fi; \
-	rmdir "$(DESTDIR)$(CONFDIR)" 2>/dev/null || true; \
+	rmdir "$(DESTDIR)$(CONFDIR)/dispatcher.d" "$(DESTDIR)$(CONFDIR)" 2>/dev/null || true; \
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi

@@ -43,6 +43,7 @@ final class InstallTests: XCTestCase {
             ("/opt/reachd/lib/systemd/system/reachd.service", 0o644),
             ("/opt/reachd/lib/systemd/system/reachd.socket", 0o644),
             ("/opt/reachd/lib/systemd/system/reachd-wait-online.service", 0o644),
+            ("/opt/reachd/lib/systemd/system/reachd-dispatcher.service", 0o644),
             ("/etc/reachd/reachd.toml", 0o644),
             ("/opt/reachd/share/bash-completion/completions/reachctl", 0o644),
             ("/opt/reachd/share/zsh/site-functions/_reachctl", 0o644),
@@ -71,12 +72,19 @@ final class InstallTests: XCTestCase {
         )
         XCTAssertTrue(try text("/opt/reachd/lib/systemd/system/reachd.service").contains("\nExecReload=/opt/reachd/bin/reachctl reload --timeout 60\n"))
         XCTAssertFalse(try text("/opt/reachd/lib/systemd/system/reachd.service").contains("/usr/local/bin"))
+        XCTAssertTrue(
+            try text("/opt/reachd/lib/systemd/system/reachd-dispatcher.service")
+                .contains("\nExecStart=/opt/reachd/bin/reachctl dispatch /etc/reachd/dispatcher.d\n")
+        )
+        // The hook directory, empty, root's alone to write.
+        XCTAssertEqual(try mode("/etc/reachd/dispatcher.d"), 0o755)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: file("/etc/reachd/dispatcher.d").path), [])
         // Man pages: the two commands' from their own help (every subcommand), the file format's by hand.
         XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd.8").contains(".Dt REACHD 8"))
         XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd.8").contains("--check-config"))
         let reachctlPage = try text("/opt/reachd/share/man/man1/reachctl.1")
         XCTAssertTrue(reachctlPage.contains(".Dt REACHCTL 1"))
-        for subcommand in ["status", "watch", "interfaces", "wait", "probe", "metrics", "reload"] {
+        for subcommand in ["status", "watch", "interfaces", "wait", "probe", "metrics", "reload", "dispatch"] {
             XCTAssertTrue(reachctlPage.contains(".It Em \(subcommand)"), "reachctl(1) documents \(subcommand)")
         }
         XCTAssertEqual(try text("/opt/reachd/share/man/man5/reachd.toml.5"), try String(contentsOf: Paths.repository.appendingPathComponent("man/reachd.toml.5"), encoding: .utf8))

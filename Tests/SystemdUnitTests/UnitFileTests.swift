@@ -5,7 +5,7 @@ import XCTest
 /// The shipped units: `systemd-analyze verify` clean, `security` exposure ≤ 1.5, and the
 /// directives the daemon relies on present.
 final class UnitFileTests: XCTestCase {
-    static let units = ["reachd.service", "reachd.socket", "reachd-wait-online.service"]
+    static let units = ["reachd.service", "reachd.socket", "reachd-wait-online.service", "reachd-dispatcher.service"]
     static let maximumExposure = 1.5
 
     private func unitText(_ name: String) throws -> String {
