@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ReachClient
 import ReachProtocol
 import ReachabilityCore
@@ -26,7 +27,7 @@ final class DNS64DiscoveryTests: DaemonTestCase {
     }
 
     override func tearDown() {
-        resolver?.terminate()
+        if let resolver { kill(resolver.processIdentifier, SIGKILL) }
         resolver?.waitUntilExit()
         super.tearDown()
     }
@@ -97,6 +98,31 @@ final class DNS64DiscoveryTests: DaemonTestCase {
         // Ground truth: the network's resolver answers the host with what reachd reported.
         let answer = try Command.run(["ip", "netns", "exec", topology.host.name, "getent", "ahostsv6", "ipv4only.arpa"])
         XCTAssertTrue(answer.stdout.contains(prefix.synthesize(IPAddress("192.0.0.170")!)!.description), answer.stdout)
+    }
+
+    /// With systemd-resolved (a stand-in speaking its Varlink API), the query is its, for
+    /// the link's index and IPv6 only; the system resolver is not asked.
+    func testSystemdResolvedIsAskedOnTheLink() async throws {
+        let directory = try temporaryDirectory("reachd-dns64-resolved")
+        let socket = directory + "/io.systemd.Resolve"
+        let calls = directory + "/calls"
+        let ready = Pipe()
+        let stub = try Command.launch(
+            ["python3", Paths.repository.appendingPathComponent("Tests/Fixtures/resolved_stub.py").path, socket, calls], stdout: ready
+        )
+        // SIGKILL: the stub inherits the test runner's blocked SIGTERM.
+        defer { kill(stub.processIdentifier, SIGKILL); stub.waitUntilExit() }
+        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+        let (_, client) = try startDaemon(extraArguments: ["--resolved-socket", socket])
+
+        let wellKnown = NAT64Prefix("64:ff9b::/96", source: .dns64)!
+        let learnt = try await eventually { try await client.status().path.nat64Prefixes == [wellKnown] }
+        XCTAssertTrue(learnt, "the prefix resolved's answer holds")
+        let index = try XCTUnwrap(topology.host.ip("-o", "link", "show", "eth0").split(separator: ":").first.map(String.init))
+        let logged = (try? String(contentsOfFile: calls, encoding: .utf8)) ?? ""
+        XCTAssertEqual(logged, "{\"family\": 10, \"ifindex\": \(index), \"name\": \"ipv4only.arpa\"}\n", "one call, on eth0, AAAA only")
+        XCTAssertEqual(queries(), 0, "the system resolver is not asked when resolved answers")
+        print("DNS64 through resolved: \(logged.trimmingCharacters(in: .newlines)) -> \(wellKnown) (dns64)")
     }
 
     func testOffNothingIsAsked() async throws {
