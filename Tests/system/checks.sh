@@ -235,6 +235,38 @@ check_reload() {
   if [ "$OUT" = satisfied ]; then pass "right after that reload, the path is satisfied again" "Status: $OUT"; else fail "right after that reload, the path is satisfied again" "Status: $OUT"; fi
 }
 
+# 4b. [targets] watch, added by a reload: the target's answer is one structured journal
+# entry with its own MESSAGE_ID (explained by the catalog), and reachctl status lists it.
+watched_target_logged() {
+  cx journalctl --sync || true
+  cx journalctl -u reachd.service "MESSAGE_ID=$1" -o json --no-pager | grep -q '"REACHD_TARGET":"10.77.0.1"'
+}
+check_watched_target() {
+  local conf=/etc/reachd/reachd.toml id=5b56d3b318164b7489dc12ed7d702f78
+  step cx cp "$conf" /var/tmp/reachd.toml.targets
+  # The packaged file's [targets] table, its watch uncommented.
+  step cx sed -i "s/^#watch = \\[\\]\$/watch = [\"$GATEWAY\"]/" "$conf"
+  expect_ok "systemctl reload reachd ([targets] watch = [\"$GATEWAY\"]) exits 0" cx systemctl reload reachd.service
+  if wait_until 5 watched_target_logged "$id"; then
+    capture cx journalctl -u reachd.service "MESSAGE_ID=$id" -o json --no-pager
+    if grep -q '"REACHD_TARGET_STATUS":"satisfied"' <<<"$OUT" && grep -q '"REACHD_TARGET_INTERFACE":"eth0"' <<<"$OUT"; then
+      pass "journalctl MESSAGE_ID=$id: the watched target's entry, with REACHD_TARGET_* fields" \
+        "$(grep -o '"\(MESSAGE\|REACHD_TARGET[A-Z_]*\)":"[^"]*"' <<<"$OUT" | tr '\n' ' ' | head -c 400)"
+    else
+      fail "journalctl MESSAGE_ID=$id: the watched target's entry, with REACHD_TARGET_* fields" "$(head -c 2000 <<<"$OUT")"
+    fi
+  else
+    fail "journalctl MESSAGE_ID=$id: the watched target's entry within 5 s" "$(journal -u reachd.service | tail -20)"
+  fi
+  expect_match "journalctl -x explains it (the installed catalog)" "Subject: Watched target $GATEWAY: satisfied" \
+    cx journalctl -x -u reachd.service "MESSAGE_ID=$id" -n 1 --no-pager
+  expect_match "reachctl status lists the watched target" "^Targets: +$GATEWAY: satisfied via eth0" as_nobody reachctl status --timeout 5
+  step cx cp /var/tmp/reachd.toml.targets "$conf"
+  expect_ok "systemctl reload reachd (packaged config again) exits 0" cx systemctl reload reachd.service
+  capture as_nobody reachctl status --timeout 5
+  if ! grep -q '^Targets:' <<<"$OUT"; then pass "after that reload, no target is listed"; else fail "after that reload, no target is listed" "$OUT"; fi
+}
+
 # 5. Watchdog: a stopped reachd is killed and restarted by systemd; a client that calls
 # during the outage is answered by the next reachd (the socket stays with systemd).
 check_watchdog() {
