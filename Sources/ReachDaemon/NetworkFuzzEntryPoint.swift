@@ -14,7 +14,8 @@ package enum NetworkFuzzEntryPoint {
     ///
     /// - 0: an RFC 8908 answer (`CaptivePortalAPI.parse`, as `application/captive+json`);
     /// - 1: an `RTM_NEWNDUSEROPT` payload (`NDUserOption.captivePortal(inPayload:)` and
-    ///   `NDUserOption.pref64(inPayload:)`);
+    ///   `NDUserOption.pref64(inPayload:)`), and the same bytes as the addresses of a DNS64
+    ///   answer for ipv4only.arpa, 16 each (`DNS64Discovery.prefixes(in:)`);
     /// - 2: a probe server's bytes, through the probe's own handlers (NIO's request encoder
     ///   and response decoder, `ResponseReader`) on an `EmbeddedChannel`, in reads of 1 to
     ///   256 bytes (the second byte), then judged by `ProbeVerdict`;
@@ -50,12 +51,24 @@ package enum NetworkFuzzEntryPoint {
     }
 
     private static func routerAdvertisementOption(_ payload: [UInt8]) {
+        dns64Answer(payload)
         if let prefix = NDUserOption.pref64(inPayload: payload) {
             precondition(NAT64Prefix.lengths.contains(prefix.prefix.length) && prefix.lifetime <= .seconds(65528), "a prefix length RFC 6052 defines, a 13-bit lifetime")
             precondition(prefix.prefix.synthesize(.v4(192, 0, 2, 1)).flatMap(prefix.prefix.extract) == .v4(192, 0, 2, 1), "synthesis inverts")
         }
         guard let portal = NDUserOption.captivePortal(inPayload: payload) else { return }
         precondition(isWebURI(portal.apiURI, schemes: [.https]), "an announced API URI passes WebURI as https")
+    }
+
+    private static func dns64Answer(_ bytes: [UInt8]) {
+        let answers = stride(from: 0, to: bytes.count - bytes.count % 16, by: 16).compactMap { IPAddress(bytes: Array(bytes[$0..<($0 + 16)])) }
+        let considered = answers.prefix(DNS64Discovery.maximumAnswers)
+        let prefixes = DNS64Discovery.prefixes(in: answers)
+        precondition(prefixes.count <= considered.count && Set(prefixes).count == prefixes.count, "at most one prefix per answer read, no duplicates")
+        for prefix in prefixes {
+            precondition(prefix.source == .dns64 && NAT64Prefix.lengths.contains(prefix.length), "a DNS64 prefix of an RFC 6052 length")
+            precondition(considered.contains { prefix.extract($0).map(DNS64Discovery.wellKnownAddresses.contains) == true }, "an answer read embeds a well-known address under it")
+        }
     }
 
     private static func probeResponse(_ input: [UInt8]) {
