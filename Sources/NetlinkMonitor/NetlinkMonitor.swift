@@ -63,6 +63,8 @@ public final class NetlinkMonitor {
     private var pendingRouteFamilies: Set<AddressFamily> = []
     /// How often RA options may change what is tracked, per link.
     private var announcements: AnnouncementLimiter<String?>
+    /// The NAT64 prefixes the installed route-event filter was made for.
+    private var filteredPrefixes: [Int32: [NAT64Prefix]] = [:]
     /// How often PREF64 options may change a link's NAT64 prefixes (a refresh is free).
     private var prefixAnnouncements: AnnouncementLimiter<NDUserOption.PREF64?>
 
@@ -231,6 +233,16 @@ public final class NetlinkMonitor {
     /// The NAT64 prefixes each link holds, with their expiries.
     public var nat64Prefixes: NAT64PrefixStore { state.nat64Prefixes }
 
+    /// Refits the route-event filter when the prefixes links carry changed since it was
+    /// installed (before a snapshot's lookups, so no event about a synthesized address is
+    /// dropped after its lookup). A failed refit keeps every event (`installRouteFilter`).
+    private func refitForNAT64Prefixes() {
+        let prefixes = state.nat64Prefixes.prefixesByLink
+        guard prefixes != filteredPrefixes else { return }
+        filteredPrefixes = prefixes
+        try? installRouteFilter()
+    }
+
     /// Applies one prefix to the store; whether what the link carries changed.
     private func learn(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
         let before = state.nat64Prefixes.prefixes(on: link)
@@ -255,6 +267,7 @@ public final class NetlinkMonitor {
     /// While a deferred start has routes pending, each pending family's default routes
     /// are only the one its lookup matched, if that is a default.
     public func snapshot() -> NetworkSnapshot {
+        refitForNAT64Prefixes()
         guard !pendingRouteFamilies.isEmpty else {
             var snapshot = state.snapshot()
             for (family, target) in lookupTargets {
@@ -357,10 +370,13 @@ public final class NetlinkMonitor {
         try installRouteFilter()
     }
 
-    /// Installs the route-event filter for the lookup targets and `watched`; when the
-    /// program would be too long for the kernel, one that keeps every event.
+    /// Installs the route-event filter for the lookup targets and `watched`, with each
+    /// watched IPv4 address's RFC 6052 addresses under the prefixes links carry (its answer
+    /// may go through them); when the program would be too long for the kernel, one that
+    /// keeps every event.
     private func installRouteFilter() throws(NetlinkError) {
-        let program = RouteEventFilter.program(watching: watched.union(lookupTargets.values), gateways: gatewayFilter)
+        let synthesized = filteredPrefixes.values.joined().flatMap { prefix in watched.compactMap(prefix.synthesize) }
+        let program = RouteEventFilter.program(watching: watched.union(lookupTargets.values).union(synthesized), gateways: gatewayFilter)
             ?? RouteEventFilter.keepEverything
         do {
             try events.descriptor.attachSocketFilter(program)

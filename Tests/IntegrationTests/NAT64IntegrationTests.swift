@@ -175,19 +175,35 @@ final class NAT64IntegrationTests: DaemonTestCase {
         XCTAssertEqual(after.status, .unsatisfied, "\(after)")
         XCTAssertEqual(after.reachability, .notReachable)
         XCTAssertNil(after.addresses.first?.viaNAT64)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while answers.withLock({ $0.last?.status }) != .unsatisfied && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        XCTAssertEqual(answers.withLock { $0.last?.status }, .unsatisfied, "the stream went back to notReachable")
+        try await waitForStream(answers, .unsatisfied, "the stream went back to notReachable")
         _ = try reachctlOutput(["status"], socket: daemon.socketPath, "after the prefix lapsed")
         _ = try reachctlOutput(["check", Self.serverAddress], socket: daemon.socketPath, "after the prefix lapsed")
 
-        // A lifetime of zero withdraws it at once.
+        // A route for the prefix alone (no default route changes) is seen at once: the event
+        // filter watches the synthesized address too. Held against the connection failing.
         try announcePrefix(lifetime: 600)
         _ = await expectPath(recorder, "announced again") { $0.ipv4ViaNAT64 != nil }
+        try await waitForStream(answers, .satisfied, "the stream follows the new prefix")
+        try topology.host.ip("-6", "route", "add", "unreachable", Self.prefix)
+        try await waitForStream(answers, .unsatisfied, "an unreachable route for the prefix")
+        XCTAssertThrowsError(try connect(to: Self.synthesized), "the kernel refuses the synthesized address too")
+        try topology.host.ip("-6", "route", "del", "unreachable", Self.prefix)
+        try await waitForStream(answers, .satisfied, "the route removed")
+        XCTAssertTrue(try connect(to: Self.synthesized).hasPrefix("ipv4-server"))
+
+        // A lifetime of zero withdraws it at once.
         let withdrawn = ContinuousClock.now
         try announcePrefix(lifetime: 0)
         _ = await expectPath(recorder, "withdrawn") { $0.ipv4ViaNAT64 == nil }
         XCTAssertLessThan(ContinuousClock.now - withdrawn, .seconds(3))
+    }
+
+    /// Waits up to 2 s for the SubscribeTarget stream's latest answer to have `status`.
+    private func waitForStream(_ answers: borrowing Mutex<[TargetPath]>, _ status: PathStatus, _ what: String,
+                               file: StaticString = #filePath, line: UInt = #line) async throws {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while answers.withLock({ $0.last?.status }) != status && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertEqual(answers.withLock { $0.last?.status }, status, what, file: file, line: line)
     }
 
     /// A dual-stack network whose router also announces PREF64: IPv4 stays native (no
