@@ -9,8 +9,11 @@ import XCTest
 /// start-up on, followed through a route deletion and a reload, and each answer is held
 /// against a ping from the same namespace to the same address.
 final class WatchedTargetsIntegrationTests: DaemonTestCase {
+    private var textfiles = ""
+
     private func writeConfig(_ path: String, watch: String) throws {
-        try "[targets]\nwatch = [\(watch)]\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[targets]\nwatch = [\(watch)]\n[metrics]\ntextfile-directory = \"\(textfiles)\"\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
     }
 
     /// Whether one ping from the host namespace gets an answer (the ground truth).
@@ -48,6 +51,7 @@ final class WatchedTargetsIntegrationTests: DaemonTestCase {
         try topology.host.ipBatch(["route add 198.51.100.7/32 via 10.77.0.1 dev eth0", "route add 203.0.113.9/32 via 10.77.0.1 dev eth0"])
         try topology.hostFiles(hosts: "127.0.0.1 localhost\n198.51.100.7 db.test\n", nsswitch: "hosts: files\n")
         let config = try temporaryDirectory("reachd-config") + "/reachd.toml"
+        textfiles = try temporaryDirectory("reachd-textfile")
         try writeConfig(config, watch: #""db.test", "198.51.100.7", { target = "198.51.100.7", uid = 65534 }"#)
         let (daemon, client) = try startDaemon(extraArguments: ["--config", config])
 
@@ -85,6 +89,9 @@ final class WatchedTargetsIntegrationTests: DaemonTestCase {
         ])
         print("target series after the route was deleted:\n\(unreachable.sorted().joined(separator: "\n"))")
         XCTAssertFalse(try pings("198.51.100.7"), "ground truth: no route, no answer")
+        // The textfile is rewritten for a target's change too (the host's path did not change).
+        let textfile = try String(contentsOfFile: textfiles + "/reachd.prom", encoding: .utf8)
+        XCTAssertTrue(textfile.contains(#"reachd_target_reachable{target="198.51.100.7"} 0"#), textfile)
         XCTAssertTrue(daemon.log.contains("target 198.51.100.7: unsatisfied (noRoute)"), daemon.log)
         XCTAssertTrue(daemon.log.contains("target db.test: satisfied via eth0"), "the first answer is logged too")
         let hostPath = try await client.status()
