@@ -24,7 +24,9 @@ import Synchronization
 ///   making up an unsatisfied path.
 /// - `availableInterfaces` are names, and `usesInterfaceType(_:)` answers for the primary
 ///   interface; the rest of `Path` (status, reason, gateways, cost, families, DNS,
-///   connectivity, captive portal) is what reachd published.
+///   connectivity, captive portal, NAT64 prefixes) is what reachd published. On an
+///   IPv6-only network with a NAT64, `path.ipv4ViaNAT64?.synthesize(address)` is where an
+///   IPv4 literal is reached, as Apple's stack synthesizes it.
 ///
 /// Thread safety: every property and method may be used from any thread. Handlers run on
 /// the queue given to `start(queue:)`, one at a time if it is serial, in the order of the
