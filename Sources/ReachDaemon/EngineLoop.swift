@@ -416,7 +416,7 @@ struct EngineLoop {
         return actions
     }
 
-    /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option, the
+    /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option or a NAT64 prefix's expiry, the
     /// resolver watch's rest, a socket read, an evaluation after a DNS64 withdrawal.
     private func deadline(heldAnnouncementsDue: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
         var earliest = heldAnnouncementsDue

@@ -168,11 +168,11 @@ protocol KernelView: AnyObject {
     /// Route events about these addresses (besides the well-known lookup targets) must
     /// reach `drain()`; others may be dropped before they are queued.
     func watch(_ addresses: Set<IPAddress>) throws(NetlinkError)
-    /// When an RA option held over its link's budget may be applied; nil: none held.
+    /// When an RA option held over its link's budget may be applied or a NAT64 prefix lapses; nil: neither.
     var nextAnnouncementRelease: ContinuousClock.Instant? { get }
     /// The host's TCP sockets (sock_diag), at most `limit`, attributed by `addresses`.
     func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading
-    /// Applies the held RA options now due; whether the tracked state changed.
+    /// Applies the held RA options now due and drops lapsed NAT64 prefixes; whether the tracked state changed.
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool
     /// Adds a NAT64 prefix learnt for `link` (nil lifetime: until withdrawn or the link goes
     /// down); whether what the link carries changed.
