@@ -33,6 +33,7 @@ public enum InterfaceListing {
                 .map { GatewayNeighbourDescription(address: $0.key.address.description, state: $0.value.state, since: $0.value.since) }
             if !gateways.isEmpty { description.gateways = gateways }
             description.nat64Prefixes = snapshot.nat64Prefixes[link.index]
+            if InterfaceRoles.isCLAT(link.index, in: snapshot) { description.role = .clat }
             return description
         }
     }

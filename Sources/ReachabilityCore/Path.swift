@@ -10,6 +10,12 @@ public enum IPv4Provider: String, Sendable, Hashable, Codable, CaseIterable {
     case clat
 }
 
+/// What an interface does for this host, judged by `InterfaceRoles`.
+public enum InterfaceRole: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A CLAT's device (464XLAT): IPv4 sent into it leaves as IPv6 through the uplink.
+    case clat
+}
+
 /// NWPath.Status.
 public enum PathStatus: String, Sendable, Hashable, Codable, CaseIterable {
     /// A usable route to the internet exists.
@@ -292,6 +298,9 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var gateways: [GatewayNeighbourDescription]?
     /// The NAT64 prefixes the interface's network announced (PREF64, else DNS64); nil when none.
     public var nat64Prefixes: [NAT64Prefix]?
+    /// What the interface does for this host beyond its type (`InterfaceRoles`): `clat`
+    /// for a CLAT's device that provides IPv4 over an IPv6 uplink; nil for none.
+    public var role: InterfaceRole?
     /// The IPv4 probes' verdict.
     public var ipv4Connectivity: Connectivity
     /// The IPv6 probes' verdict.

@@ -45,6 +45,7 @@ extension Reachctl {
             }
             for interface in interfaces {
                 if let portal = interface.captivePortal { printLine("\(shown(interface.name)): portal: \(PortalFormatter.describe(portal))") }
+                if interface.role == .clat { printLine("\(shown(interface.name)): CLAT (464XLAT): provides IPv4, translated onto the IPv6 uplink") }
                 for prefix in interface.nat64Prefixes ?? [] {
                     printLine("\(shown(interface.name)): NAT64 prefix \(prefix) (\(prefix.source.rawValue))")
                 }

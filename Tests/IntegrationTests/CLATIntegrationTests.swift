@@ -37,6 +37,9 @@ final class CLATIntegrationTests: DaemonTestCase {
         XCTAssertEqual(path?.availableInterfaces, ["eth0", "clat"])
         let tun = try await interface("clat", from: client)
         XCTAssertEqual(tun?.type, .other, "a tun device is other")
+        XCTAssertEqual(tun?.role, .clat)
+        let uplinkRole = try await interface("eth0", from: client)?.role
+        XCTAssertNil(uplinkRole)
 
         // Ground truth: the uplink carries traffic, and IPv4 goes into the CLAT's device.
         let uplink = try Command.run(["ip", "netns", "exec", host.name, "ping", "-6", "-c1", "-W2", "fd77::1"])
@@ -52,6 +55,9 @@ final class CLATIntegrationTests: DaemonTestCase {
         for line in status.stdout.split(separator: "\n") where ["Status", "Reachability", "Primary", "IPv4", "IPv6", "Interfaces"].contains(where: line.hasPrefix) {
             print("reachctl status: \(line)")
         }
+        let interfaces = try reachctl(["interfaces", "--socket", daemon.socketPath])
+        XCTAssertTrue(interfaces.stdout.contains("clat: CLAT (464XLAT): provides IPv4, translated onto the IPv6 uplink"), interfaces.stdout)
+        print(interfaces.stdout)
 
         // The CLAT stops: its route goes with the device, and IPv4 is gone.
         kill(translator.processIdentifier, SIGKILL)

@@ -74,6 +74,8 @@ final class IDLAgreementTests: XCTestCase {
         // A string on the wire (more providers may come), each Swift case a documented value.
         XCTAssertEqual(try fields(ofType: "Path")["ipv4ProvidedBy"], "?string")
         XCTAssertEqual(IPv4Provider.allCases.map(\.rawValue), ["clat"])
+        XCTAssertEqual(try fields(ofType: "Interface")["role"], "?string")
+        XCTAssertEqual(InterfaceRole.allCases.map(\.rawValue), ["clat"])
     }
 
     private static let fullPortal = CaptivePortal(
@@ -99,6 +101,7 @@ final class IDLAgreementTests: XCTestCase {
         (stalled.connectivityCause, stalled.connectivityCauseSince) = (.dataStall, 2)
         stalled.gateways = [Self.failedGateway]
         stalled.nat64Prefixes = [Self.prefix]
+        stalled.role = .clat
         XCTAssertEqual(try jsonKeys(stalled), Set(try fields(ofType: "Interface").keys))
         XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))

@@ -74,6 +74,13 @@ final class CLATTests: XCTestCase {
         }
     }
 
+    func testTheListingNamesTheRole() {
+        let listed = InterfaceListing.describe(snapshot(links: [eth0, tun0], addresses: uplink + [addr(5, "192.0.0.1", 29)], defaults: [uplinkDefault, clatDefault]))
+        XCTAssertEqual(listed.map(\.role), [nil, .clat])
+        let vpn = InterfaceListing.describe(snapshot(links: [eth0, tun0], addresses: uplink + [addr(5, "10.8.0.2")], defaults: [uplinkDefault, clatDefault]))
+        XCTAssertEqual(vpn.map(\.role), [nil, nil])
+    }
+
     func testACLATComingOrGoingIsAnIPv4Change() {
         let native = Path(status: .satisfied, reachability: .reachableViaWired, supportsIPv4: true, supportsIPv6: true)
         var translated = native
