@@ -65,7 +65,12 @@ final class NAT64IntegrationTests: DaemonTestCase {
         try router.ip("route", "add", Self.prefix, "dev", "nat64")
         launched.append(try Command.launch(["ip", "netns", "exec", router.name, "tayga", "--config", tayga, "--nodetach"]))
 
-        // radvd: the IPv6 prefix (SLAAC) and a default route, nothing about NAT64.
+    }
+
+    /// Starts radvd in the router: the IPv6 prefix (SLAAC) and a default route, nothing about
+    /// NAT64. Once both ends' link-local addresses are past DAD, so its first RA is taken.
+    private func startRadvd() async throws {
+        try await topology.waitForLinkLocal()
         let radvd = directory + "/radvd.conf"
         try """
             interface eth0 {
@@ -75,7 +80,7 @@ final class NAT64IntegrationTests: DaemonTestCase {
                 prefix fd77::/64 { AdvOnLink on; AdvAutonomous on; };
             };
             """.write(toFile: radvd, atomically: true, encoding: .utf8)
-        launched.append(try Command.launch(["ip", "netns", "exec", router.name, "radvd", "--nodaemon", "--config", radvd,
+        launched.append(try Command.launch(["ip", "netns", "exec", topology.router.name, "radvd", "--nodaemon", "--config", radvd,
                                             "--pidfile", directory + "/radvd.pid", "--logmethod", "stderr"]))
     }
 
@@ -117,7 +122,7 @@ final class NAT64IntegrationTests: DaemonTestCase {
     /// lapse, the path and a SubscribeTarget stream go back to notReachable. A lifetime of
     /// zero withdraws a prefix at once.
     func testIPv6OnlyNetworkReachesIPv4ThroughNAT64() async throws {
-        try await topology.waitForLinkLocal()
+        try await startRadvd()
         let (daemon, client) = try startDaemon()
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "IPv6 from radvd's RA", timeout: 20) { $0.supportsIPv6 && !$0.supportsIPv4 }
@@ -160,6 +165,12 @@ final class NAT64IntegrationTests: DaemonTestCase {
         XCTAssertTrue(check.contains("reachable via NAT64 \(Self.synthesized)"), check)
         let interfaces = try reachctlOutput(["interfaces"], socket: daemon.socketPath, "with the prefix")
         XCTAssertTrue(interfaces.contains("eth0: NAT64 prefix \(Self.prefix) (routerAdvertisement)"), interfaces)
+        // The status line (STATUS= and the log) says it too; STATUS= goes out after subscribers heard.
+        let expected = ", IPv6, IPv4 via NAT64 \(Self.prefix), DNS"
+        _ = daemon.notify.waitUntil(timeout: 2) { lines in lines.last { $0.hasPrefix("STATUS=") }?.hasSuffix(expected) == true }
+        let line = try XCTUnwrap(daemon.notify.statuses.last)
+        print("--- STATUS=\(line)")
+        XCTAssertTrue(line.hasSuffix(expected), line)
         let metrics = try await client.metrics()
         XCTAssertTrue(metrics.contains("reachd_path_ipv4_via_nat64 1"), metrics)
         let streamed = answers.withLock { $0.last }
@@ -210,7 +221,7 @@ final class NAT64IntegrationTests: DaemonTestCase {
     /// ipv4ViaNAT64, no viaNAT64), and the server sees the host's own IPv4 address.
     func testDualStackNetworkKeepsNativeIPv4() async throws {
         try topology.configureIPv4()
-        try await topology.waitForLinkLocal()
+        try await startRadvd()
         let (daemon, client) = try startDaemon()
         let recorder = PathRecorder(client: client)
         try announcePrefix(lifetime: 600)
