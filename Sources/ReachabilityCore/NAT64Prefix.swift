@@ -233,22 +233,20 @@ public struct NAT64Lookup: Sendable, Hashable {
         self.route = route
     }
 
-    /// The lookup to judge `ipv4` by through NAT64, nil when it is not IPv4 or no link carries
-    /// a prefix. Each link's prefixes are tried in index order; the first whose synthesized
-    /// address the kernel routes out of that same link wins (its network runs the
-    /// translator), else the first tried, which says why none works.
+    /// The lookup to judge `ipv4` by through NAT64: each link's prefixes are tried in index
+    /// order, and the first whose synthesized address the kernel routes out of that same link
+    /// wins (its network runs the translator; a VPN that takes IPv6 elsewhere does not). Nil
+    /// when `ipv4` is not IPv4, no link carries a prefix, or none is routed out of its link.
     public static func choose(for ipv4: IPAddress, prefixes: [Int32: [NAT64Prefix]], lookup: (IPAddress) -> RouteLookup) -> NAT64Lookup? {
         guard ipv4.family == .ipv4 else { return nil }
-        var first: NAT64Lookup?
         for link in prefixes.keys.sorted() {
             for prefix in prefixes[link] ?? [] {
                 guard let address = prefix.synthesize(ipv4) else { continue }
                 let found = NAT64Lookup(prefix: prefix, address: address, route: lookup(address))
                 if case let .route(result) = found.route, result.outputInterface == link { return found }
-                if first == nil { first = found }
             }
         }
-        return first
+        return nil
     }
 }
 
