@@ -396,13 +396,7 @@ struct EngineLoop {
                 recheck = .idle
                 actions.append(.report(.gaveUpRechecking))
             }
-            // Which links to ask for their NAT64 prefix, from what this snapshot shows.
-            if dns64 != nil {
-                qualifyingLinks = DNS64Discovery.eligibleLinks(in: snapshot, resolverGeneration: resolverGeneration)
-                let discovered = Self.actions(for: dns64?.update(eligible: qualifyingLinks) ?? [])
-                if discovered.contains(where: { if case .withdrawDNS64 = $0 { true } else { false } }) { nat64Reevaluation = now }
-                actions += discovered
-            }
+            actions += discover(in: snapshot, now: now)
         }
         if case let .pinging(next, interval) = watchdog, now >= next {
             actions.append(.pingWatchdog)
@@ -428,6 +422,23 @@ struct EngineLoop {
         if case let .due(at) = socketReads { consider(at) }
         if let nat64Reevaluation { consider(nat64Reevaluation) }
         return earliest
+    }
+
+    /// Before the first wake-up: the links the snapshot taken at start shows qualifying are
+    /// asked, as they would be after any later snapshot (a quiet start has no other).
+    mutating func started(with snapshot: NetworkSnapshot, now: ContinuousClock.Instant) -> [EngineAction] {
+        guard case .asleep = phase else { preconditionFailure("started while \(phase)") }
+        return discover(in: snapshot, now: now)
+    }
+
+    /// Which links to ask for their NAT64 prefix, from what `snapshot` shows; a withdrawal
+    /// (which the snapshot still shows) asks for one more evaluation at once.
+    private mutating func discover(in snapshot: NetworkSnapshot, now: ContinuousClock.Instant) -> [EngineAction] {
+        guard dns64 != nil else { return [] }
+        qualifyingLinks = DNS64Discovery.eligibleLinks(in: snapshot, resolverGeneration: resolverGeneration)
+        let discovered = Self.actions(for: dns64?.update(eligible: qualifyingLinks) ?? [])
+        if discovered.contains(where: { if case .withdrawDNS64 = $0 { true } else { false } }) { nat64Reevaluation = now }
+        return discovered
     }
 
     /// The resolver files say something new: the links that qualify are asked again (no

@@ -361,6 +361,8 @@ package final class ReachabilityEngine {
             }
         }
         wakeUp.heldAnnouncementsDue = monitor.nextAnnouncementRelease
+        var start = Turn(outcomes: EngineOutcomes(now: clock.now))
+        try carryOut(loop.started(with: snapshot, now: clock.now), targets: loop.targets, events, &start)
         var wait = try carryOut(wakeUp, in: &loop, events, clock: clock)
         // The start is over: the code only it ran need not stay mapped (ProcessResources).
         ProcessResources.releaseStartupCode()

@@ -70,6 +70,18 @@ final class EngineLoopDNS64Tests: XCTestCase {
         ])
     }
 
+    func testTheSnapshotTakenAtStartIsAsked() {
+        var loop = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: true)
+        XCTAssertEqual(loop.started(with: Self.ipv6Only, now: start), [.askDNS64(2)])
+        // The first wake-up's snapshot shows the same: no second query.
+        let woke = loop.wokeUp(EngineWakeUp(now: start, netlink: Self.changed))
+        let decided = loop.carriedOut(EngineOutcomes(now: start))
+        let settled = loop.settle(now: start, evaluated: Self.ipv6Only, heldAnnouncementsDue: nil)
+        XCTAssertEqual(woke + decided + settled, [.evaluate, Self.asleep])
+        var off = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: false)
+        XCTAssertEqual(off.started(with: Self.ipv6Only, now: start), [])
+    }
+
     func testOffNothingIsAsked() {
         play("discover-dns64 = false", discoverDNS64: false, [
             Turn(netlink: Self.changed, snapshot: Self.ipv6Only, expect: [.evaluate, Self.asleep]),
