@@ -100,6 +100,32 @@ final class DNS64DiscoveryTests: DaemonTestCase {
         XCTAssertTrue(answer.stdout.contains(prefix.synthesize(IPAddress("192.0.0.170")!)!.description), answer.stdout)
     }
 
+    /// RFC 7050 is the fallback: while the router announces PREF64 its prefix is the link's
+    /// and DNS64's is withdrawn; once the router withdraws it, DNS64 is asked again.
+    func testARoutersPREF64WinsAndItsWithdrawalAsksAgain() async throws {
+        try await topology.waitForLinkLocal()
+        let (_, client) = try startReachd()
+        let learnt = try await eventually { try await client.status().path.nat64Prefixes == [prefix] }
+        XCTAssertTrue(learnt, "DNS64's prefix first")
+        let announced = NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!
+        try sendPREF64(lifetime: 600)
+        let routers = try await eventually { try await client.status().path.nat64Prefixes == [announced] }
+        XCTAssertTrue(routers, "the router's prefix replaces DNS64's")
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertEqual(queries(), 1, "no query while the router announces a prefix")
+
+        try sendPREF64(lifetime: 0)
+        let back = try await eventually { try await client.status().path.nat64Prefixes == [prefix] }
+        XCTAssertTrue(back, "DNS64 is asked again once the router withdrew its prefix")
+        XCTAssertEqual(queries(), 2)
+        print("DNS64 with PREF64: queries \(queries()) (at start, after the router withdrew 64:ff9b::/96)")
+    }
+
+    private func sendPREF64(lifetime: Int) throws {
+        _ = try Command.run(["ip", "netns", "exec", topology.router.name, "python3",
+                             Paths.repository.appendingPathComponent("Tests/Fixtures/send_ra.py").path, "eth0", "--pref64", "64:ff9b::/96", "\(lifetime)"])
+    }
+
     /// With systemd-resolved (a stand-in speaking its Varlink API), the query is its, for
     /// the link's index and IPv6 only; the system resolver is not asked.
     func testSystemdResolvedIsAskedOnTheLink() async throws {
