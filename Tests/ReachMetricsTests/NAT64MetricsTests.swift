@@ -1,5 +1,6 @@
 import ReachabilityCore
 @testable import ReachMetrics
+import TestSupport
 import XCTest
 
 /// The NAT64 series: the path's IPv4-through-NAT64 gauge and one info series per prefix an
@@ -46,5 +47,13 @@ final class NAT64MetricsTests: XCTestCase {
             XCTAssertEqual(samples(text, "reachd_path_ipv4_via_nat64"), path, name)
             XCTAssertEqual(samples(text, "reachd_interface_nat64_prefix"), interface, name)
         }
+    }
+
+    func testPromtoolAccepts() throws {
+        let promtool = try XCTUnwrap(PrometheusTools.promtool, "promtool not available (scripts/bootstrap --test unpacks it)")
+        let prefixes = [NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!, NAT64Prefix("2001:db8:64::/96", source: .dns64)!]
+        let checked = try PrometheusTools.check(text(prefixes: [2: prefixes], ipv4: false), promtool: promtool)
+        XCTAssertEqual(checked.status, 0, checked.output)
+        XCTAssertEqual(checked.output, "", "promtool has no complaint")
     }
 }
