@@ -62,7 +62,7 @@ final class CLATIntegrationTests: DaemonTestCase {
         // The CLAT stops: its route goes with the device, and IPv4 is gone.
         kill(translator.processIdentifier, SIGKILL)
         translator.waitUntilExit()
-        try? host.ip("link", "del", "clat")
+        _ = try? host.ip("link", "del", "clat")
         let after = await expectPath(recorder, "no IPv4 without the CLAT", timeout: 8) { !$0.supportsIPv4 && $0.ipv4ProvidedBy == nil }
         XCTAssertEqual(after?.primaryInterface, "eth0")
     }

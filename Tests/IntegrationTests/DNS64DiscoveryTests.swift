@@ -20,7 +20,7 @@ final class DNS64DiscoveryTests: DaemonTestCase {
         try super.setUpWithError()
         let directory = try temporaryDirectory("reachd-dns64")
         queryLog = directory + "/queries"
-        FileManager.default.createFile(atPath: queryLog, contents: nil)
+        _ = FileManager.default.createFile(atPath: queryLog, contents: nil)
         try topology.configureIPv6()
         resolver = try topology.launchRouterServer("dns64_stub.py", ["fd77::1", "2001:db8:64::", queryLog])
         try topology.hostFiles(hosts: "127.0.0.1 localhost\n", nsswitch: "hosts: files dns\n", resolvConf: "nameserver fd77::1\n")
