@@ -173,6 +173,8 @@ final class NAT64IntegrationTests: DaemonTestCase {
         XCTAssertTrue(line.hasSuffix(expected), line)
         let metrics = try await client.metrics()
         XCTAssertTrue(metrics.contains("reachd_path_ipv4_via_nat64 1"), metrics)
+        XCTAssertTrue(metrics.contains(#"reachd_interface_nat64_prefix{device="eth0",prefix="\#(Self.prefix)",source="routerAdvertisement"} 1"#), metrics)
+        print("--- metrics:\n" + metrics.split(separator: "\n").filter { $0.contains("nat64") && !$0.hasPrefix("#") }.joined(separator: "\n"))
         let streamed = answers.withLock { $0.last }
         XCTAssertEqual(streamed?.addresses.first?.viaNAT64, Self.synthesized, "the stream follows the prefix")
 
