@@ -36,6 +36,11 @@ final class ReloadPlanTests: XCTestCase {
                 options { $0.engine.receiveBufferSize = 1 << 20 }, nil, nil,
                 ["netlink receive-buffer-size change from 8388608 to 1048576 takes effect at the next restart"]
             ),
+            (
+                "DNS64 discovery waits for a restart",
+                options { $0.engine.nat64.discoverDNS64 = false }, nil, nil,
+                ["[nat64] changes take effect at the next restart"]
+            ),
         ]
         for testCase in cases {
             let plan = ReloadPlan(running: options(), proposed: testCase.proposed)
