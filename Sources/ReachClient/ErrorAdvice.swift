@@ -121,8 +121,16 @@ public struct ErrorAdvice: Sendable, Hashable {
     }
 
     /// No socket at `socketPath`, or nothing listening on it (`connectionRefused`).
-    public static func daemonNotRunning(socketPath: String, connectionRefused: Bool) -> ErrorAdvice {
+    /// `userDefaultPath` is this user's own default socket: a client falls back to it when
+    /// the system's socket is absent, so the system's reachd is the likelier fix there.
+    public static func daemonNotRunning(socketPath: String, connectionRefused: Bool, userDefaultPath: String? = nil) -> ErrorAdvice {
         let systemSocket = socketPath == SocketLocation.systemPath
+        if !systemSocket, !connectionRefused, socketPath == userDefaultPath {
+            return ErrorAdvice(
+                "no reachd listens there: neither the system's socket (\(SocketLocation.systemPath)) nor this user's exists",
+                fix: "start the system's: systemctl start \(Units.socket) (enable --now: at every boot too); or run one of your own: reachd --socket \(socketPath)"
+            )
+        }
         switch (connectionRefused, systemSocket) {
         case (false, true):
             return ErrorAdvice("no reachd listens there: the socket does not exist", fix: "start it: systemctl start \(Units.socket) (enable --now: at every boot too)")

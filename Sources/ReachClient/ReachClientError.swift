@@ -73,7 +73,8 @@ public enum ReachClientError: Error, Sendable, Hashable, CustomStringConvertible
     public func advice(serverVersion: String? = nil) -> ErrorAdvice {
         switch self {
         case let .daemonNotRunning(path, refused):
-            return .daemonNotRunning(socketPath: path, connectionRefused: refused)
+            let userDefault = SocketLocation.userPath(environment: SocketLocation.currentEnvironment(), uid: SocketLocation.currentUID())
+            return .daemonNotRunning(socketPath: path, connectionRefused: refused, userDefaultPath: userDefault)
         case let .permissionDenied(path, denied):
             return .permissionDenied(
                 socketPath: path, deniedPath: denied, access: denied.flatMap(PathAccess.init(lookingAt:)), user: PathAccess.currentUserName()

@@ -141,6 +141,8 @@ final class ErrorAdviceTests: XCTestCase {
             (.daemonNotRunning(socketPath: system, connectionRefused: true), ["systemctl restart reachd.socket"]),
             (.daemonNotRunning(socketPath: "/tmp/r/s", connectionRefused: false), ["reachd with --socket /tmp/r/s", "$REACHD_SOCKET"]),
             (.daemonNotRunning(socketPath: "/tmp/r/s", connectionRefused: true), ["reachd with --socket /tmp/r/s"]),
+            (.daemonNotRunning(socketPath: "/run/user/1000/reachd/s", connectionRefused: false, userDefaultPath: "/run/user/1000/reachd/s"),
+             ["systemctl start reachd.socket", "reachd --socket /run/user/1000/reachd/s"]),
             (.permissionDenied(socketPath: system, deniedPath: system, access: PathAccess(mode: 0o660, owner: "root", group: "netdev"), user: "alice"),
              ["the socket \(system) is rw-rw---- (0660) root:netdev", "usermod -aG netdev alice", "SocketMode=0666 in reachd.socket"]),
             (.permissionDenied(socketPath: system, deniedPath: system, access: PathAccess(mode: 0o600, owner: "root", group: "root"), user: "alice"),
