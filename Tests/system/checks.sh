@@ -239,6 +239,55 @@ check_route_change() {
     cx systemctl start reachd-wait-online.service
 }
 
+# 3b. reachd-dispatcher.service as shipped: installed, never enabled, verify-clean, with an
+# empty root-owned hook directory; started, it runs a hook (root's, 0755) for the state at
+# start and for a real deletion of the default route, under the unit's own hardening, with
+# the change in the hook's environment and the kernel agreeing when the hook ran.
+dispatcher_record() {
+  local file
+  file=$(cx sh -c "grep -l '^REACHD_STATUS=$1\$' /run/reachd-hook/[0-9]* 2>/dev/null | tail -n 1") && [ -n "$file" ] && echo "$file"
+}
+check_dispatcher() {
+  local dir=/etc/reachd/dispatcher.d record
+  # is-enabled exits 1 for a disabled unit: the word is what counts.
+  capture cx systemctl is-enabled reachd-dispatcher.service
+  if [ "$OUT" = disabled ]; then pass "reachd-dispatcher.service is installed, not enabled" "$OUT"; else fail "reachd-dispatcher.service is installed, not enabled" "exit $RC: $OUT"; fi
+  capture cx systemd-analyze verify reachd-dispatcher.service
+  if [ "$RC" -eq 0 ] && [ -z "$OUT" ]; then pass "systemd-analyze verify reachd-dispatcher.service is clean"; else fail "systemd-analyze verify reachd-dispatcher.service is clean" "exit $RC: $OUT"; fi
+  expect_match "$dir is root's, mode 755, empty" '^root:root 755 0$' cx sh -c "printf '%s ' \$(stat -c '%U:%G %a' $dir); ls -A $dir | wc -l"
+  step cx mkdir -p /run/reachd-hook || return
+  step cx sh -c "cat > $dir/10-record && chmod 0755 $dir/10-record" <<'HOOK' || return
+#!/bin/sh
+{ env | LC_ALL=C sort; echo "KERNEL_DEFAULT=$(ip route show default)"; } > "/run/reachd-hook/$REACHD_SEQUENCE.tmp"
+mv "/run/reachd-hook/$REACHD_SEQUENCE.tmp" "/run/reachd-hook/$REACHD_SEQUENCE"
+HOOK
+  expect_ok "systemctl start reachd-dispatcher.service" cx systemctl start reachd-dispatcher.service
+  if wait_until 10 dispatcher_record satisfied; then
+    pass "the hook ran for the state at start" "$(cx cat "$(dispatcher_record satisfied)" | grep -E '^REACHD_(EVENT|STATUS|PRIMARY|GATEWAYS)=')"
+  else
+    fail "the hook ran for the state at start" "$(journal -u reachd-dispatcher.service | tail -n 20)"
+  fi
+  step cx ip route del default via "$GATEWAY" dev eth0
+  if wait_until 10 dispatcher_record unsatisfied; then
+    record=$(cx cat "$(dispatcher_record unsatisfied)")
+    if grep -qx 'KERNEL_DEFAULT=' <<<"$record" && grep -qx 'REACHD_EVENT=change' <<<"$record" && ! grep -q '^INVOCATION_ID=' <<<"$record"; then
+      pass "default route deleted → the hook ran with the change, the kernel agreeing" "$(grep -E '^(REACHD_|KERNEL_|PATH=)' <<<"$record")"
+    else
+      fail "default route deleted → the hook ran with the change, the kernel agreeing" "$record"
+    fi
+  else
+    fail "default route deleted → the hook ran" "$(journal -u reachd-dispatcher.service | tail -n 20)"
+  fi
+  step cx ip route add default via "$GATEWAY" dev eth0
+  if journal_has '10-record exited with status 0' -u reachd-dispatcher.service; then
+    pass "the hook's runs are in the unit's journal" "$(journal -u reachd-dispatcher.service -o cat | grep 'reachctl dispatch' | tail -n 4)"
+  else
+    fail "the hook's runs are in the unit's journal" "$(journal -u reachd-dispatcher.service | tail -n 20)"
+  fi
+  expect_ok "systemctl stop reachd-dispatcher.service" cx systemctl stop reachd-dispatcher.service
+  step cx rm -rf "$dir/10-record" /run/reachd-hook
+}
+
 # 4. systemctl reload: a good configuration is in force when the command returns (no
 # sleep in between); a bad one makes it fail while reachd keeps running on the old one.
 check_reload() {
