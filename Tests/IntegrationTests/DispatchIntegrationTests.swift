@@ -28,6 +28,12 @@ final class DispatchIntegrationTests: DaemonTestCase {
             kill(dispatcher.processIdentifier, SIGKILL)
             dispatcher.waitUntilExit()
         }
+        // A hung hook the dispatcher did not get to kill (when the test failed) goes too.
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: records)) ?? [] where file.hasPrefix("pid-") || file.hasPrefix("child-") {
+            if let pid = Int32((try? String(contentsOfFile: records + "/" + file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+                kill(pid, SIGKILL)
+            }
+        }
         if (testRun?.totalFailureCount ?? 0) > 0 { print("dispatch stdout:\n\(output)\ndispatch stderr:\n\(errors)") }
         super.tearDown()
     }
