@@ -35,7 +35,9 @@ final class ResolverWatcher {
     /// Bumped whenever a read finds the files' text changed (another server, say), whether
     /// or not `hasNameserver` did: a network's resolver may have changed.
     private(set) var textGeneration = 0
-    private var texts: [String?] = []
+    /// A hash of the files' text as last read (nil before the first read): a megabyte of
+    /// resolv.conf need not stay in memory to tell it changed.
+    private var textHash: Int?
     /// The names of every entry on the way to the files as last followed.
     private var relevantNames: Set<String> = []
     /// The watches the last follow wanted (directories and files); at most two chains'
@@ -138,9 +140,10 @@ final class ResolverWatcher {
 
     private func readConfiguration() -> Bool {
         let read = paths.map(Self.text(of:))
-        if read != texts {
-            if !texts.isEmpty { textGeneration += 1 }
-            texts = read
+        let hash = read.hashValue
+        if hash != textHash {
+            if textHash != nil { textGeneration += 1 }
+            textHash = hash
         }
         return ResolverConfiguration.hasNameserver(resolvConf: read[0], resolvedUpstream: read[1])
     }
