@@ -451,6 +451,10 @@ public final class NetlinkMonitor {
     private func admit(_ announcement: NDUserOption.PREF64, now: ContinuousClock.Instant) -> Bool {
         var trial = state.nat64Prefixes
         switch trial.learn(announcement.prefix, lifetime: announcement.lifetime, on: announcement.interfaceIndex, now: now) {
+        case .unchanged where prefixAnnouncements.holds(on: announcement.interfaceIndex):
+            // Withdrawing what may be the held prefix: the network's latest word replaces it.
+            _ = prefixAnnouncements.offer(announcement, on: announcement.interfaceIndex, current: nil, now: now)
+            return false
         case .refreshed, .unchanged, .refused:
             state.nat64Prefixes = trial
             return false

@@ -93,6 +93,11 @@ public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
         buckets.values.filter { !$0.held.isEmpty }.map { $0.refilledAt + configuration.interval }.min()
     }
 
+    /// Whether a change on `link` is held.
+    public func holds(on link: Int32) -> Bool {
+        !(buckets[link]?.held.isEmpty ?? true)
+    }
+
     /// Drops what `link` holds (the link went down: what its old network said is void);
     /// its budget stays spent.
     public mutating func discardHeld(on link: Int32) {

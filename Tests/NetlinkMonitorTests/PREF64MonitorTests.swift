@@ -9,7 +9,8 @@ import XCTest
 /// kernel relays its option 38 on RTNLGRP_ND_USEROPT), and what the monitor does with it:
 /// a new prefix is news, a refresh is not (it only moves the expiry, which is the next
 /// deadline), another source's prefix hides behind the router's, link down forgets it, and a
-/// flood of distinct prefixes is held to the announcement budget.
+/// flood of distinct prefixes is held to the announcement budget (a held one withdrawn never
+/// appears).
 final class PREF64MonitorTests: XCTestCase {
     private var ns: NetworkNamespace!
 
@@ -74,7 +75,16 @@ final class PREF64MonitorTests: XCTestCase {
             XCTAssertTrue(flooded.changed)
             let carried = monitor.snapshot().nat64Prefixes[vb] ?? []
             XCTAssertLessThanOrEqual(carried.count, 3, "\(carried)")
+            XCTAssertFalse(carried.contains { $0.description == "2001:db8:6::/48" }, "the latest is held: \(carried)")
             XCTAssertNotNil(monitor.nextAnnouncementRelease)
+
+            // Withdrawn while held: the withdrawal replaces it, so it never appears.
+            try announce("2001:db8:6::/48", lifetime: 0)
+            try drainUntilQuiet(monitor)
+            let release = try XCTUnwrap(monitor.nextAnnouncementRelease)
+            Thread.sleep(until: Date() + (release - .now) / .seconds(1) + 0.05)
+            _ = monitor.releaseHeldAnnouncements(now: .now)
+            XCTAssertFalse(monitor.snapshot().nat64Prefixes[vb]?.contains { $0.description == "2001:db8:6::/48" } ?? false)
         }
     }
 }
