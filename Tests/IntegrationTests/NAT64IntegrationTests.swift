@@ -163,6 +163,12 @@ final class NAT64IntegrationTests: DaemonTestCase {
         XCTAssertTrue(status.contains("NAT64:") && status.contains("\(Self.prefix) (routerAdvertisement)"), status)
         let check = try reachctlOutput(["check", Self.serverAddress], socket: daemon.socketPath, "with the prefix")
         XCTAssertTrue(check.contains("reachable via NAT64 \(Self.synthesized)"), check)
+        let out = Pipe()
+        let watch = try launchReachctl(["watch", "--socket", daemon.socketPath], stdout: out)
+        launched.append(watch)
+        let watched = LineReader(out).next(timeout: .seconds(5)) ?? ""
+        print("--- with the prefix: reachctl watch\n\(watched)")
+        XCTAssertTrue(watched.contains(" IPv6 IPv4-via-NAT64 \(Self.prefix) DNS"), watched)
         let interfaces = try reachctlOutput(["interfaces"], socket: daemon.socketPath, "with the prefix")
         XCTAssertTrue(interfaces.contains("eth0: NAT64 prefix \(Self.prefix) (routerAdvertisement)"), interfaces)
         // The status line (STATUS= and the log) says it too; STATUS= goes out after subscribers heard.
