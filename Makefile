@@ -29,8 +29,13 @@ CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 # Linked by GNU ld rather than gold, with DT_RELR (`-z pack-relative-relocs`, glibc 2.36):
 # the relocations the loader reads and applies at each start shrink a hundredfold, and
 # less of the binary stays resident (docs/performance.md, "Building and packaging").
+# Full RELRO (`-z relro -z now`, with packaging/static-relro.ld: without it ld silently
+# drops the RELRO segment of a static Swift link) and no exported symbols
+# (packaging/static-exports.map): each file says why.
 STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath \
-  -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs --scratch-path .build-static
+  -Xswiftc -use-ld=bfd -Xlinker -z -Xlinker pack-relative-relocs --scratch-path .build-static \
+  -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -T -Xlinker $(CURDIR)/packaging/static-relro.ld \
+  -Xlinker --version-script=$(CURDIR)/packaging/static-exports.map
 INSTALL_BIN ?=
 SWIFT_BUILD_FLAGS ?=
 # swift-argument-parser's manual generator (what its generate-manual plugin runs), built
