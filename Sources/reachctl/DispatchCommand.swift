@@ -99,7 +99,7 @@ final class HookDispatcher: Sendable {
     func handle(_ event: SubscriptionEvent<StatusReply>) {
         switch event {
         case let .unavailable(error):
-            printError("reachctl dispatch: \(shown(error.description)); retrying")
+            printWarning("reachctl dispatch: \(shown(error.description)); retrying")
         case let .answer(reply, answer):
             let kind: DispatchEvent.Kind
             switch answer {
@@ -153,9 +153,9 @@ final class HookDispatcher: Sendable {
                                               environment: HookEnvironment.entries(for: event), deadline: deadline)
             let elapsed = ContinuousClock.now - started
             let line = "reachctl dispatch: \(label) \(outcome.description) after \(Self.seconds(elapsed))"
-            if case .exited(0) = outcome { printLine(line) } else { printError(line) }
+            if case .exited(0) = outcome { printLine(line) } else { printWarning(line) }
         } catch {
-            printError("reachctl dispatch: \(label) could not be started: \(error)")
+            printWarning("reachctl dispatch: \(label) could not be started: \(error)")
         }
     }
 
@@ -172,12 +172,12 @@ final class HookDispatcher: Sendable {
         do {
             files = try Self.entries(of: directory)
         } catch {
-            printError("reachctl dispatch: cannot read \(shown(directory)): \(error)")
+            printWarning("reachctl dispatch: cannot read \(shown(directory)): \(error)")
             return []
         }
         let plan = HookEligibility.plan(files, runner: geteuid())
         for (name, reason) in plan.skipped {
-            printError("reachctl dispatch: skipping \(shown(directory))/\(shown(name)): \(reason)")
+            printWarning("reachctl dispatch: skipping \(shown(directory))/\(shown(name)): \(reason)")
         }
         return plan.run
     }
@@ -224,3 +224,20 @@ final class HookDispatcher: Sendable {
         }
     }
 }
+
+/// One of the dispatcher's own warnings (a skipped hook, a timeout, a failed hook, reachd
+/// gone) on stderr. When stderr is the journal it carries sd-daemon's `<4>` prefix, so
+/// `journalctl -p warning -u reachd-dispatcher` lists them; a hook's own lines start with
+/// its name, so a hook cannot set a priority.
+func printWarning(_ text: String) {
+    printError(journalWarningPrefix + text)
+}
+
+/// `<4>` when stderr is the journal stream systemd says it is (`JOURNAL_STREAM`, device
+/// and inode), else nothing.
+private let journalWarningPrefix: String = {
+    guard let raw = getenv("JOURNAL_STREAM"), let info = try? FileDescriptor.standardError.stat() else { return "" }
+    let parts = String(cString: raw).split(separator: ":")
+    guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return "" }
+    return device == UInt64(info.deviceID.rawValue) && inode == UInt64(info.inode.rawValue) ? "<4>" : ""
+}()

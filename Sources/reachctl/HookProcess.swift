@@ -98,11 +98,11 @@ enum HookProcess {
                 wait = min(wait, left)
             case .terminate:
                 timedOut = true
-                printError("reachctl dispatch: \(label) still runs at its timeout (\(seconds(deadline.timeout))): sending SIGTERM")
+                printWarning("reachctl dispatch: \(label) still runs at its timeout (\(seconds(deadline.timeout))): sending SIGTERM")
                 kill(-pid, SIGTERM)
                 wait = .zero
             case .kill:
-                printError("reachctl dispatch: \(label) still runs \(seconds(deadline.grace)) after SIGTERM: sending SIGKILL")
+                printWarning("reachctl dispatch: \(label) still runs \(seconds(deadline.grace)) after SIGTERM: sending SIGKILL")
                 kill(-pid, SIGKILL)
                 wait = .zero
             }
