@@ -117,11 +117,10 @@ final class HookDispatcher: Sendable {
         }
     }
 
+    /// A round to start goes to the hook queue; anything else needs nothing now.
     private func perform(_ action: HookRunner<DispatchEvent>.Action) {
-        guard case .wait = action else {
-            queue.async { [self] in carryOut(action) }
-            return
-        }
+        if case .wait = action { return }
+        queue.async { [self] in carryOut(action) }
     }
 
     /// On the queue: every step of the rounds until the runner waits.
