@@ -282,9 +282,11 @@ check_dispatcher() {
   step cx mkdir -p /run/reachd-hook || return
   step cx sh -c "cat > $dir/10-record && chmod 0755 $dir/10-record" <<'HOOK' || return
 #!/bin/sh
-{ env | LC_ALL=C sort; echo "KERNEL_DEFAULT=$(ip route show default)"; } > "/run/reachd-hook/$REACHD_SEQUENCE.tmp"
-mv "/run/reachd-hook/$REACHD_SEQUENCE.tmp" "/run/reachd-hook/$REACHD_SEQUENCE"
+{ env | LC_ALL=C sort; echo "KERNEL_DEFAULT=$(ip route show default)"; } > "/run/reachd-hook/.$REACHD_SEQUENCE"
+mv "/run/reachd-hook/.$REACHD_SEQUENCE" "/run/reachd-hook/$REACHD_SEQUENCE"
 HOOK
+  # World-writable: never run, a warning in the journal instead.
+  step cx sh -c "printf '#!/bin/sh\ntouch /run/reachd-hook/unsafe-ran\n' > $dir/20-unsafe && chmod 0777 $dir/20-unsafe" || return
   expect_ok "systemctl start reachd-dispatcher.service" cx systemctl start reachd-dispatcher.service
   if wait_until 10 dispatcher_record satisfied; then
     pass "the hook ran for the state at start" "$(cx cat "$(dispatcher_record satisfied)" | grep -E '^REACHD_(EVENT|STATUS|PRIMARY|GATEWAYS)=')"
@@ -308,8 +310,14 @@ HOOK
   else
     fail "the hook's runs are in the unit's journal" "$(journal -u reachd-dispatcher.service | tail -n 20)"
   fi
+  if journal_has "skipping $dir/20-unsafe: writable by group or others \\(mode 0777\\)" -u reachd-dispatcher.service -p warning \
+    && ! cx test -e /run/reachd-hook/unsafe-ran; then
+    pass "a world-writable hook is skipped, with a warning in the journal (-p warning)" "$(journal -u reachd-dispatcher.service -p warning -o cat | grep 20-unsafe | tail -n 1)"
+  else
+    fail "a world-writable hook is skipped, with a warning in the journal (-p warning)" "$(journal -u reachd-dispatcher.service | tail -n 20)"
+  fi
   expect_ok "systemctl stop reachd-dispatcher.service" cx systemctl stop reachd-dispatcher.service
-  step cx rm -rf "$dir/10-record" /run/reachd-hook
+  step cx rm -rf "$dir/10-record" "$dir/20-unsafe" /run/reachd-hook
 }
 
 # 4. systemctl reload: a good configuration is in force when the command returns (no
