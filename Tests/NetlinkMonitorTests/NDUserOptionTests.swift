@@ -4,15 +4,6 @@ import XCTest
 
 /// RA option 37 as the kernel forwards it (RTM_NEWNDUSEROPT payloads built by hand).
 final class NDUserOptionTests: XCTestCase {
-    /// An nduseroptmsg for interface `index` with these raw ND options.
-    private func payload(index: Int32 = 3, icmpType: UInt8 = 134, family: UInt8 = 10, options: [UInt8], declaredLength: Int? = nil) -> [UInt8] {
-        let length = UInt16(declaredLength ?? options.count)
-        var bytes: [UInt8] = [family, 0] + withUnsafeBytes(of: length) { Array($0) }
-        bytes += withUnsafeBytes(of: index) { Array($0) }
-        bytes += [icmpType, 0, 0, 0, 0, 0, 0, 0]
-        return bytes + options
-    }
-
     /// An ND option: type, length in 8-octet units, value padded with NUL.
     private func option(_ type: UInt8, _ value: [UInt8]) -> [UInt8] {
         let padded = value + Array(repeating: 0, count: (8 - (value.count + 2) % 8) % 8)

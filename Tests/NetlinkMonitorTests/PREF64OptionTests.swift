@@ -5,15 +5,6 @@ import XCTest
 /// RA option 38 (RFC 8781) as the kernel forwards it, and what the monitor's tracked state
 /// does with the prefixes it carries.
 final class PREF64OptionTests: XCTestCase {
-    /// An nduseroptmsg for interface `index` with these raw ND options.
-    private func payload(index: Int32 = 3, icmpType: UInt8 = 134, family: UInt8 = 10, options: [UInt8], declaredLength: Int? = nil) -> [UInt8] {
-        let length = UInt16(declaredLength ?? options.count)
-        var bytes: [UInt8] = [family, 0] + withUnsafeBytes(of: length) { Array($0) }
-        bytes += withUnsafeBytes(of: index) { Array($0) }
-        bytes += [icmpType, 0, 0, 0, 0, 0, 0, 0]
-        return bytes + options
-    }
-
     /// A PREF64 option: scaled lifetime (units of 8 s), prefix length code, 96 prefix bits.
     private func pref64(scaled: UInt16, code: UInt16, prefix: String, length: UInt8 = 2) -> [UInt8] {
         let field = scaled << 3 | code
