@@ -73,7 +73,7 @@ final class GatewayNeighboursTests: XCTestCase {
     func testWhichStatesAnswer() {
         let cases: [(NeighbourState?, Bool)] = [
             (.reachable, true), (.stale, true), (.delay, true), (.probe, true), (.permanent, true), (.noARP, true),
-            (.failed, false), (.incomplete, false), (.none, false), (nil, false),
+            (.failed, false), (.incomplete, false), (NeighbourState.none, false), (nil, false),
         ]
         for (state, answers) in cases { XCTAssertEqual(GatewayNeighbours.answers(state), answers, "\(String(describing: state))") }
     }
