@@ -25,6 +25,9 @@ with varlink.Client(address="unix:" + socket) as client, \
         # connect to the RFC 6052 address under it (reachctl check 192.0.2.1 shows which).
         nat64 = getattr(path, "ipv4ViaNAT64", None)
         extra = [f"ipv4-via-nat64={nat64.prefix}"] if nat64 else []
+        # Or by a CLAT (464XLAT) on this host, translating onto the IPv6 uplink.
+        if getattr(path, "ipv4ProvidedBy", None) == "clat":
+            extra.append("ipv4-via-clat")
         print(reply.sequence, path.status, why, connectivity, ",".join(reply.changes), *extra, flush=True)
         if count is not None and seen >= count:
             break

@@ -82,6 +82,8 @@ package enum MetricsExposition {
         set(registry, "reachd_path_constrained", help: "1 when the primary interface is in low-data mode.", to: path.isConstrained ? 1 : 0)
         set(registry, "reachd_path_ipv4_via_nat64", help: "1 when IPv4 destinations are reached through the network's NAT64 (no native IPv4).",
             to: path.ipv4ViaNAT64 == nil ? 0 : 1)
+        set(registry, "reachd_path_ipv4_via_clat", help: "1 when IPv4 is provided by a CLAT (464XLAT) translating onto the IPv6 uplink.",
+            to: path.ipv4ProvidedBy == .clat ? 1 : 0)
         if facts.probing {
             oneHot(registry, "reachd_path_connectivity", label: "state", Connectivity.allCases.map(\.rawValue), path.connectivity.rawValue,
                    help: "The primary interface's connectivity as probes found it, one-hot.")

@@ -49,6 +49,41 @@ final class NAT64MetricsTests: XCTestCase {
         }
     }
 
+    func testCLATSeries() {
+        let lo = Link(index: 1, name: "lo", flags: [.up, .running, .loopback], operState: .unknown, carrier: true, hardwareType: ARPHardwareType.loopback)
+        let eth = Link(index: 2, name: "eth0", flags: [.up, .running], operState: .up, carrier: true)
+        let clat = Link(index: 5, name: "clat", flags: [.up, .running, .pointToPoint], operState: .unknown, carrier: true, hardwareType: ARPHardwareType.none)
+        func text(clatAddress: String) -> String {
+            let snapshot = NetworkSnapshot(
+                links: [1: lo, 2: eth, 5: clat],
+                addresses: [
+                    InterfaceAddress(interfaceIndex: 2, address: IPAddress("2001:db8:1::2")!, prefixLength: 64),
+                    InterfaceAddress(interfaceIndex: 5, address: IPAddress(clatAddress)!, prefixLength: 29),
+                ],
+                defaultRoutes: [
+                    DefaultRoute(family: .ipv6, metric: 1024, nextHops: [NextHop(interfaceIndex: 2, gateway: IPAddress("fe80::1"))]),
+                    DefaultRoute(family: .ipv4, metric: 1024, nextHops: [NextHop(interfaceIndex: 5, gateway: nil)]),
+                ],
+                lookups: [
+                    .ipv4: .route(RouteLookupResult(outputInterface: 5, gateway: nil)),
+                    .ipv6: .route(RouteLookupResult(outputInterface: 2, gateway: IPAddress("fe80::1"))),
+                ]
+            )
+            let facts = MetricsFacts(
+                state: ReachabilityState(snapshot: snapshot, policy: InterfacePolicy()), sequence: 1, lastChange: 0, subscribers: 0,
+                refusals: [:], netlinkEvents: 0, resyncs: [:], probing: false
+            )
+            return MetricsExposition.text(facts)
+        }
+        let cases: [(String, String, [String])] = [
+            ("a CLAT's 192.0.0.1/29", "192.0.0.1", ["reachd_path_ipv4_via_clat 1.0"]),
+            ("a VPN's tun", "10.8.0.2", ["reachd_path_ipv4_via_clat 0.0"]),
+        ]
+        for (name, address, expected) in cases {
+            XCTAssertEqual(samples(text(clatAddress: address), "reachd_path_ipv4_via_clat"), expected, name)
+        }
+    }
+
     func testPromtoolAccepts() throws {
         let promtool = try XCTUnwrap(PrometheusTools.promtool, "promtool not available (scripts/bootstrap --test unpacks it)")
         let prefixes = [NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!, NAT64Prefix("2001:db8:64::/96", source: .dns64)!]
