@@ -59,6 +59,8 @@ public final class NetlinkMonitor {
     /// What the installed filter lets through about each watched gateway; emptied to have
     /// every entry read again (after a resync).
     private var gatewayFilter: [GatewayKey: RouteEventFilter.GatewayEvents] = [:]
+    /// The gateways the routes use now (`gatewayFilter` may follow a few more).
+    private var usedGateways: Set<GatewayKey> = []
     /// Families whose default routes a deferred start has not read yet.
     private var pendingRouteFamilies: Set<AddressFamily> = []
     /// How often RA options may change what is tracked, per link.
@@ -160,7 +162,8 @@ public final class NetlinkMonitor {
                 guard parsed.isRelevant else { return }
                 if case let .neighbour(key, state) = parsed {
                     // Another neighbour (the filter is wider when it could not be fitted) is no news.
-                    if gatewayFilter[key] != nil, record(key, state) { outcome.changed = true }
+                    // A gateway kept followed that no route uses is no news until one does.
+                    if gatewayFilter[key] != nil, record(key, state), usedGateways.contains(key) { outcome.changed = true }
                     return
                 }
                 if case let .captivePortal(announcement) = parsed {
@@ -298,9 +301,12 @@ public final class NetlinkMonitor {
     /// one that does not (failed, being resolved, no entry). A gateway newly watched, or one
     /// whose filter widens, is read from the kernel after the new filter is in place, so no
     /// event between the two is missed; a read that changes what the filter should be refits it.
+    /// A few gateways no route uses any more stay followed (`GatewayNeighbours.followed`).
     private func followGateways(of snapshot: inout NetworkSnapshot) {
-        let wanted = GatewayNeighbours.watched(in: snapshot)
+        let used = GatewayNeighbours.watched(in: snapshot)
+        let wanted = GatewayNeighbours.followed(wanted: used, before: Set(gatewayFilter.keys))
         gatewayEntries = gatewayEntries.filter { wanted.contains($0.key) }
+        usedGateways = used
         var fitted = false
         for _ in 0..<Self.maxGatewayRounds {
             let filter = Dictionary(uniqueKeysWithValues: wanted.map { key in
@@ -323,7 +329,7 @@ public final class NetlinkMonitor {
             gatewayFilter = Dictionary(uniqueKeysWithValues: wanted.map { ($0, .all) })
             try? installRouteFilter()
         }
-        snapshot.gatewayNeighbours = gatewayEntries
+        snapshot.gatewayNeighbours = gatewayEntries.filter { used.contains($0.key) }
     }
 
     /// Applies what the kernel said about a watched gateway's entry (nil: it is gone);

@@ -301,8 +301,9 @@ struct EngineLoop {
                 if !add.isEmpty { findings.mayChangeTheAnswer() }
             case let .watchForStalls(wanted):
                 switch (wanted, socketReads, stallPollInterval) {
-                case (true, .off, _?):
-                    socketReads = .due(at: wakeUp.now)  // a first read now: the baseline the next is diffed with
+                case let (true, .off, interval?):
+                    // The first read (the baseline) one interval on: a route that flaps costs no read.
+                    socketReads = .due(at: wakeUp.now + interval)
                 case (false, .due, _):
                     socketReads = .off
                     actions.append(.forgetSockets)

@@ -93,6 +93,18 @@ public enum GatewayNeighbours {
         return keys
     }
 
+    /// The most gateways no route uses that stay followed (`followed`).
+    public static let retainedLimit = 8
+
+    /// The gateways whose entries are followed: the `wanted` ones, and those followed before
+    /// while no more than `limit` of them are left over. A default route that flaps takes its
+    /// gateway out of `wanted` and back at every flap; keeping it followed spares a filter
+    /// refit and a neighbour read each time, and its entry stays current for its return.
+    public static func followed(wanted: Set<GatewayKey>, before: Set<GatewayKey>, limit: Int = retainedLimit) -> Set<GatewayKey> {
+        let leftOver = before.subtracting(wanted)
+        return leftOver.count <= limit ? wanted.union(leftOver) : wanted
+    }
+
     /// The state to keep after the kernel reported `reported` (nil: the entry is gone) for an
     /// entry judged `previous`: a retry (INCOMPLETE) of a failed entry is still failed. A
     /// removed entry is nothing known: deleting one (`ip neigh flush`) reports it FAILED, then gone.

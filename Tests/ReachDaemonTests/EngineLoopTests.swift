@@ -308,7 +308,7 @@ final class EngineLoopTests: XCTestCase {
     }
 
     /// The TCP sockets are read only while the server wants it (someone listens, the path is
-    /// satisfied): at once, then every interval; never when `[stall]` is off; stopping
+    /// satisfied): one interval after that began, then every interval; never when `[stall]` is off; stopping
     /// forgets what the reads saw.
     func testSocketsAreReadOnlyWhileWantedOnTheirInterval() {
         let poll = { (at: Duration) in EngineAction.sleep(until: self.time(at), pollingNetlink: true) }
@@ -316,7 +316,7 @@ final class EngineLoopTests: XCTestCase {
             // Idle and nobody listens: no timer at all.
             Turn(expect: [Self.sleep]),
             Turn(at: .seconds(1), netlink: Self.changed, expect: [.evaluate, Self.sleep]),
-            Turn(at: .seconds(2), commands: [.watchForStalls(true)], expect: [.readSockets, poll(.seconds(12))]),
+            Turn(at: .seconds(2), commands: [.watchForStalls(true)], expect: [poll(.seconds(12))]),
             // Another wake-up meanwhile keeps the schedule.
             Turn(at: .seconds(5), netlink: Self.changed, expect: [.evaluate, poll(.seconds(12))]),
             Turn(at: .seconds(12), expect: [.readSockets, poll(.seconds(22))]),
@@ -326,14 +326,18 @@ final class EngineLoopTests: XCTestCase {
             Turn(at: .seconds(25), expect: [.readSockets, poll(.seconds(35))]),
             Turn(at: .seconds(26), commands: [.watchForStalls(false)], expect: [.forgetSockets, Self.sleep]),
             Turn(at: .seconds(27), commands: [.watchForStalls(false)], expect: [Self.sleep]),
-            Turn(at: .seconds(40), commands: [.watchForStalls(true)], expect: [.readSockets, poll(.seconds(50))]),
+            Turn(at: .seconds(40), commands: [.watchForStalls(true)], expect: [poll(.seconds(50))]),
+            // A flap shorter than the interval reads nothing.
+            Turn(at: .seconds(45), commands: [.watchForStalls(false)], expect: [.forgetSockets, Self.sleep]),
+            Turn(at: .seconds(46), commands: [.watchForStalls(true)], expect: [poll(.seconds(56))]),
+            Turn(at: .seconds(56), expect: [.readSockets, poll(.seconds(66))]),
         ]))
         play(Case(name: "[stall] enabled = false", turns: [
             Turn(at: .seconds(2), commands: [.watchForStalls(true)], expect: [Self.sleep]),
             Turn(at: .seconds(3), commands: [.watchForStalls(false)], expect: [Self.sleep]),
         ]))
         play(Case(name: "the earliest timer wins", watchdog: .seconds(4), stallPollInterval: .seconds(1), turns: [
-            Turn(commands: [.watchForStalls(true)], expect: [.readSockets, poll(.seconds(1))]),
+            Turn(commands: [.watchForStalls(true)], expect: [poll(.seconds(1))]),
             Turn(at: .seconds(1), expect: [.readSockets, poll(.seconds(2))]),
             Turn(at: .seconds(4), expect: [.readSockets, .pingWatchdog, poll(.seconds(5))]),
         ]))

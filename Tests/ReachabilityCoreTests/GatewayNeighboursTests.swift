@@ -70,6 +70,25 @@ final class GatewayNeighboursTests: XCTestCase {
     }
 
     /// Which states need only their failure watched (the kernel filter's narrow mode).
+    func testWhichGatewaysStayFollowed() {
+        func key(_ index: Int32, _ address: String) -> GatewayKey { GatewayKey(interfaceIndex: index, address: IPAddress(address)!) }
+        let a = key(2, "10.0.0.1"), b = key(3, "10.1.0.1"), c = key(2, "fe80::1")
+        let many = Set((1...9).map { key(4, "10.2.0.\($0)") })
+        let cases: [(String, Set<GatewayKey>, Set<GatewayKey>, Set<GatewayKey>)] = [
+            ("first time: what the routes use", [a], [], [a]),
+            ("a flapping route's gateway stays followed", [], [a], [a]),
+            ("and is used again", [a], [a], [a]),
+            ("a new gateway joins the old", [b], [a], [a, b]),
+            ("both families", [a, c], [b], [a, b, c]),
+            ("too many left over: only what is used", [a], many, [a]),
+            ("exactly the limit left over: kept", [a], Set(many.prefix(GatewayNeighbours.retainedLimit)),
+             Set(many.prefix(GatewayNeighbours.retainedLimit)).union([a])),
+        ]
+        for (name, wanted, before, expected) in cases {
+            XCTAssertEqual(GatewayNeighbours.followed(wanted: wanted, before: before), expected, name)
+        }
+    }
+
     func testWhichStatesAnswer() {
         let cases: [(NeighbourState?, Bool)] = [
             (.reachable, true), (.stale, true), (.delay, true), (.probe, true), (.permanent, true), (.noARP, true),
