@@ -142,7 +142,7 @@ package enum Daemon {
         var running = options
         var events = EngineEvents(
             publish: server.publish,
-            reload: { running = reload(running, reply: $0, server: server, notifier: notifier, logger: logger) },
+            reload: { reload(&running, reply: $0, server: server, notifier: notifier, logger: logger) },
             watchdog: server.pingWatchdog,
             socketDirectoryChanged: { restoreSocket(server, logger: logger) }
         )
@@ -171,7 +171,8 @@ package enum Daemon {
     }
 
     /// Re-reads the configuration and applies what can change while clients stay
-    /// connected; the server is never restarted. Returns the options now in force.
+    /// connected; the server is never restarted. `running` becomes the options now in
+    /// force; returns the interface policy applied (nil: none).
     ///
     /// Tells systemd `RELOADING=1` + `MONOTONIC_USEC` first and always ends with `READY=1`,
     /// so the manager leaves the reloading state whether the new configuration was good
@@ -179,14 +180,14 @@ package enum Daemon {
     /// (refused, the running configuration kept; the reason logged at error and shown as
     /// `STATUS=config reload failed: …`). A client that asked (`reply`) is answered then.
     package static func reload(
-        _ running: DaemonOptions, reply: EventLoopPromise<ReloadOutcome>?, server: VarlinkServer, notifier: SystemdNotifier, logger: Logger
-    ) -> DaemonOptions {
+        _ running: inout DaemonOptions, reply: EventLoopPromise<ReloadOutcome>?, server: VarlinkServer, notifier: SystemdNotifier, logger: Logger
+    ) -> InterfacePolicy? {
         notifier.reloading(monotonicMicroseconds: monotonicMicroseconds())
         logger.info("\(reply == nil ? "received SIGHUP" : "asked over Varlink"), reloading the configuration")
         guard let read = running.reload else {
             restoreSocket(server, logger: logger)
             server.finishReload(.applied, policy: nil, reply: reply)
-            return running
+            return nil
         }
         let proposed: DaemonOptions
         do {
@@ -195,7 +196,7 @@ package enum Daemon {
             logger.error("configuration reload refused, keeping the running configuration:")
             for line in error.description.split(separator: "\n") { logger.error("  \(line)") }
             server.finishReload(.refused(error.summary), policy: nil, reply: reply)
-            return running
+            return nil
         }
         // What the next start would refuse is refused now, not applied until then.
         do {
@@ -204,7 +205,7 @@ package enum Daemon {
             logger.error("configuration reload refused, keeping the running configuration:")
             for line in error.problems { logger.error("  \(line)") }
             server.finishReload(.refused(error.summary), policy: nil, reply: reply)
-            return running
+            return nil
         }
         let plan = ReloadPlan(running: running, proposed: proposed)
         for reason in plan.refused { logger.warning("reload: \(reason)") }
@@ -214,7 +215,8 @@ package enum Daemon {
         restoreSocket(server, logger: logger)
         if let targets = plan.watchedTargets { server.watch(targets: targets) }
         server.finishReload(.applied, policy: plan.policy, reply: reply)
-        return ReloadPlan.applied(running: running, proposed: proposed)
+        running = ReloadPlan.applied(running: running, proposed: proposed)
+        return plan.policy
     }
 
     /// A reload also puts back a socket file someone deleted (clients connected meanwhile

@@ -65,6 +65,8 @@ struct EngineOutcomes {
     var announcementsReleased = false
     /// `.learnDNS64` changed the NAT64 prefixes a link carries.
     var nat64Changed = false
+    /// The interface policy a reload applied (nil: none, or unchanged).
+    var policy: InterfacePolicy?
 }
 
 /// What the engine does, in order, for one wake-up.
@@ -185,8 +187,9 @@ struct EngineLoop {
         case pinging(next: ContinuousClock.Instant, interval: Duration)
     }
 
-    /// When the TCP sockets are read for stalls: only while the server says someone listens
-    /// and the path is satisfied (`EngineCommand.watchForStalls`).
+    /// When the TCP sockets are read for stalls: only while someone listens (the server says
+    /// so, `EngineCommand.someoneListens`) and the last snapshot's path is satisfied (the loop
+    /// judges that itself, so a route that flaps costs the server no command).
     enum SocketReads: Equatable {
         /// Not read: nobody listens, the path is not satisfied, or `[stall]` is off.
         case off
@@ -233,6 +236,12 @@ struct EngineLoop {
     private(set) var socketReads = SocketReads.off
     /// How often the sockets are read while wanted; nil: never (`[stall] enabled = false`).
     let stallPollInterval: Duration?
+    /// Whether someone listens for what the reads find (a subscriber, the metrics).
+    private(set) var someoneListens = false
+    /// How interfaces are treated: the path the socket reads wait for is derived under it.
+    private(set) var policy: InterfacePolicy
+    /// The last snapshot taken, whose path decides whether the sockets are read.
+    private var lastSnapshot = NetworkSnapshot()
     /// Target addresses looked up with every snapshot, and how many asked for each.
     private(set) var monitoredTargets: [TargetKey: Int] = [:]
     /// RFC 7050 discovery per link; nil when `[nat64] discover-dns64` is off.
@@ -255,11 +264,13 @@ struct EngineLoop {
     ///     events were read (a change is seen at once, the next one at most this late).
     ///   - stallPollInterval: how often the TCP sockets are read while wanted (nil: never).
     ///   - discoverDNS64: ask the resolvers of IPv6-only links for their NAT64 prefix (RFC 7050).
+    ///   - policy: how interfaces are treated (a reload may bring another, `EngineOutcomes.policy`).
     init(
         now: ContinuousClock.Instant, watchdogInterval: Duration?, recheckSchedule: [Duration] = LookupRecheck.schedule,
         backoff: RetryBackoff = .netlinkResync, resolverRest: Duration = .milliseconds(100), stallPollInterval: Duration? = nil,
-        discoverDNS64: Bool = false
+        discoverDNS64: Bool = false, policy: InterfacePolicy = InterfacePolicy()
     ) {
+        self.policy = policy
         dns64 = discoverDNS64 ? DNS64Discovery() : nil
         self.backoff = backoff
         self.resolverRest = resolverRest
@@ -299,17 +310,9 @@ struct EngineLoop {
                 actions.append(.watch(Set(monitoredTargets.keys.map(\.address))))
                 // Published with the next snapshot, so subscribers see the new key's answer.
                 if !add.isEmpty { findings.mayChangeTheAnswer() }
-            case let .watchForStalls(wanted):
-                switch (wanted, socketReads, stallPollInterval) {
-                case let (true, .off, interval?):
-                    // The first read (the baseline) one interval on: a route that flaps costs no read.
-                    socketReads = .due(at: wakeUp.now + interval)
-                case (false, .due, _):
-                    socketReads = .off
-                    actions.append(.forgetSockets)
-                default:
-                    break
-                }
+            case let .someoneListens(listens):
+                someoneListens = listens
+                actions += followSocketReads(now: wakeUp.now)
             case let .dns64Answered(link, answer):
                 actions += Self.actions(for: dns64?.answered(link, answer) ?? [])
             }
@@ -355,6 +358,10 @@ struct EngineLoop {
         var actions: [EngineAction] = []
         if outcomes.resolverChanged || outcomes.resolverRewritten { actions += resolverConfigurationChanged() }
         if outcomes.resolverChanged || outcomes.announcementsReleased || outcomes.nat64Changed { findings.mayChangeTheAnswer() }
+        if let policy = outcomes.policy, policy != self.policy {
+            self.policy = policy
+            findings.mayChangeTheAnswer()  // the path may be satisfied or not under it
+        }
         switch outcomes.resync {
         case let .resynchronized(gone)?:
             backoff.succeeded()
@@ -398,6 +405,8 @@ struct EngineLoop {
                 actions.append(.report(.gaveUpRechecking))
             }
             actions += discover(in: snapshot, now: now)
+            lastSnapshot = snapshot
+            actions += followSocketReads(now: now)
         }
         if case let .pinging(next, interval) = watchdog, now >= next {
             actions.append(.pingWatchdog)
@@ -429,7 +438,26 @@ struct EngineLoop {
     /// asked, as they would be after any later snapshot (a quiet start has no other).
     mutating func started(with snapshot: NetworkSnapshot, now: ContinuousClock.Instant) -> [EngineAction] {
         guard case .asleep = phase else { preconditionFailure("started while \(phase)") }
+        lastSnapshot = snapshot
         return discover(in: snapshot, now: now)
+    }
+
+    /// Starts or stops the socket reads when whether they are wanted changed: someone
+    /// listens, `[stall]` is on, and the last snapshot's path is satisfied.
+    private mutating func followSocketReads(now: ContinuousClock.Instant) -> [EngineAction] {
+        guard let interval = stallPollInterval else { return [] }
+        let wanted = someoneListens && PathDerivation.derive(lastSnapshot, policy: policy).status == .satisfied
+        switch (wanted, socketReads) {
+        case (true, .off):
+            // The first read (the baseline) one interval on: a route that flaps costs no read.
+            socketReads = .due(at: now + interval)
+            return []
+        case (false, .due):
+            socketReads = .off
+            return [.forgetSockets]
+        case (true, .due), (false, .off):
+            return []
+        }
     }
 
     /// Which links to ask for their NAT64 prefix, from what `snapshot` shows; a withdrawal

@@ -43,8 +43,9 @@ package struct EngineEvents {
     /// The kernel view changed (or may have: the receiver decides whether anything did).
     package var publish: (NetworkSnapshot) -> Void
     /// SIGHUP arrived (no reply) or a client asked (`EngineCommand.reload`, its reply):
-    /// reload the configuration, and complete the reply with how it ended.
-    package var reload: (_ reply: EventLoopPromise<ReloadOutcome>?) -> Void
+    /// reload the configuration, complete the reply with how it ended, and return the
+    /// interface policy it applied (nil: none).
+    package var reload: (_ reply: EventLoopPromise<ReloadOutcome>?) -> InterfacePolicy?
     /// Time to ping the systemd watchdog (only when it asked for pings).
     package var watchdog: () -> Void
     /// An event in the socket's directory named the socket file (or named nothing): the
@@ -56,7 +57,7 @@ package struct EngineEvents {
 
     /// Creates the set of callbacks.
     package init(
-        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping (_ reply: EventLoopPromise<ReloadOutcome>?) -> Void,
+        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping (_ reply: EventLoopPromise<ReloadOutcome>?) -> InterfacePolicy?,
         watchdog: @escaping () -> Void, socketDirectoryChanged: @escaping () -> Void
     ) {
         self.publish = publish
@@ -77,8 +78,9 @@ package enum EngineCommand: Sendable, Equatable {
     /// Target addresses to look up with every snapshot from now on (counted: a key asked
     /// for twice must be released twice), and ones no longer wanted.
     case monitorTargets(add: [TargetKey], remove: [TargetKey])
-    /// Whether to read the TCP sockets for stalls: someone listens and the path is satisfied.
-    case watchForStalls(Bool)
+    /// Whether someone listens for stalls (a subscriber, the metrics): the TCP sockets are
+    /// read while someone does and the path is satisfied.
+    case someoneListens(Bool)
     /// The RFC 7050 query on this link came back (`EngineAction.askDNS64`).
     case dns64Answered(Int32, DNS64Discovery.Answer)
 
@@ -88,7 +90,7 @@ package enum EngineCommand: Sendable, Equatable {
         switch self {
         case let .reload(reply): reply.succeed(.refused("reachd is stopping"))
         case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
-        case .fail, .monitorTargets, .watchForStalls, .dns64Answered: break
+        case .fail, .monitorTargets, .someoneListens, .dns64Answered: break
         }
     }
 }
@@ -140,7 +142,7 @@ package final class EngineMailbox: EngineRequests {
     package func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) { post(.lookUpTargets(keys, reply: reply)) }
     package func monitorTargets(add: [TargetKey], remove: [TargetKey]) { post(.monitorTargets(add: add, remove: remove)) }
     package func fail(_ reason: String) { post(.fail(reason)) }
-    package func watchForStalls(_ wanted: Bool) { post(.watchForStalls(wanted)) }
+    package func someoneListens(_ listens: Bool) { post(.someoneListens(listens)) }
 }
 
 /// What the engine needs from the kernel side: `NetlinkMonitor`, or a stand-in that
@@ -217,6 +219,8 @@ package final class ReachabilityEngine {
     private let signals: SignalDescriptor
     private let logger: Logger
     private let recheckSchedule: [Duration]
+    /// The interface policy at start (the loop follows reloads from there).
+    private let policy: InterfacePolicy
     /// `[stall]`: how often the TCP sockets are read, how many, and the rule they are judged by.
     private let stall: ReachdConfiguration.Stall
     /// `[nat64]`: whether DNS64 is asked.
@@ -277,6 +281,7 @@ package final class ReachabilityEngine {
         resolvedSocket: String? = nil
     ) throws(EngineError) {
         monitor = kernel
+        self.policy = policy
         self.stall = stall
         self.nat64 = nat64
         self.resolvedSocket = resolvedSocket
@@ -343,7 +348,7 @@ package final class ReachabilityEngine {
         var polls = PollSet(descriptors)
         var loop = EngineLoop(
             now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: recheckSchedule,
-            stallPollInterval: stall.enabled ? stall.pollInterval : nil, discoverDNS64: nat64.discoverDNS64
+            stallPollInterval: stall.enabled ? stall.pollInterval : nil, discoverDNS64: nat64.discoverDNS64, policy: policy
         )
 
         // First the routes the first answer did not need (see `init`), published before any
@@ -448,7 +453,7 @@ package final class ReachabilityEngine {
             case let .abandon(command):
                 command.abandon()
             case let .reload(reply):
-                events.reload(reply)
+                if let policy = events.reload(reply) { turn.outcomes.policy = policy }
                 // A reload re-reads the resolver files too, events or not.
                 let text = resolver.textGeneration
                 if resolver.refresh() { turn.outcomes.resolverChanged = true }

@@ -9,13 +9,14 @@ package protocol EngineRequests: TargetLookups {
     func reload(reply: EventLoopPromise<ReloadOutcome>)
     /// Something the daemon cannot live without failed: stop with this reason.
     func fail(_ reason: String)
-    /// Whether the TCP sockets should be read for stalls: someone listens and the path is satisfied.
-    func watchForStalls(_ wanted: Bool)
+    /// Whether someone listens for stalls (a subscriber, the metrics); the engine reads the
+    /// TCP sockets while someone does and the path is satisfied.
+    func someoneListens(_ listens: Bool)
 }
 
 extension EngineRequests {
     /// Stall polls are not asked of an engine that cannot read sockets (tests' stand-ins).
-    package func watchForStalls(_ wanted: Bool) {}
+    package func someoneListens(_ listens: Bool) {}
 }
 
 /// How a reload ended: what `io.systemd.service.Reload` answers and systemd is told.

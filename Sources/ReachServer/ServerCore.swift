@@ -42,8 +42,8 @@ final class ServerCore {
     private let ledger: ConnectionLedger
     let metrics: ServerMetrics
     private var isShuttingDown = false
-    /// Whether the engine was asked to read the TCP sockets for stalls.
-    private var watchingForStalls = false
+    /// Whether the engine was told someone listens for stalls.
+    private var stallListeners = false
     private var serverChannel: (any Channel)?
     /// The socket file this server created (device + inode), if it created one: only that
     /// file is ever removed, never one another daemon put at the path since.
@@ -82,17 +82,16 @@ final class ServerCore {
         }
         targets.refresh()
         connectivity.update(snapshot: snapshot, policy: publication.state.policy)
-        updateStallWatch()
     }
 
-    /// Asks the engine to read the TCP sockets for stalls while someone listens (a subscriber,
-    /// or the metrics) and the path is satisfied, and to stop otherwise.
-    func updateStallWatch() {
+    /// Tells the engine when someone starts or stops listening for stalls (a subscriber, the
+    /// metrics); the engine itself follows whether the path is satisfied, so a flapping route
+    /// sends it nothing.
+    func updateStallListeners() {
         let listening = subscribers.count > 0 || metrics.channel != nil || metrics.textfileDirectory != nil
-        let wanted = listening && publication.state.path.status == .satisfied
-        guard wanted != watchingForStalls else { return }
-        watchingForStalls = wanted
-        engine.watchForStalls(wanted)
+        guard listening != stallListeners else { return }
+        stallListeners = listening
+        engine.someoneListens(listening)
     }
 
     /// A new interface policy from a reload.
@@ -177,7 +176,7 @@ final class ServerCore {
     func writeMetrics(to directory: String) {
         metrics.textfileDirectory = directory
         metrics.writeTextfile { metricsText() }
-        updateStallWatch()
+        updateStallListeners()
     }
 
     // MARK: Calls and subscriptions
@@ -206,7 +205,7 @@ final class ServerCore {
             return nil
         }
         subscribers.add(handler, id: ticket.id, filter: filter)
-        updateStallWatch()
+        updateStallListeners()
         let first = publication.subscribe(filter: filter)
         return SubscriberUpdate(group: first, frame: Self.frame(first.reply))
     }
@@ -307,7 +306,7 @@ final class ServerCore {
         if let uid = targets.stop(ticket.id) { targetBudget.finishStream(uid: uid) }
         if let filter = subscribers.remove(ticket.id) {
             publication.unsubscribe(filter: filter)
-            updateStallWatch()
+            updateStallListeners()
         }
     }
 

@@ -189,7 +189,7 @@ package final class VarlinkServer: Sendable {
                 let channel = try MetricsEndpoint.start(address, eventLoop: eventLoop, core: core)
                 eventLoop.execute {
                     core.value.metrics.channel = channel
-                    core.value.updateStallWatch()
+                    core.value.updateStallListeners()
                 }
                 logger.info("serving metrics on http://\(address)/metrics")
             } catch {

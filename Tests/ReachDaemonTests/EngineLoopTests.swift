@@ -28,6 +28,8 @@ final class EngineLoopTests: XCTestCase {
         var resolverChangesOnReload = false
         var resync: ResyncOutcome?
         var announcementsReleased = false
+        /// The interface policy a reload applies.
+        var policyOnReload: InterfacePolicy?
         var snapshot = NetworkSnapshot()
         var expect: [EngineAction]
     }
@@ -61,6 +63,14 @@ final class EngineLoopTests: XCTestCase {
         lookups: [.ipv4: .route(RouteLookupResult(outputInterface: 2, gateway: IPAddress("192.0.2.1"), table: 254))]
     )
     private static let noRoute = NetworkSnapshot(lookups: [.ipv4: .failure(.noRoute)])
+    /// eth0 up, addressed, its default route the lookup's answer: a satisfied path.
+    private static let satisfied = NetworkSnapshot(
+        links: [2: Link(index: 2, name: "eth0", flags: [.up, .lowerUp, .running], operState: .up, carrier: true)],
+        addresses: [InterfaceAddress(interfaceIndex: 2, address: IPAddress("192.0.2.2")!, prefixLength: 24)],
+        defaultRoutes: [route],
+        lookups: [.ipv4: .route(RouteLookupResult(outputInterface: 2, gateway: IPAddress("192.0.2.1"), table: 254))]
+    )
+    private static let ignoringEth = InterfacePolicy(ignoredPatterns: ["eth*"])
     private static let target = TargetKey(address: IPAddress("192.0.2.80")!, uid: 0)
     private static let otherTarget = TargetKey(address: IPAddress("2001:db8::80")!, uid: 1000)
     private static let unchanged = NetlinkRead.drained(DrainOutcome(events: 1))
@@ -95,7 +105,9 @@ final class EngineLoopTests: XCTestCase {
                 var outcomes = EngineOutcomes(now: now)
                 for action in actions {
                     switch action {
-                    case .reload: outcomes.resolverChanged = outcomes.resolverChanged || turn.resolverChangesOnReload
+                    case .reload:
+                        outcomes.resolverChanged = outcomes.resolverChanged || turn.resolverChangesOnReload
+                        outcomes.policy = turn.policyOnReload
                     case .resynchronize: outcomes.resync = turn.resync
                     case .releaseHeldAnnouncements: outcomes.announcementsReleased = turn.announcementsReleased
                     default: break
@@ -307,37 +319,60 @@ final class EngineLoopTests: XCTestCase {
         ]))
     }
 
-    /// The TCP sockets are read only while the server wants it (someone listens, the path is
-    /// satisfied): one interval after that began, then every interval; never when `[stall]` is off; stopping
+    /// The TCP sockets are read only while someone listens (the server says so) and the last
+    /// snapshot's path is satisfied (the loop judges it under the policy in force): one
+    /// interval after that began, then every interval; never when `[stall]` is off; stopping
     /// forgets what the reads saw.
     func testSocketsAreReadOnlyWhileWantedOnTheirInterval() {
+        XCTAssertEqual(PathDerivation.derive(Self.satisfied).status, .satisfied, "the fixture")
+        XCTAssertNotEqual(PathDerivation.derive(Self.satisfied, policy: Self.ignoringEth).status, .satisfied, "the fixture")
+        XCTAssertNotEqual(PathDerivation.derive(Self.noRoute).status, .satisfied, "the fixture")
         let poll = { (at: Duration) in EngineAction.sleep(until: self.time(at), pollingNetlink: true) }
         play(Case(name: "a subscriber comes and goes", stallPollInterval: .seconds(10), turns: [
             // Idle and nobody listens: no timer at all.
             Turn(expect: [Self.sleep]),
-            Turn(at: .seconds(1), netlink: Self.changed, expect: [.evaluate, Self.sleep]),
-            Turn(at: .seconds(2), commands: [.watchForStalls(true)], expect: [poll(.seconds(12))]),
+            Turn(at: .seconds(1), netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, Self.sleep]),
+            Turn(at: .seconds(2), commands: [.someoneListens(true)], expect: [poll(.seconds(12))]),
             // Another wake-up meanwhile keeps the schedule.
-            Turn(at: .seconds(5), netlink: Self.changed, expect: [.evaluate, poll(.seconds(12))]),
+            Turn(at: .seconds(5), netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, poll(.seconds(12))]),
             Turn(at: .seconds(12), expect: [.readSockets, poll(.seconds(22))]),
             // Said twice: nothing new.
-            Turn(at: .seconds(13), commands: [.watchForStalls(true)], expect: [poll(.seconds(22))]),
+            Turn(at: .seconds(13), commands: [.someoneListens(true)], expect: [poll(.seconds(22))]),
             // Late: the next read counts from this one.
             Turn(at: .seconds(25), expect: [.readSockets, poll(.seconds(35))]),
-            Turn(at: .seconds(26), commands: [.watchForStalls(false)], expect: [.forgetSockets, Self.sleep]),
-            Turn(at: .seconds(27), commands: [.watchForStalls(false)], expect: [Self.sleep]),
-            Turn(at: .seconds(40), commands: [.watchForStalls(true)], expect: [poll(.seconds(50))]),
-            // A flap shorter than the interval reads nothing.
-            Turn(at: .seconds(45), commands: [.watchForStalls(false)], expect: [.forgetSockets, Self.sleep]),
-            Turn(at: .seconds(46), commands: [.watchForStalls(true)], expect: [poll(.seconds(56))]),
+            Turn(at: .seconds(26), commands: [.someoneListens(false)], expect: [.forgetSockets, Self.sleep]),
+            Turn(at: .seconds(27), commands: [.someoneListens(false)], expect: [Self.sleep]),
+            Turn(at: .seconds(40), commands: [.someoneListens(true)], expect: [poll(.seconds(50))]),
+            // The route flaps: the loop sees the path go and come back, and a flap shorter
+            // than the interval reads nothing.
+            Turn(at: .seconds(45), netlink: Self.changed, snapshot: Self.noRoute, expect: [.evaluate, .forgetSockets, Self.sleep]),
+            Turn(at: .seconds(46), netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, poll(.seconds(56))]),
             Turn(at: .seconds(56), expect: [.readSockets, poll(.seconds(66))]),
         ]))
+        play(Case(name: "someone listens before the path is satisfied", stallPollInterval: .seconds(10), turns: [
+            Turn(netlink: Self.changed, snapshot: Self.noRoute, expect: [.evaluate, Self.sleep]),
+            Turn(at: .seconds(1), commands: [.someoneListens(true)], expect: [Self.sleep]),
+            Turn(at: .seconds(3), netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, poll(.seconds(13))]),
+            // Nobody listens any more, and the next snapshot reads nothing either.
+            Turn(at: .seconds(4), commands: [.someoneListens(false)], expect: [.forgetSockets, Self.sleep]),
+            Turn(at: .seconds(5), netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, Self.sleep]),
+        ]))
+        play(Case(name: "a reload ignores the only interface", stallPollInterval: .seconds(10), turns: [
+            Turn(commands: [.someoneListens(true)], netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, poll(.seconds(10))]),
+            // The same snapshot, unsatisfied under the new policy: evaluated again, reads stop.
+            Turn(at: .seconds(2), signals: [SIGHUP], policyOnReload: Self.ignoringEth, snapshot: Self.satisfied,
+                 expect: [.reload(reply: nil), .evaluate, .forgetSockets, Self.sleep]),
+            // The same policy again changes nothing.
+            Turn(at: .seconds(3), signals: [SIGHUP], policyOnReload: Self.ignoringEth, expect: [.reload(reply: nil), Self.sleep]),
+            Turn(at: .seconds(4), signals: [SIGHUP], policyOnReload: InterfacePolicy(), snapshot: Self.satisfied,
+                 expect: [.reload(reply: nil), .evaluate, poll(.seconds(14))]),
+        ]))
         play(Case(name: "[stall] enabled = false", turns: [
-            Turn(at: .seconds(2), commands: [.watchForStalls(true)], expect: [Self.sleep]),
-            Turn(at: .seconds(3), commands: [.watchForStalls(false)], expect: [Self.sleep]),
+            Turn(commands: [.someoneListens(true)], netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, Self.sleep]),
+            Turn(at: .seconds(3), commands: [.someoneListens(false)], expect: [Self.sleep]),
         ]))
         play(Case(name: "the earliest timer wins", watchdog: .seconds(4), stallPollInterval: .seconds(1), turns: [
-            Turn(commands: [.watchForStalls(true)], expect: [poll(.seconds(1))]),
+            Turn(commands: [.someoneListens(true)], netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, poll(.seconds(1))]),
             Turn(at: .seconds(1), expect: [.readSockets, poll(.seconds(2))]),
             Turn(at: .seconds(4), expect: [.readSockets, .pingWatchdog, poll(.seconds(5))]),
         ]))

@@ -260,7 +260,7 @@ private final class EngineRun: Sendable {
                         $0.times.append(.now)
                     }
                 },
-                reload: { _ in }, watchdog: {}, socketDirectoryChanged: {}
+                reload: { _ in nil }, watchdog: {}, socketDirectoryChanged: {}
             )
             _ = try? handoff.engine.run(events, watchdogInterval: nil)
             finished.signal()
