@@ -446,7 +446,7 @@ struct EngineLoop {
     /// listens, `[stall]` is on, and the last snapshot's path is satisfied.
     private mutating func followSocketReads(now: ContinuousClock.Instant) -> [EngineAction] {
         guard let interval = stallPollInterval else { return [] }
-        let wanted = someoneListens && PathDerivation.derive(lastSnapshot, policy: policy).status == .satisfied
+        let wanted = someoneListens && PathDerivation.isSatisfied(lastSnapshot, policy: policy)
         switch (wanted, socketReads) {
         case (true, .off):
             // The first read (the baseline) one interval on: a route that flaps costs no read.

@@ -99,6 +99,13 @@ public enum PathDerivation {
         )
     }
 
+    /// Whether `derive(snapshot, policy: policy)` would be satisfied, without deriving the
+    /// rest of the path: the engine asks at every change (whether to read the TCP sockets).
+    public static func isSatisfied(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy()) -> Bool {
+        let context = Context(snapshot: snapshot, policy: policy, filter: .none)
+        return AddressFamily.allCases.contains { context.evaluate(family: $0).usable.map { !$0.requiresConnection } ?? false }
+    }
+
     /// AFNetworking's status for a reachable path over an interface of this type.
     public static func reachability(for type: InterfaceType?) -> ReachabilityStatus {
         switch type {

@@ -562,6 +562,9 @@ final class PathDerivationTests: XCTestCase {
             let path = PathDerivation.derive(c.snapshot, policy: c.policy, filter: c.filter, connectivity: c.connectivity)
             XCTAssertEqual(path.status, c.status, "\(c.name): status")
             XCTAssertEqual(path.unsatisfiedReason, c.reason, "\(c.name): unsatisfiedReason")
+            if c.filter == .none {
+                XCTAssertEqual(PathDerivation.isSatisfied(c.snapshot, policy: c.policy), path.status == .satisfied, "\(c.name): isSatisfied")
+            }
             for check in c.checks { Self.assert(check, on: path, c.name) }
             Self.assertInvariants(path, c.name)
         }
