@@ -69,7 +69,7 @@ final class GatewayNeighboursTests: XCTestCase {
         }
     }
 
-    /// Which states need only their failure watched (the kernel filter's narrow mode).
+    /// Which gateways' entries stay followed: the used ones, and a few left over (a flap).
     func testWhichGatewaysStayFollowed() {
         func key(_ index: Int32, _ address: String) -> GatewayKey { GatewayKey(interfaceIndex: index, address: IPAddress(address)!) }
         let a = key(2, "10.0.0.1"), b = key(3, "10.1.0.1"), c = key(2, "fe80::1")
@@ -89,6 +89,7 @@ final class GatewayNeighboursTests: XCTestCase {
         }
     }
 
+    /// Which states need only their failure watched (the kernel filter's narrow mode).
     func testWhichStatesAnswer() {
         let cases: [(NeighbourState?, Bool)] = [
             (.reachable, true), (.stale, true), (.delay, true), (.probe, true), (.permanent, true), (.noARP, true),
