@@ -28,7 +28,8 @@ enum MetricsRequest: Equatable {
 }
 
 /// What the metrics endpoint needs from the owner of the published state, on its loop.
-package protocol MetricsSource: AnyObject {
+/// Its type crosses to the loop's closures (`SendableMetatype`); the instance stays boxed there.
+package protocol MetricsSource: AnyObject, SendableMetatype {
     /// The exposition of what is published now.
     func metricsText() -> String
     /// Logs `what` (rate-limited per reason) and counts that a metrics client was refused or cut off.

@@ -88,7 +88,7 @@ final class DispatchIntegrationTests: DaemonTestCase {
     /// Starts `reachctl dispatch` in the host namespace (so hooks see its kernel), with a
     /// variable of its own that no hook may inherit.
     private func startDispatcher(socket: String, arguments: [String] = []) throws {
-        for suffix in [".out", ".err"] { FileManager.default.createFile(atPath: dispatcherLog + suffix, contents: nil) }
+        for suffix in [".out", ".err"] { _ = FileManager.default.createFile(atPath: dispatcherLog + suffix, contents: nil) }
         dispatcher = try Command.launch(
             ["ip", "netns", "exec", topology.host.name, Paths.product("reachctl"), "dispatch", hooks, "--socket", socket] + arguments,
             environment: ["DISPATCHER_SECRET": "inherited"], unset: ["REACHD_SOCKET"],

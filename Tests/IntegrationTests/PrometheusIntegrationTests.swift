@@ -115,7 +115,7 @@ final class PrometheusIntegrationTests: DaemonTestCase {
                 static_configs:
                   - targets: ["\(Self.metricsAddress)"]
             """.write(toFile: work + "/prometheus.yml", atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: work + "/prometheus.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: work + "/prometheus.log", contents: nil)
         let log = FileHandle(forWritingAtPath: work + "/prometheus.log")
         prometheus = try Command.launch(
             ["ip", "netns", "exec", topology.host.name, binary, "--config.file=\(work)/prometheus.yml",
