@@ -5,7 +5,8 @@ import ReachabilityCore
 /// The host's TCP sockets as the kernel's sock_diag reports them: one dump per family
 /// (`inet_diag_req_v2` with INET_DIAG_INFO, so each socket comes with its `tcp_info`), each
 /// socket attributed to the interface it is bound to or else the one holding its source
-/// address. Reads only; no packet is sent.
+/// address, with its remote address and owner (the stall rule's breadth). Reads only; no
+/// packet is sent.
 ///
 /// A fresh NETLINK_SOCK_DIAG socket per read, closed after it: between polls reachd holds
 /// nothing open. Listening, TIME_WAIT, closed and half-open (SYN_RECV) sockets are not asked
@@ -61,7 +62,8 @@ package enum TCPSocketDiagnostics {
     /// a message too short to be one.
     static func sample(_ message: NetlinkMessage, owners: [IPAddress: Int32]) -> TCPSocketSample? {
         guard Int32(message.type) == SOCK_DIAG_BY_FAMILY, let header = message.fixedHeader(inet_diag_msg.self) else { return nil }
-        guard let source = address(header.id.idiag_src, family: Int32(header.idiag_family)), !source.isLoopbackAddress else { return nil }
+        guard let source = address(header.id.idiag_src, family: Int32(header.idiag_family)), !source.isLoopbackAddress,
+              let destination = address(header.id.idiag_dst, family: Int32(header.idiag_family)) else { return nil }
         let index = header.id.idiag_if != 0 ? Int32(bitPattern: header.id.idiag_if) : owners[source]
         guard let index else { return nil }
         var info = reachd_tcp_info()
@@ -73,12 +75,13 @@ package enum TCPSocketDiagnostics {
         let cookie = UInt64(header.id.idiag_cookie.0) | UInt64(header.id.idiag_cookie.1) << 32
         return TCPSocketSample(
             cookie: cookie, interfaceIndex: index, state: Int32(header.idiag_state) == TCP_SYN_SENT ? .synSent : .other,
+            destination: destination, uid: header.idiag_uid,
             segmentsSent: info.tcpi_segs_out, segmentsReceived: info.tcpi_segs_in, retransmitted: info.head.tcpi_total_retrans,
             lost: info.head.tcpi_lost, unacknowledged: info.head.tcpi_unacked
         )
     }
 
-    /// The address in an `idiag_src`; an IPv4-mapped IPv6 address as the IPv4 address it is.
+    /// The address in an `idiag_src` or `idiag_dst`; an IPv4-mapped IPv6 address as the IPv4 address it is.
     static func address(_ words: (UInt32, UInt32, UInt32, UInt32), family: Int32) -> IPAddress? {
         let bytes = withUnsafeBytes(of: words) { Array($0) }
         switch family {

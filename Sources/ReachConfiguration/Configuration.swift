@@ -467,7 +467,7 @@ extension ReachdConfiguration {
         package var enabled = true
         /// `poll-interval`: how often the sockets are read while it runs.
         package var pollInterval: Duration = .seconds(10)
-        /// `fail-percent`, `minimum-segments`, `syn-sent-minimum`.
+        /// `fail-percent`, `minimum-segments`, `syn-sent-minimum`, `minimum-destinations`.
         package var rule = DataStallRule()
         /// `socket-limit`: the most sockets one poll keeps; the rest are skipped.
         package var socketLimit = 4096
@@ -481,13 +481,14 @@ extension ReachdConfiguration {
             rule.failPercent = try container.setting(Bounded<Percent>.self, .failPercent)?.value ?? rule.failPercent
             rule.minimumSegments = try container.setting(Bounded<Count>.self, .minimumSegments)?.value ?? rule.minimumSegments
             rule.synSentMinimum = try container.setting(Bounded<Count>.self, .synSentMinimum)?.value ?? rule.synSentMinimum
+            rule.minimumDestinations = try container.setting(Bounded<Count>.self, .minimumDestinations)?.value ?? rule.minimumDestinations
             socketLimit = try container.setting(Bounded<Count>.self, .socketLimit)?.value ?? socketLimit
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
         enum CodingKeys: String, CodingKey, CaseIterable {
             case enabled
             case pollInterval = "poll-interval", failPercent = "fail-percent", minimumSegments = "minimum-segments"
-            case synSentMinimum = "syn-sent-minimum", socketLimit = "socket-limit"
+            case synSentMinimum = "syn-sent-minimum", minimumDestinations = "minimum-destinations", socketLimit = "socket-limit"
         }
     }
 }

@@ -46,6 +46,8 @@ package final class ConnectivityMonitor {
     /// The links and addresses networkd was last asked about: asked again when they change.
     private var askedNetworkdAbout: (links: [Int32: Link], addresses: [InterfaceAddress])?
     private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
+    /// Stalls waiting for the probe round that decides them.
+    private var stallConfirmation = StallConfirmation()
     /// What is known, published through `onChange`.
     private(set) var table: ConnectivityTable = [:]
     /// Called on the loop whenever `table` changed.
@@ -113,31 +115,61 @@ package final class ConnectivityMonitor {
         }
     }
 
-    /// The engine's stall verdicts (`DataStallDetector`): each stalled interface and since
-    /// when. A new stall makes the interface's connectivity limited (`ProbeVerdict.combine`)
-    /// and probes it at once when probes are configured; a cleared one gives the probes'
-    /// verdict back.
-    package func update(stalls: [Int32: Int]) {
-        var next = table
-        var newlyStalled: [Int32] = []
-        for index in Set(next.keys).union(stalls.keys).sorted() where next[index]?.dataStallSince != stalls[index] {
-            // A stall on a link the kernel view no longer has is stale: the next snapshot drops it anyway.
-            if stalls[index] != nil, let snapshot = lastInputs?.snapshot, snapshot.links[index] == nil { continue }
-            var facts = next[index] ?? InterfaceConnectivity()
-            if facts.dataStallSince == nil { newlyStalled.append(index) }
-            facts.dataStallSince = stalls[index]
-            next[index] = facts == InterfaceConnectivity() ? nil : facts
-            let name = lastInputs?.snapshot.links[index]?.name ?? "\(index)"
-            if let since = stalls[index] {
-                logger.notice("TCP traffic stalled", metadata: ["interface": "\(name)", "since": "\(since)"])
-            } else {
-                logger.notice("TCP traffic flows again", metadata: ["interface": "\(name)"])
+    /// The engine's stall verdicts (`DataStallDetector`): each stalled interface, since when
+    /// and on what evidence. With probes on the interface a round runs first and its verdict
+    /// decides (`StallConfirmation`); a published stall makes connectivity limited
+    /// (`ProbeVerdict.combine`) until it clears.
+    package func update(stalls: [Int32: DataStall]) {
+        let probed = settings.probe.isEnabled ? Set(entries.keys.map(\.interfaceIndex)) : []
+        perform(stallConfirmation.engineFound(stalls, published: table.compactMapValues(\.dataStall), probed: probed, now: .now))
+    }
+
+    private func perform(_ actions: [StallConfirmation.Action]) {
+        for action in actions {
+            switch action {
+            case let .probe(index, stall, at):
+                logger.debug("TCP traffic looks stalled; probing before it is published",
+                             metadata: ["interface": "\(interfaceName(index))"].merging(Self.evidence(stall)) { $1 })
+                eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(max(.zero, at - .now))) { [self] in
+                    guard stallConfirmation.isAwaiting(stall, on: index) else { return }
+                    guard let round = checkNow(interfaceIndex: index) else {
+                        return perform(stallConfirmation.probeFinished(on: index, for: stall))
+                    }
+                    round.assumeIsolated().whenComplete { [self] _ in perform(stallConfirmation.probeFinished(on: index, for: stall)) }
+                }
+            case let .publish(index, stall):
+                publish(stall, on: index)
             }
         }
+    }
+
+    private func publish(_ stall: DataStall?, on index: Int32) {
+        // A stall on a link the kernel view no longer has is stale: the next snapshot drops it anyway.
+        if stall != nil, let snapshot = lastInputs?.snapshot, snapshot.links[index] == nil { return }
+        var next = table
+        var facts = next[index] ?? InterfaceConnectivity()
+        let wasLimiting = facts.cause != nil
+        facts.dataStall = stall
+        next[index] = facts == InterfaceConnectivity() ? nil : facts
         commit(next)
-        for index in newlyStalled where next[index]?.dataStallSince != nil {
-            _ = checkNow(interfaceIndex: index)  // nil (nothing done) unless probes run on it
+        var metadata: Logger.Metadata = ["interface": "\(interfaceName(index))"]
+        if let stall {
+            metadata.merge(Self.evidence(stall)) { $1 }
+            if facts.cause == .dataStall {
+                logger.notice("TCP traffic stalled", metadata: metadata)
+            } else {
+                logger.info("TCP traffic looked stalled, but a probe round since reached its server: connectivity stands", metadata: metadata)
+            }
+        } else if wasLimiting {
+            logger.notice("TCP traffic flows again", metadata: metadata)
         }
+    }
+
+    private func interfaceName(_ index: Int32) -> String { lastInputs?.snapshot.links[index]?.name ?? "\(index)" }
+
+    /// What a stall rests on, as log fields.
+    private static func evidence(_ stall: DataStall) -> Logger.Metadata {
+        ["since": "\(stall.since)", "sockets": "\(stall.sockets)", "destinations": "\(stall.destinations)", "uids": "\(stall.users)"]
     }
 
     /// Asks systemd-networkd, off the loop, what captive portals its links learned, when its
@@ -181,6 +213,7 @@ package final class ConnectivityMonitor {
             finishWaiters(of: key)
         }
         entries = [:]
+        stallConfirmation = StallConfirmation()  // a round a stall scheduled finds nothing awaited
     }
 
     // MARK: Carrying out the schedule's actions

@@ -51,9 +51,9 @@ package struct EngineEvents {
     /// An event in the socket's directory named the socket file (or named nothing): the
     /// file may have been deleted.
     package var socketDirectoryChanged: () -> Void
-    /// The interfaces whose TCP traffic is stalled changed: each stalled one and since when
-    /// (seconds since the epoch).
-    package var stalls: ([Int32: Int]) -> Void = { _ in }
+    /// The interfaces whose TCP traffic is stalled changed: each stalled one, since when and
+    /// on what evidence.
+    package var stalls: ([Int32: DataStall]) -> Void = { _ in }
 
     /// Creates the set of callbacks.
     package init(
@@ -230,7 +230,7 @@ package final class ReachabilityEngine {
     /// What the socket reads saw so far.
     private var stallDetector: DataStallDetector
     /// The stalls last handed to `EngineEvents.stalls`.
-    private var publishedStalls: [Int32: Int] = [:]
+    private var publishedStalls: [Int32: DataStall] = [:]
     /// A read skipped sockets past the limit, and the log said so.
     private var reportedSkippedSockets = false
     /// A read failed, and the log said so.
@@ -534,7 +534,7 @@ package final class ReachabilityEngine {
         publish(stalls: stallDetector.poll(reading.samples, at: Int(time(nil))), events)
     }
 
-    private func publish(stalls: [Int32: Int], _ events: EngineEvents) {
+    private func publish(stalls: [Int32: DataStall], _ events: EngineEvents) {
         guard stalls != publishedStalls else { return }
         publishedStalls = stalls
         events.stalls(stalls)

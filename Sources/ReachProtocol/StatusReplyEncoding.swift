@@ -107,6 +107,10 @@ private struct JSONBytes {
             appendText(#","connectivityCause":"#)
             appendString(cause.rawValue)
         }
+        if let destinations = path.connectivityCauseDestinations {
+            appendText(#","connectivityCauseDestinations":"#)
+            appendInteger(destinations)
+        }
         if let since = path.connectivityCauseSince {
             appendText(#","connectivityCauseSince":"#)
             appendInteger(since)

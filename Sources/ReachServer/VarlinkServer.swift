@@ -130,9 +130,9 @@ package final class VarlinkServer: Sendable {
         eventLoop.execute { core.value.update(snapshot: snapshot) }
     }
 
-    /// Hands the engine's newest stall verdicts (stalled interfaces, since when) to the loop.
+    /// Hands the engine's newest stall verdicts (stalled interfaces, since when, on what evidence) to the loop.
     /// Callable from any thread.
-    package func publish(stalls: [Int32: Int]) {
+    package func publish(stalls: [Int32: DataStall]) {
         let core = self.core
         eventLoop.execute { core.value.connectivity.update(stalls: stalls) }
     }

@@ -15,6 +15,10 @@ public struct TCPSocketSample: Sendable, Hashable {
     public var interfaceIndex: Int32
     /// Its state.
     public var state: TCPSocketState
+    /// The remote address it talks to.
+    public var destination: IPAddress
+    /// The uid owning it, as the kernel names it to reachd.
+    public var uid: UInt32
     /// `tcpi_segs_out`: segments sent, retransmissions included.
     public var segmentsSent: UInt32
     /// `tcpi_segs_in`: segments received.
@@ -27,11 +31,14 @@ public struct TCPSocketSample: Sendable, Hashable {
     public var unacknowledged: UInt32
 
     /// Creates a sample.
-    public init(cookie: UInt64, interfaceIndex: Int32, state: TCPSocketState = .other, segmentsSent: UInt32 = 0,
-                segmentsReceived: UInt32 = 0, retransmitted: UInt32 = 0, lost: UInt32 = 0, unacknowledged: UInt32 = 0) {
+    public init(cookie: UInt64, interfaceIndex: Int32, state: TCPSocketState = .other, destination: IPAddress, uid: UInt32 = 0,
+                segmentsSent: UInt32 = 0, segmentsReceived: UInt32 = 0, retransmitted: UInt32 = 0, lost: UInt32 = 0,
+                unacknowledged: UInt32 = 0) {
         self.cookie = cookie
         self.interfaceIndex = interfaceIndex
         self.state = state
+        self.destination = destination
+        self.uid = uid
         self.segmentsSent = segmentsSent
         self.segmentsReceived = segmentsReceived
         self.retransmitted = retransmitted
@@ -40,7 +47,27 @@ public struct TCPSocketSample: Sendable, Hashable {
     }
 }
 
-/// When an interface's TCP traffic counts as stalled (`[stall]`); Android's defaults.
+/// A destination as the breadth rule counts it: an IPv4 /24 or an IPv6 /64, so the hosts of
+/// one firewalled network (or one host's many addresses) are one destination.
+public enum DestinationPrefix: Sendable, Hashable {
+    /// The first three bytes of an IPv4 address.
+    case v4(UInt32)
+    /// The first eight bytes of an IPv6 address.
+    case v6(UInt64)
+
+    /// The prefix `address` lies in.
+    public init(_ address: IPAddress) {
+        switch address {
+        case let .v4(a, b, c, _):
+            self = .v4(UInt32(a) << 16 | UInt32(b) << 8 | UInt32(c))
+        case let .v6(bytes):
+            self = .v6(bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
+        }
+    }
+}
+
+/// When an interface's TCP traffic counts as stalled (`[stall]`): Android's rule, and the
+/// breadth that makes it the path's rather than one server's.
 public struct DataStallRule: Sendable, Hashable {
     /// Retransmitted plus lost segments, in percent of those sent, that make a stall.
     public var failPercent = 80
@@ -49,9 +76,33 @@ public struct DataStallRule: Sendable, Hashable {
     public var minimumSegments = 10
     /// SYN_SENT sockets whose SYN was retransmitted, with nothing received, that make a stall.
     public var synSentMinimum = 3
+    /// Distinct destinations (`DestinationPrefix`) whose traffic must go unanswered: one host
+    /// or network that does not answer is down or firewalled, not the path (DESIGN rule 11).
+    public var minimumDestinations = 3
 
-    /// Android's rule.
+    /// Android's rule, over three destinations.
     public init() {}
+}
+
+/// What a stall verdict rests on: the unanswered sockets since anything was last received on
+/// the interface, the destinations they went to and the users owning them.
+public struct DataStall: Sendable, Hashable {
+    /// When the interface was judged stalled, in seconds since the epoch.
+    public var since: Int
+    /// Sockets whose traffic went unanswered.
+    public var sockets: Int
+    /// The distinct destinations (IPv4 /24s, IPv6 /64s) they went to.
+    public var destinations: Int
+    /// The distinct uids owning them.
+    public var users: Int
+
+    /// Creates a verdict's evidence.
+    public init(since: Int, sockets: Int = 0, destinations: Int = 0, users: Int = 0) {
+        self.since = since
+        self.sockets = sockets
+        self.destinations = destinations
+        self.users = users
+    }
 }
 
 /// Whether the TCP traffic over each interface is stalled: the pure rule, fed one poll of
@@ -62,30 +113,68 @@ public struct DataStallRule: Sendable, Hashable {
 /// - a poll window in which a segment was received (an acknowledgement, an answer, a new
 ///   connection's SYN-ACK) means the path carries traffic: a stall clears, and the count
 ///   starts over from what is still unanswered (the segments in flight, and those of them
-///   presumed lost), since the window may have ended in silence;
+///   presumed lost, with their sockets' destinations), since the window may have ended in silence;
 /// - a window in which nothing was received adds what was sent, retransmitted and newly
-///   presumed lost; then it is a stall when at least `minimumSegments` were sent and
-///   retransmitted plus lost ones reach `failPercent` of them, or when `synSentMinimum`
-///   connections sit in SYN_SENT with their SYN retransmitted;
+///   presumed lost, and the sockets that retransmitted, lost segments or retried a SYN;
+///   then it is a stall when that unanswered traffic went to at least `minimumDestinations`
+///   destinations and either at least `minimumSegments` were sent with retransmitted plus
+///   lost ones reaching `failPercent` of them, or `synSentMinimum` connections sit in
+///   SYN_SENT with their SYN retransmitted;
 /// - an interface with nothing in flight (no unacknowledged segment, no SYN out) has
 ///   nothing to be stalled: the count starts over and a stall clears.
 ///
 /// Judged only on a window of silence, so a stall takes two polls at least. An idle host,
-/// a refused connection (its RST is received), a slow download (segments keep coming) and
-/// light random loss (acknowledgements keep coming within any window) are no stall.
+/// a refused connection (its RST is received), a slow download (segments keep coming), light
+/// random loss (acknowledgements keep coming within any window) and any number of
+/// connections, ports and users towards one host or one /24 (/64) are no stall.
 public struct DataStallDetector: Sendable {
-    /// What an interface sent and lost since it last received anything.
+    /// The unanswered sockets, their destinations and their owners.
+    private struct Evidence: Sendable, Hashable {
+        var sockets: Set<UInt64> = []
+        var destinations: Set<DestinationPrefix> = []
+        var users: Set<UInt32> = []
+
+        mutating func add(_ sample: TCPSocketSample) {
+            sockets.insert(sample.cookie)
+            destinations.insert(DestinationPrefix(sample.destination))
+            users.insert(sample.uid)
+        }
+
+        mutating func formUnion(_ other: Evidence) {
+            sockets.formUnion(other.sockets)
+            destinations.formUnion(other.destinations)
+            users.formUnion(other.users)
+        }
+    }
+
+    /// What an interface sent and lost since it last received anything, and towards whom.
     private struct Tally: Sendable, Hashable {
         var sent = 0
         var failed = 0
+        var unanswered = Evidence()
     }
 
     /// One interface's verdict.
     private enum Verdict: Sendable, Hashable {
         /// Not stalled; what it sent and lost since it last received anything.
         case flowing(Tally)
-        /// Stalled since this time (seconds since the epoch).
-        case stalled(since: Int)
+        /// Stalled, and what the verdict rests on.
+        case stalled(DataStall)
+    }
+
+    /// One poll window of one interface.
+    private struct Window {
+        var sent = 0
+        var failed = 0
+        var received = false
+        var retryingSYNs = 0
+        var inFlight = false
+        var outstanding = 0
+        var presumedLost = 0
+        /// The sockets that failed in this window.
+        var failing = Evidence()
+        /// The sockets still holding segments presumed lost.
+        var stillLost = Evidence()
     }
 
     /// The rule in force.
@@ -98,10 +187,10 @@ public struct DataStallDetector: Sendable {
         self.rule = rule
     }
 
-    /// The stalled interfaces and since when (seconds since the epoch).
-    public var stalls: [Int32: Int] {
+    /// The stalled interfaces and what each verdict rests on.
+    public var stalls: [Int32: DataStall] {
         verdicts.compactMapValues { verdict in
-            if case let .stalled(since) = verdict { return since }
+            if case let .stalled(stall) = verdict { return stall }
             return nil
         }
     }
@@ -109,16 +198,7 @@ public struct DataStallDetector: Sendable {
     /// Takes one poll of the sockets (`time`: now, in seconds since the epoch) and returns
     /// the stalled interfaces after it.
     @discardableResult
-    public mutating func poll(_ samples: [TCPSocketSample], at time: Int) -> [Int32: Int] {
-        struct Window {
-            var sent = 0
-            var failed = 0
-            var received = false
-            var retryingSYNs = 0
-            var inFlight = false
-            var outstanding = 0
-            var presumedLost = 0
-        }
+    public mutating func poll(_ samples: [TCPSocketSample], at time: Int) -> [Int32: DataStall] {
         var windows: [Int32: Window] = [:]
         var current: [UInt64: TCPSocketSample] = [:]
         current.reserveCapacity(samples.count)
@@ -126,15 +206,20 @@ public struct DataStallDetector: Sendable {
             current[sample.cookie] = sample
             let before = previous[sample.cookie]
             var window = windows[sample.interfaceIndex] ?? Window()
+            let retransmitted = Int(sample.retransmitted &- (before?.retransmitted ?? 0))
+            let newlyLost = max(0, Int(sample.lost) - Int(before?.lost ?? 0))
             window.sent += Int(sample.segmentsSent &- (before?.segmentsSent ?? 0))
-            window.failed += Int(sample.retransmitted &- (before?.retransmitted ?? 0))
-            window.failed += max(0, Int(sample.lost) - Int(before?.lost ?? 0))
+            window.failed += retransmitted + newlyLost
             if sample.segmentsReceived != (before?.segmentsReceived ?? 0) { window.received = true }
             if sample.state == .synSent {
                 window.inFlight = true
                 if sample.retransmitted > 0 { window.retryingSYNs += 1 }
             }
+            if retransmitted > 0 || newlyLost > 0 || (sample.state == .synSent && sample.retransmitted > 0) {
+                window.failing.add(sample)
+            }
             if sample.unacknowledged > 0 { window.inFlight = true }
+            if sample.lost > 0 { window.stillLost.add(sample) }
             window.outstanding += Int(sample.unacknowledged)
             window.presumedLost += Int(sample.lost)
             windows[sample.interfaceIndex] = window
@@ -148,16 +233,19 @@ public struct DataStallDetector: Sendable {
                 continue
             }
             if window.received {
-                next[index] = .flowing(Tally(sent: window.outstanding, failed: window.presumedLost))
+                next[index] = .flowing(Tally(sent: window.outstanding, failed: window.presumedLost, unanswered: window.stillLost))
                 continue
             }
             switch verdicts[index] {
-            case let .stalled(since)?:
-                next[index] = .stalled(since: since)
+            case let .stalled(stall)?:
+                next[index] = .stalled(stall)
             case let .flowing(tally)?:
-                next[index] = judge(Tally(sent: tally.sent + window.sent, failed: tally.failed + window.failed), window.retryingSYNs, at: time)
+                var unanswered = tally.unanswered
+                unanswered.formUnion(window.failing)
+                next[index] = judge(Tally(sent: tally.sent + window.sent, failed: tally.failed + window.failed, unanswered: unanswered),
+                                    window.retryingSYNs, at: time)
             case nil:
-                next[index] = judge(Tally(sent: window.sent, failed: window.failed), window.retryingSYNs, at: time)
+                next[index] = judge(Tally(sent: window.sent, failed: window.failed, unanswered: window.failing), window.retryingSYNs, at: time)
             }
         }
         // An interface none of whose sockets is left has nothing to be stalled.
@@ -172,8 +260,11 @@ public struct DataStallDetector: Sendable {
     }
 
     private func judge(_ tally: Tally, _ retryingSYNs: Int, at time: Int) -> Verdict {
-        if tally.sent >= rule.minimumSegments && tally.failed * 100 >= rule.failPercent * tally.sent { return .stalled(since: time) }
-        if retryingSYNs >= rule.synSentMinimum { return .stalled(since: time) }
-        return .flowing(tally)
+        let failing = tally.sent >= rule.minimumSegments && tally.failed * 100 >= rule.failPercent * tally.sent
+        guard failing || retryingSYNs >= rule.synSentMinimum,
+              tally.unanswered.destinations.count >= rule.minimumDestinations else { return .flowing(tally) }
+        let evidence = tally.unanswered
+        return .stalled(DataStall(since: time, sockets: evidence.sockets.count, destinations: evidence.destinations.count,
+                                  users: evidence.users.count))
     }
 }

@@ -11,18 +11,18 @@ public struct InterfaceConnectivity: Sendable, Hashable {
     public var lastChecked: Int?
     /// Captive-portal facts, when the network announced a portal or a probe met one.
     public var captivePortal: CaptivePortal?
-    /// Since when (seconds since the epoch) the interface's TCP traffic is stalled
-    /// (`DataStallDetector`); nil when it is not.
-    public var dataStallSince: Int?
+    /// The interface's TCP traffic is stalled (`DataStallDetector`): since when, and what
+    /// the verdict rests on; nil when it is not.
+    public var dataStall: DataStall?
 
     /// Nothing known yet.
     public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil,
-                dataStallSince: Int? = nil) {
+                dataStall: DataStall? = nil) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.lastChecked = lastChecked
         self.captivePortal = captivePortal
-        self.dataStallSince = dataStallSince
+        self.dataStall = dataStall
     }
 
     /// One family's verdict.

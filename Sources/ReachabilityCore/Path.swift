@@ -193,6 +193,8 @@ public struct Path: Sendable, Hashable, Codable {
     public var connectivityCause: ConnectivityCause?
     /// Since when `connectivityCause` holds, in seconds since the epoch.
     public var connectivityCauseSince: Int?
+    /// How many destinations (IPv4 /24s, IPv6 /64s) a `dataStall` cause rests on.
+    public var connectivityCauseDestinations: Int?
     /// The NAT64 prefixes of the network IPv6 traffic leaves by (a router's PREF64, else
     /// DNS64); nil when it announced none.
     public var nat64Prefixes: [NAT64Prefix]?
@@ -211,7 +213,7 @@ public struct Path: Sendable, Hashable, Codable {
         availableInterfaces: [String] = [], gateways: [String] = [], supportsIPv4: Bool = false,
         supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false,
         isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil,
-        connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil,
+        connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil, connectivityCauseDestinations: Int? = nil,
         nat64Prefixes: [NAT64Prefix]? = nil, ipv4ViaNAT64: NAT64Prefix? = nil, ipv4ProvidedBy: IPv4Provider? = nil
     ) {
         self.status = status
@@ -231,6 +233,7 @@ public struct Path: Sendable, Hashable, Codable {
         self.captivePortal = captivePortal
         self.connectivityCause = connectivityCause
         self.connectivityCauseSince = connectivityCauseSince
+        self.connectivityCauseDestinations = connectivityCauseDestinations
         self.nat64Prefixes = nat64Prefixes
         self.ipv4ViaNAT64 = ipv4ViaNAT64
         self.ipv4ProvidedBy = ipv4ProvidedBy
@@ -313,6 +316,8 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var connectivityCause: ConnectivityCause?
     /// Since when `connectivityCause` holds, in seconds since the epoch.
     public var connectivityCauseSince: Int?
+    /// How many destinations (IPv4 /24s, IPv6 /64s) a `dataStall` cause rests on.
+    public var connectivityCauseDestinations: Int?
 
     /// Creates an interface description.
     public init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool,
@@ -333,6 +338,7 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
         self.lastChecked = connectivity.lastChecked
         self.captivePortal = connectivity.captivePortal
         self.connectivityCause = connectivity.cause
-        self.connectivityCauseSince = connectivity.cause == nil ? nil : connectivity.dataStallSince
+        self.connectivityCauseSince = connectivity.cause == nil ? nil : connectivity.dataStall?.since
+        self.connectivityCauseDestinations = connectivity.cause == nil ? nil : connectivity.dataStall?.destinations
     }
 }

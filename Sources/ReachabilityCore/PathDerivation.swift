@@ -91,7 +91,8 @@ public enum PathDerivation {
             connectivity: status == .satisfied ? facts?.combined ?? .unknown : context.offlineConnectivity,
             captivePortal: facts?.captivePortal,
             connectivityCause: facts?.cause,
-            connectivityCauseSince: facts?.cause == nil ? nil : facts?.dataStallSince,
+            connectivityCauseSince: facts?.cause == nil ? nil : facts?.dataStall?.since,
+            connectivityCauseDestinations: facts?.cause == nil ? nil : facts?.dataStall?.destinations,
             nat64Prefixes: nat64Prefixes,
             // Native IPv4 wins: a dual-stack network's prefix changes nothing for IPv4.
             ipv4ViaNAT64: supportsIPv4 ? nil : nat64Prefixes?.first,

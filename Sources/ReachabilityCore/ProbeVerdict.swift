@@ -52,7 +52,7 @@ public enum ProbeVerdict {
     /// What decided `combine` besides the probes: a data stall no later probe round
     /// contradicted; nil when the probes' verdict stands.
     public static func cause(_ facts: InterfaceConnectivity) -> ConnectivityCause? {
-        guard let since = facts.dataStallSince else { return nil }
+        guard let since = facts.dataStall?.since else { return nil }
         if facts.captivePortal?.captive == true || facts.ipv4 == .portal || facts.ipv6 == .portal { return nil }
         let probed = rank(facts.ipv4) >= rank(facts.ipv6) ? facts.ipv4 : facts.ipv6
         if let checked = facts.lastChecked, checked >= since, rank(probed) > rank(.limited) { return nil }

@@ -59,7 +59,7 @@ extension Reachctl {
         /// since …)" when something besides the probes made it limited.
         static func connectivity(of interface: InterfaceDescription) -> String {
             if let cause = interface.connectivityCause {
-                return "limited (\(ConnectivityFormatter.cause(cause, since: interface.connectivityCauseSince)))"
+                return "limited (\(ConnectivityFormatter.cause(cause, since: interface.connectivityCauseSince, destinations: interface.connectivityCauseDestinations)))"
             }
             return [interface.ipv4Connectivity, interface.ipv6Connectivity].map { $0 == .unknown ? "-" : $0.rawValue }.joined(separator: "/")
         }

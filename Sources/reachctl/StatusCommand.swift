@@ -80,7 +80,8 @@ enum StatusFormatter {
         lines.append(("DNS", yesNo(path.supportsDNS)))
         lines.append(("Expensive", yesNo(path.isExpensive)))
         lines.append(("Constrained", yesNo(path.isConstrained)))
-        lines.append(("Connectivity", ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince)))
+        lines.append(("Connectivity", ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince,
+                                                                    destinations: path.connectivityCauseDestinations)))
         if let portal = path.captivePortal { lines.append(("Portal", PortalFormatter.describe(portal))) }
         lines.append(("Flags", list(path.flags.names)))
         lines.append(("Available", list(path.availableInterfaces)))
@@ -121,7 +122,8 @@ enum StatusFormatter {
         if path.isExpensive { text += " expensive" }
         if path.isConstrained { text += " constrained" }
         if path.connectivityCause != nil {
-            text += " " + ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince)
+            text += " " + ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince,
+                                                         destinations: path.connectivityCauseDestinations)
         }
         if let changes = reply.changes, !changes.isEmpty {
             text += " [changed: " + changes.map(\.rawValue).joined(separator: ",") + "]"
@@ -135,17 +137,18 @@ enum StatusFormatter {
     private static func list(_ values: [String]) -> String { values.isEmpty ? "-" : values.map(shown).joined(separator: ", ") }
 }
 
-/// Human-readable connectivity: "limited (dataStall since 2026-11-25T15:20:01Z)".
+/// Human-readable connectivity: "limited (dataStall since 2026-11-25T15:20:01Z, 4 destinations)".
 enum ConnectivityFormatter {
     /// The verdict, and what caused it since when, if something besides the probes did.
-    static func describe(_ connectivity: Connectivity, cause: ConnectivityCause?, since: Int?) -> String {
+    static func describe(_ connectivity: Connectivity, cause: ConnectivityCause?, since: Int?, destinations: Int?) -> String {
         guard let cause else { return connectivity.rawValue }
-        return "\(connectivity.rawValue) (\(self.cause(cause, since: since)))"
+        return "\(connectivity.rawValue) (\(self.cause(cause, since: since, destinations: destinations)))"
     }
 
-    /// "dataStall since 2026-11-25T15:20:01Z".
-    static func cause(_ cause: ConnectivityCause, since: Int?) -> String {
+    /// "dataStall since 2026-11-25T15:20:01Z, 4 destinations".
+    static func cause(_ cause: ConnectivityCause, since: Int?, destinations: Int?) -> String {
         cause.rawValue + (since.map { " since " + Date(timeIntervalSince1970: Double($0)).formatted(.iso8601) } ?? "")
+            + (destinations.map { ", \($0) destination\($0 == 1 ? "" : "s")" } ?? "")
     }
 }
 

@@ -1,11 +1,12 @@
 """TCP traffic for the data-stall tests, the ground truth they hold reachd against.
 
   receive PORT COUNTFILE       accept connections, discard what comes, keep the byte total in COUNTFILE
-  send HOST PORT [SOURCE]      send 8 KiB every 5 ms to HOST:PORT (from SOURCE), reconnecting when cut off
+  send HOSTS PORT [SOURCE]     send 8 KiB every 5 ms to each of HOSTS:PORT (comma-separated; from SOURCE),
+                               reconnecting when cut off
   trickle PORT RATE            accept connections and send each RATE bytes a second, in tenths
   download HOST PORT COUNTFILE read from HOST:PORT, keeping the byte total in COUNTFILE
-  connect HOST PORT COUNTFILE  open a new connection every 0.5 s (a page's requests), keeping the
-                               number that connected in COUNTFILE
+  connect HOSTS PORT COUNTFILE open a new connection every 0.5 s (a page's requests), to each of HOSTS
+                               in turn, keeping the number that connected in COUNTFILE
 
 Server modes print "ready" once they listen.
 """
@@ -50,16 +51,22 @@ def receive(port, count_file):
         threading.Thread(target=serve, args=(connection,), daemon=True).start()
 
 
-def send(host, port, source=None):
+def send(hosts, port, source=None):
     chunk = b"x" * 8192
-    while True:
-        try:
-            connection = socket.create_connection((host, port), source_address=(source, 0) if source else None)
-            while True:
-                connection.sendall(chunk)
-                time.sleep(0.005)
-        except OSError:
-            time.sleep(0.2)
+
+    def upload(host):
+        while True:
+            try:
+                connection = socket.create_connection((host, port), source_address=(source, 0) if source else None)
+                while True:
+                    connection.sendall(chunk)
+                    time.sleep(0.005)
+            except OSError:
+                time.sleep(0.2)
+
+    for host in hosts[1:]:
+        threading.Thread(target=upload, args=(host,), daemon=True).start()
+    upload(hosts[0])
 
 
 def trickle(port, rate):
@@ -95,11 +102,11 @@ def download(host, port, count_file):
             last = time.monotonic()
 
 
-def connect(host, port, count_file):
+def connect(hosts, port, count_file):
     connected = [0]
     lock = threading.Lock()
 
-    def attempt():
+    def attempt(host):
         try:
             with socket.create_connection((host, port), timeout=60):
                 with lock:
@@ -108,8 +115,10 @@ def connect(host, port, count_file):
         except OSError:
             pass
 
+    turn = 0
     while True:
-        threading.Thread(target=attempt, daemon=True).start()
+        threading.Thread(target=attempt, args=(hosts[turn % len(hosts)],), daemon=True).start()
+        turn += 1
         time.sleep(0.5)
 
 
@@ -118,11 +127,11 @@ if __name__ == "__main__":
     if mode == "receive":
         receive(int(sys.argv[2]), sys.argv[3])
     elif mode == "send":
-        send(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
+        send(sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
     elif mode == "trickle":
         trickle(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "connect":
-        connect(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        connect(sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4])
     elif mode == "download":
         download(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:

@@ -6,10 +6,16 @@ import TestSupport
 import XCTest
 
 /// Stalled TCP on a real kernel: reachd in `host`, a `router` that forwards to a `server`
-/// behind it, the sockets read every second. The ground truth is the TCP traffic itself: the
-/// byte count the receiving end keeps, which stops when the path is cut and grows again
-/// when it is back.
+/// behind it, the sockets read every second. The server answers on three networks
+/// (`servers`: three destinations, as a host's traffic has), and on ten hosts of one more
+/// /24 (`oneNetwork`). The ground truth is the TCP traffic itself: the byte count the
+/// receiving end keeps, which stops when the path is cut and grows again when it is back.
 final class DataStallIntegrationTests: DaemonTestCase {
+    /// The server's addresses on three networks: a dead path leaves all three unanswered.
+    private static let servers = ["10.78.0.2", "10.80.0.2", "10.81.0.2"]
+    /// Ten of the server's addresses in one /24: one destination however many hosts.
+    private static let oneNetwork = (1...10).map { "10.82.0.\($0)" }
+
     private var server: NetworkNamespace!
     private var work = ""
 
@@ -22,8 +28,10 @@ final class DataStallIntegrationTests: DaemonTestCase {
         try server.ip("link", "set", "eth0", "up")
         try server.ip("addr", "add", "10.78.0.2/24", "dev", "eth0")
         try server.ip("route", "add", "default", "via", "10.78.0.1")
+        for address in Self.servers.dropFirst() + Self.oneNetwork { try server.ip("addr", "add", address + "/32", "dev", "eth0") }
         try topology.router.ip("link", "set", "srv0", "up")
         try topology.router.ip("addr", "add", "10.78.0.1/24", "dev", "srv0")
+        for network in ["10.80.0.0/24", "10.81.0.0/24", "10.82.0.0/24"] { try topology.router.ip("route", "add", network, "via", "10.78.0.2") }
         _ = try topology.router.exec(["sysctl", "-qw", "net.ipv4.ip_forward=1"])
         try topology.configureIPv4()
     }
@@ -35,12 +43,14 @@ final class DataStallIntegrationTests: DaemonTestCase {
 
     // MARK: Helpers
 
-    /// Starts `tcp_traffic.py MODE …` in `namespace`; waits for "ready" when it serves.
+    /// Starts `tcp_traffic.py MODE …` in `namespace` (as `uid` when given); waits for "ready" when it serves.
     private func traffic(in namespace: NetworkNamespace, _ arguments: [String], serves: Bool = false,
-                         script: String = "Tests/Fixtures/tcp_traffic.py", arguments extra: [String] = []) throws -> Process {
+                         script: String = "Tests/Fixtures/tcp_traffic.py", arguments extra: [String] = [], asUser uid: Int? = nil) throws -> Process {
         let ready = Pipe()
+        // Another user gets the system's python: root's may live where nobody can enter.
+        let user = uid.map { ["setpriv", "--reuid", "\($0)", "--regid", "\($0)", "--clear-groups", "/usr/bin/python3"] } ?? ["python3"]
         let process = try Command.launch(
-            ["ip", "netns", "exec", namespace.name, "python3", Paths.repository.appendingPathComponent(script).path] + arguments + extra,
+            ["ip", "netns", "exec", namespace.name] + user + [Paths.repository.appendingPathComponent(script).path] + arguments + extra,
             stdout: serves ? ready : nil
         )
         // SIGKILL: the test runner's children start with SIGTERM blocked.
@@ -89,15 +99,16 @@ final class DataStallIntegrationTests: DaemonTestCase {
 
     // MARK: A stall, and its end
 
-    /// The router stops forwarding under an upload: the stall is found within a few polls
-    /// (connectivity limited, cause dataStall, in status and interfaces), while the server
-    /// receives nothing; it clears once forwarding resumes and the server receives again.
+    /// The router stops forwarding under uploads to three networks: the stall is found within
+    /// a few polls (connectivity limited, cause dataStall resting on three destinations, in
+    /// status and interfaces), while the server receives nothing; it clears once forwarding
+    /// resumes and the server receives again.
     func testARouterThatStopsForwardingIsAStallUntilItForwardsAgain() async throws {
         let received = work + "/received"
         _ = try traffic(in: server, ["receive", "9000", received], serves: true)
         let (daemon, _, recorder) = try startWatched()
         _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
-        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        _ = try traffic(in: topology.host, ["send", Self.servers.joined(separator: ","), "9000"])
         let flowing1 = await waitForBytes(received, over: 1 << 20)
 
         XCTAssertTrue(flowing1, "the upload flows")
@@ -113,14 +124,19 @@ final class DataStallIntegrationTests: DaemonTestCase {
         XCTAssertEqual(stalled?.connectivity, .limited)
         XCTAssertEqual(stalled?.status, .satisfied, "a stall limits connectivity; the route stays")
         XCTAssertNotNil(stalled?.connectivityCauseSince)
+        XCTAssertEqual(stalled?.connectivityCauseDestinations, 3, "the stall rests on the three networks")
         XCTAssertEqual(count(received), countAtCut, "ground truth: the server received nothing since the cut")
         let status = try reachctl(["status", "--socket", daemon.socketPath]).stdout
         let connectivityLine = status.split(separator: "\n").first { $0.hasPrefix("Connectivity:") }.map(String.init) ?? ""
         XCTAssertTrue(connectivityLine.contains("limited (dataStall since "), status)
+        XCTAssertTrue(connectivityLine.hasSuffix(", 3 destinations)"), status)
+        XCTAssertTrue(daemon.log.contains("TCP traffic stalled"), "the stall is logged")
+        let logged = daemon.log.split(separator: "\n").first { $0.contains("TCP traffic stalled") }.map(String.init) ?? ""
+        for field in ["destinations=3", "sockets=", "uids=1"] { XCTAssertTrue(logged.contains(field), "\(field) in: \(logged)") }
         let interfaces = try reachctl(["interfaces", "--socket", daemon.socketPath]).stdout
         let eth0 = interfaces.split(separator: "\n").first { $0.contains(" eth0 ") }.map(String.init) ?? ""
         XCTAssertTrue(eth0.contains("limited (dataStall since "), interfaces)
-        print("stall found \(found) after the cut\nreachctl status: \(connectivityLine)\nreachctl interfaces: \(eth0)")
+        print("stall found \(found) after the cut\nreachctl status: \(connectivityLine)\nreachctl interfaces: \(eth0)\nlog: \(logged)")
 
         try nft(topology.router, "delete table inet stall")
         let resumed = ContinuousClock.now
@@ -134,15 +150,16 @@ final class DataStallIntegrationTests: DaemonTestCase {
         print("stall cleared \(ContinuousClock.now - resumed) after forwarding resumed\nreachctl status: \(clearedLine)")
     }
 
-    /// New connections every half second, no upload: once the router drops forwarding they
-    /// sit in SYN_SENT retrying their SYN, which is a stall; it clears once they connect.
+    /// New connections every half second to three networks, no upload: once the router drops
+    /// forwarding they sit in SYN_SENT retrying their SYN, which is a stall; it clears once
+    /// they connect.
     func testConnectionsDyingInSynSentAreAStall() async throws {
         let received = work + "/received"
         _ = try traffic(in: server, ["receive", "9000", received], serves: true)
         let (_, _, recorder) = try startWatched()
         _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
         let connected = work + "/connected"
-        _ = try traffic(in: topology.host, ["connect", "10.78.0.2", "9000", connected])
+        _ = try traffic(in: topology.host, ["connect", Self.servers.joined(separator: ","), "9000", connected])
         let connecting = await waitForBytes(connected, over: 3)
         XCTAssertTrue(connecting, "ground truth: connections are made")
         try await Task.sleep(for: .seconds(2))
@@ -191,7 +208,7 @@ final class DataStallIntegrationTests: DaemonTestCase {
         _ = try traffic(in: server, ["receive", "9000", received], serves: true)
         let (_, _, recorder) = try startWatched()
         _ = await expectPath(recorder, "through tun0") { $0.primaryInterface == "tun0" }
-        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        _ = try traffic(in: topology.host, ["send", Self.servers.joined(separator: ","), "9000"])
         let flowing = await waitForBytes(received, over: 1 << 20)
         XCTAssertTrue(flowing, "ground truth: the upload flows through the tunnel")
 
@@ -209,10 +226,10 @@ final class DataStallIntegrationTests: DaemonTestCase {
         XCTAssertTrue(again, "ground truth: the upload flows again")
     }
 
-    /// With probes configured (re-checked only hourly), a stall probes the interface at once:
-    /// the round fails through the cut router, so it stays limited with the cause; once
-    /// forwarding resumes the stall clears and the retried probe finds full again, each
-    /// round held against the probe server's own request log.
+    /// With probes configured (re-checked only hourly), a suspected stall is probed at once,
+    /// before it is published: the round fails through the cut router, so the stall is
+    /// published (limited, cause dataStall); once forwarding resumes the stall clears and the
+    /// retried probe finds full again, each round held against the probe server's own request log.
     func testAStallProbesAtOnce() async throws {
         let state = work + "/probe.json"
         try #"{"http": "204", "https": "204", "api": null}"#.write(toFile: state, atomically: true, encoding: .utf8)
@@ -231,13 +248,13 @@ final class DataStallIntegrationTests: DaemonTestCase {
             [stall]
             poll-interval = 1
             """.write(toFile: configuration, atomically: true, encoding: .utf8)
-        let (_, client) = try startDaemon(extraArguments: ["--config", configuration])
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "validated", timeout: 15) { $0.connectivity == .full }
         let requests = { ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").count }
         let validated = requests()
         XCTAssertGreaterThan(validated, 0, "ground truth: the probe reached the server")
-        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        _ = try traffic(in: topology.host, ["send", Self.servers.joined(separator: ","), "9000"])
         let flowing = await waitForBytes(received, over: 1 << 20)
         XCTAssertTrue(flowing, "the upload flows")
 
@@ -255,6 +272,7 @@ final class DataStallIntegrationTests: DaemonTestCase {
         XCTAssertEqual(eth0?.ipv4Connectivity, .limited, "the round did not get through")
         XCTAssertEqual(eth0?.connectivityCause, .dataStall)
         XCTAssertEqual(requests(), validated, "ground truth: no probe reached the server through the cut")
+        XCTAssertTrue(daemon.log.contains("probing before it is published"), "the round came before the verdict")
 
         try nft(topology.router, "delete table inet stall")
         let back = await expectPath(recorder, "full again", timeout: 40) { $0.connectivity == .full && $0.connectivityCause == nil }
@@ -296,7 +314,7 @@ final class DataStallIntegrationTests: DaemonTestCase {
         _ = try traffic(in: server, ["receive", "9000", received], serves: true)
         try nft(topology.router, "add table inet loss; add chain inet loss forward { type filter hook forward priority 0; policy accept; }; "
                 + "add rule inet loss forward numgen random mod 100 < 2 drop")
-        let sender = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        let sender = try traffic(in: topology.host, ["send", Self.servers.joined(separator: ","), "9000"])
         let flowing3 = await waitForBytes(received, over: 1 << 20)
 
         XCTAssertTrue(flowing3, "ground truth: the lossy upload flows")
@@ -306,11 +324,15 @@ final class DataStallIntegrationTests: DaemonTestCase {
         Self.stop(sender)
         try nft(topology.router, "delete table inet loss")
 
-        // Loss on lan1, not the primary: an upload to the router over lan1 is cut there.
+        // Loss on lan1, not the primary: uploads to three of the router's networks over lan1 are cut there.
         try topology.addPair(hostName: "lan1", routerName: "lan1r", prefix: "10.79.0")
+        for address in ["10.83.0.1", "10.84.0.1"] {
+            try topology.router.ip("addr", "add", address + "/32", "dev", "lan1r")
+            try topology.host.ip("route", "add", address + "/32", "via", "10.79.0.1", "dev", "lan1")
+        }
         let onLan = work + "/lan"
         _ = try traffic(in: topology.router, ["receive", "9002", onLan], serves: true)
-        _ = try traffic(in: topology.host, ["send", "10.79.0.1", "9002", "10.79.0.2"])
+        _ = try traffic(in: topology.host, ["send", "10.79.0.1,10.83.0.1,10.84.0.1", "9002", "10.79.0.2"])
         let flowing4 = await waitForBytes(onLan, over: 1 << 20)
 
         XCTAssertTrue(flowing4, "the upload over lan1 flows")
@@ -334,6 +356,137 @@ final class DataStallIntegrationTests: DaemonTestCase {
         let alarms = recorder.replies.filter { $0.path.connectivityCause != nil }
         XCTAssertEqual(alarms.count, 0, "no stall on the path: \(alarms.map(\.path))")
         _ = daemon
+    }
+
+    // MARK: Breadth: one host or network that does not answer is not the path
+
+    /// reachd on its defaults beside a control reachd on Android's rule alone
+    /// (`minimum-destinations = 1`, what reachd did before), both reading the host's sockets
+    /// every second; each with a subscriber.
+    private func startWithControl() async throws -> (daemon: DaemonProcess, recorder: PathRecorder, control: DaemonProcess, controlRecorder: PathRecorder) {
+        let (daemon, _, recorder) = try startWatched()
+        let configuration = work + "/control.toml"
+        try "[stall]\npoll-interval = 1\nminimum-destinations = 1\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let control = try DaemonProcess.started(in: topology.host, extraArguments: ["--config", configuration])
+        let controlRecorder = PathRecorder(client: ReachabilityClient(socketPath: control.socketPath))
+        _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
+        _ = await expectPath(controlRecorder, "the control: satisfied") { $0.status == .satisfied }
+        return (daemon, recorder, control, controlRecorder)
+    }
+
+    /// Holds the traffic the caller started for 60 s: the control must find the stall Android's
+    /// rule alone finds in it (so the traffic is real pressure), reachd must never publish one.
+    /// Prints both daemons' `reachctl status` connectivity line while it runs.
+    private func expectNoStall(_ what: String, daemon: DaemonProcess, recorder: PathRecorder, control: DaemonProcess,
+                               controlRecorder: PathRecorder, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let started = ContinuousClock.now
+        let controlStall = await expectPath(controlRecorder, "\(what): the control (one destination suffices) finds a stall", timeout: 30,
+                                            file: file, line: line) { $0.connectivityCause == .dataStall }
+        XCTAssertEqual(controlStall?.connectivityCauseDestinations, 1, what, file: file, line: line)
+        let before = try reachctl(["status", "--socket", control.socketPath]).stdout
+        let after = try reachctl(["status", "--socket", daemon.socketPath]).stdout
+        let connectivity = { (status: String) in status.split(separator: "\n").first { $0.hasPrefix("Connectivity:") }.map(String.init) ?? status }
+        print("\(what), \(ContinuousClock.now - started) in:\n  minimum-destinations = 1: \(connectivity(before))\n  defaults: \(connectivity(after))")
+        let rest = started + .seconds(60) - ContinuousClock.now
+        if rest > .zero { try await Task.sleep(for: rest) }
+        XCTAssertEqual(controlRecorder.latest?.connectivityCause, .dataStall, "\(what): still unanswered after 60 s", file: file, line: line)
+        let alarms = recorder.replies.filter { $0.path.connectivityCause != nil }
+        XCTAssertEqual(alarms.count, 0, "\(what): no stall in 60 s: \(alarms.map(\.path))", file: file, line: line)
+        XCTAssertEqual(recorder.latest?.connectivity, .unknown, what, file: file, line: line)
+        XCTAssertFalse(daemon.log.contains("TCP traffic stalled"), what, file: file, line: line)
+    }
+
+    /// Runs `tcp_traffic.py` in the host as nobody (65534), as any local user could.
+    private func trafficAsNobody(_ arguments: [String]) throws -> Process {
+        try traffic(in: topology.host, [], script: "Tests/Fixtures/tcp_traffic.py", arguments: arguments, asUser: 65534)
+    }
+
+    /// The host's sockets in SYN-SENT towards `prefix` (`ss`): the ground truth that connections are retrying.
+    private func retryingConnections(to prefix: String) throws -> Int {
+        try topology.host.exec(["ss", "-Htn", "state", "syn-sent"]).split(separator: "\n").filter { $0.contains(" " + prefix) }.count
+    }
+
+    /// An unprivileged user's connections to one host behind a firewall that drops them (no
+    /// RST), a new one every half second for a minute: that host is firewalled, the path is not.
+    func testAUsersConnectionsToOneFirewalledHostAreNoStall() async throws {
+        let (daemon, recorder, control, controlRecorder) = try await startWithControl()
+        try nft(topology.router, "add table inet fw; add chain inet fw forward { type filter hook forward priority 0; policy accept; }; "
+                + "add rule inet fw forward ip daddr 10.78.0.2 tcp dport 81 drop")
+        _ = try trafficAsNobody(["connect", "10.78.0.2", "81", work + "/connected"])
+        try await Task.sleep(for: .seconds(3))
+        XCTAssertGreaterThanOrEqual(try retryingConnections(to: "10.78.0.2:81"), 3, "ground truth: connections retry their SYN")
+        try await expectNoStall("one firewalled host", daemon: daemon, recorder: recorder, control: control, controlRecorder: controlRecorder)
+    }
+
+    /// Connections to ten hosts of one /24 that a firewall drops, from root and from nobody:
+    /// one destination, however many hosts.
+    func testConnectionsToTenHostsOfOneFirewalledNetworkAreNoStall() async throws {
+        let (daemon, recorder, control, controlRecorder) = try await startWithControl()
+        try nft(topology.router, "add table inet fw; add chain inet fw forward { type filter hook forward priority 0; policy accept; }; "
+                + "add rule inet fw forward ip daddr 10.82.0.0/24 drop")
+        let hosts = Self.oneNetwork.joined(separator: ",")
+        _ = try trafficAsNobody(["connect", hosts, "80", work + "/connected"])
+        _ = try traffic(in: topology.host, ["connect", hosts, "443", work + "/connected"])
+        try await Task.sleep(for: .seconds(6))
+        XCTAssertGreaterThanOrEqual(try retryingConnections(to: "10.82.0."), 10, "ground truth: connections to the network retry their SYN")
+        try await expectNoStall("ten hosts of one firewalled /24", daemon: daemon, recorder: recorder, control: control, controlRecorder: controlRecorder)
+    }
+
+    /// An upload whose server vanishes mid-stream (the router drops everything to and from it):
+    /// the connection retransmits into silence, one destination.
+    func testAServerThatVanishesMidStreamIsNoStall() async throws {
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        let (daemon, recorder, control, controlRecorder) = try await startWithControl()
+        _ = try traffic(in: topology.host, ["send", "10.78.0.2", "9000"])
+        let flowing = await waitForBytes(received, over: 1 << 20)
+        XCTAssertTrue(flowing, "ground truth: the upload flows")
+        try nft(topology.router, "add table inet gone; add chain inet gone forward { type filter hook forward priority 0; policy accept; }; "
+                + "add rule inet gone forward ip daddr 10.78.0.2 drop; add rule inet gone forward ip saddr 10.78.0.2 drop")
+        try await Task.sleep(for: .milliseconds(500))
+        let countAtCut = count(received)
+        try await expectNoStall("a server vanished mid-stream", daemon: daemon, recorder: recorder, control: control, controlRecorder: controlRecorder)
+        XCTAssertEqual(count(received), countAtCut, "ground truth: nothing reached the vanished server")
+    }
+
+    /// With probes configured, a suspicion is checked before it is published: connections to
+    /// three firewalled networks on an otherwise quiet host look like a stall, but the probe
+    /// round that runs at once reaches its server, so connectivity stays full.
+    func testWithProbesTheRoundDecides() async throws {
+        let state = work + "/probe.json"
+        try #"{"http": "204", "https": "204", "api": null}"#.write(toFile: state, atomically: true, encoding: .utf8)
+        _ = try traffic(in: server, [], serves: true, script: "Tests/Fixtures/probe_server.py", arguments: [state])
+        let configuration = work + "/reachd.toml"
+        try """
+            [probe]
+            url = "http://10.78.0.2/generate_204"
+            timeout = 2
+            recheck-interval = 3600
+            families = ["ipv4"]
+            [stall]
+            poll-interval = 1
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "validated", timeout: 15) { $0.connectivity == .full }
+        let requests = { ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").count }
+        let validated = requests()
+        try nft(topology.router, "add table inet fw; add chain inet fw forward { type filter hook forward priority 0; policy accept; }; "
+                + "add rule inet fw forward ip daddr { 10.80.0.2, 10.81.0.2, 10.82.0.1 } drop")
+        _ = try trafficAsNobody(["connect", "10.80.0.2,10.81.0.2,10.82.0.1", "9000", work + "/connected"])
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, !daemon.log.contains("a probe round since reached its server") {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        XCTAssertTrue(daemon.log.contains("probing before it is published"), "the suspicion was raised")
+        XCTAssertTrue(daemon.log.contains("a probe round since reached its server"), "its round decided")
+        XCTAssertGreaterThan(requests(), validated, "ground truth: the round reached the probe server")
+        try await Task.sleep(for: .seconds(3))
+        let alarms = recorder.replies.filter { $0.path.connectivityCause != nil || $0.path.connectivity != .full }.filter { $0.path.status == .satisfied }
+        XCTAssertEqual(alarms.count, 0, "connectivity stays full: \(alarms.map(\.path))")
+        let eth0 = try await interface("eth0", from: client)
+        XCTAssertNil(eth0?.connectivityCause)
+        XCTAssertEqual(eth0?.ipv4Connectivity, .full)
     }
 
     // MARK: Costs

@@ -8,8 +8,9 @@ import XCTest
 /// fresh namespace, read back with their cookies, states and interfaces.
 final class TCPSocketDiagnosticsTests: XCTestCase {
     /// Two connections to 10.99.0.1 (one over an IPv6 socket, so its source is IPv4-mapped), one
-    /// to fd99::1, an attempt left in SYN_SENT towards an address that never answers, and one
-    /// over loopback: all but loopback are read and attributed to dummy0 (one end of a veth pair).
+    /// to fd99::1, two attempts left in SYN_SENT towards addresses that never answer (one by
+    /// nobody), and one over loopback: all but loopback are read, with their remote address and
+    /// owner, and attributed to dummy0 (one end of a veth pair).
     func testConnectionsAreReadAndAttributedByTheirSourceAddress() throws {
         try requireRoot()
         let namespace = try NetworkNamespace(prefix: "reachd-diag")
@@ -48,6 +49,27 @@ final class TCPSocketDiagnosticsTests: XCTestCase {
             python.waitUntilExit()
         }
         XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+        // One more attempt, by nobody: its owner is read too. (The system's python: nobody cannot
+        // enter root's.)
+        let nobodyScript = """
+            import socket, time
+            pending = socket.socket()
+            pending.setblocking(False)
+            try:
+                pending.connect(("10.99.0.8", 80))
+            except BlockingIOError:
+                pass
+            print("ready", flush=True)
+            time.sleep(30)
+            """
+        let nobodyReady = Pipe()
+        let nobody = try Command.launch(["ip", "netns", "exec", namespace.name, "setpriv", "--reuid", "65534", "--regid", "65534",
+                                         "--clear-groups", "/usr/bin/python3", "-c", nobodyScript], stdout: nobodyReady)
+        defer {
+            kill(nobody.processIdentifier, SIGKILL)
+            nobody.waitUntilExit()
+        }
+        XCTAssertTrue(String(decoding: nobodyReady.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
         let addresses = [
             InterfaceAddress(interfaceIndex: index, address: IPAddress("10.99.0.1")!, prefixLength: 24),
             InterfaceAddress(interfaceIndex: index, address: IPAddress("fd99::1")!, prefixLength: 64),
@@ -55,11 +77,16 @@ final class TCPSocketDiagnosticsTests: XCTestCase {
 
         let reading = try namespace.inside { try TCPSocketDiagnostics.read(addresses: addresses, limit: 100) }
         // Both ends of the two connections over 10.99.0.1 and of the one over fd99::1, and the
-        // SYN_SENT attempt.
-        XCTAssertEqual(reading.samples.count, 7, "\(reading.samples)")
+        // two SYN_SENT attempts.
+        XCTAssertEqual(reading.samples.count, 8, "\(reading.samples)")
         XCTAssertEqual(Set(reading.samples.map(\.interfaceIndex)), [index])
-        XCTAssertEqual(Set(reading.samples.map(\.cookie)).count, 7, "cookies are unique")
-        XCTAssertEqual(reading.samples.filter { $0.state == .synSent }.count, 1)
+        XCTAssertEqual(Set(reading.samples.map(\.cookie)).count, 8, "cookies are unique")
+        let attempts = reading.samples.filter { $0.state == .synSent }
+        XCTAssertEqual(Set(attempts.map(\.destination)), [IPAddress("10.99.0.7")!, IPAddress("10.99.0.8")!])
+        XCTAssertEqual(Set(attempts.map { "\($0.destination) \($0.uid)" }), ["10.99.0.7 0", "10.99.0.8 65534"], "each with its owner")
+        // The remote ends: an IPv4-mapped one as the IPv4 address it is.
+        XCTAssertEqual(Set(reading.samples.map(\.destination)),
+                       [IPAddress("10.99.0.1")!, IPAddress("fd99::1")!, IPAddress("10.99.0.7")!, IPAddress("10.99.0.8")!])
         // tcp_info read: every end received the handshake; the connecting ends sent it (an
         // accepted end's SYN-ACK went out before it was a socket of its own).
         let established = reading.samples.filter { $0.state == .other }
@@ -69,6 +96,6 @@ final class TCPSocketDiagnosticsTests: XCTestCase {
 
         let capped = try namespace.inside { try TCPSocketDiagnostics.read(addresses: addresses, limit: 2) }
         XCTAssertEqual(capped.samples.count, 2)
-        XCTAssertEqual(capped.skipped, 5, "the rest of the dump is read and skipped")
+        XCTAssertEqual(capped.skipped, 6, "the rest of the dump is read and skipped")
     }
 }

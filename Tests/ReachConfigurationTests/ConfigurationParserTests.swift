@@ -430,11 +430,11 @@ final class ConfigurationParserTests: XCTestCase {
     func testStallTableIsReadWithAndroidsDefaults() throws {
         XCTAssertEqual(ReachdConfiguration().stall.rule, DataStallRule())
         XCTAssertEqual(ReachdConfiguration().stall.pollInterval, .seconds(10))
-        let text = "[stall]\nenabled = false\npoll-interval = 2\nfail-percent = 50\nminimum-segments = 4\nsyn-sent-minimum = 2\nsocket-limit = 100\n"
+        let text = "[stall]\nenabled = false\npoll-interval = 2\nfail-percent = 50\nminimum-segments = 4\nsyn-sent-minimum = 2\nminimum-destinations = 1\nsocket-limit = 100\n"
         let stall = try ReachdConfiguration(parsing: text, file: file).stall
         XCTAssertEqual(stall.enabled, false)
         XCTAssertEqual(stall.pollInterval, .seconds(2))
-        XCTAssertEqual([stall.rule.failPercent, stall.rule.minimumSegments, stall.rule.synSentMinimum, stall.socketLimit], [50, 4, 2, 100])
+        XCTAssertEqual([stall.rule.failPercent, stall.rule.minimumSegments, stall.rule.synSentMinimum, stall.rule.minimumDestinations, stall.socketLimit], [50, 4, 2, 1, 100])
     }
 
     func testRecheckIntervalDefaultsToFiveMinutes() throws {

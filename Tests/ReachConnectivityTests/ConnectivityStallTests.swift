@@ -7,7 +7,7 @@ import TestSupport
 import XCTest
 
 /// The engine's stall verdicts in the connectivity table: each stalled interface gets its
-/// `dataStallSince`, a cleared one loses it, a link the kernel view does not have is left out.
+/// `dataStall`, a cleared one loses it, a link the kernel view does not have is left out.
 final class ConnectivityStallTests: XCTestCase {
     func testStallsReachTheTableAndLeaveIt() {
         let loop = EmbeddedEventLoop()
@@ -19,12 +19,12 @@ final class ConnectivityStallTests: XCTestCase {
         monitor.onChange = { published.append($0) }
         monitor.update(snapshot: makeSnapshot(), policy: InterfacePolicy())
 
-        let steps: [(name: String, stalls: [Int32: Int], table: ConnectivityTable, published: Int)] = [
-            ("eth0 stalls", [2: 100], [2: InterfaceConnectivity(dataStallSince: 100)], 1),
-            ("the same again: nothing new", [2: 100], [2: InterfaceConnectivity(dataStallSince: 100)], 1),
-            ("wlan0 too, and an interface the kernel view lacks", [2: 100, 3: 105, 99: 105],
-             [2: InterfaceConnectivity(dataStallSince: 100), 3: InterfaceConnectivity(dataStallSince: 105)], 2),
-            ("eth0 flows again", [3: 105], [3: InterfaceConnectivity(dataStallSince: 105)], 3),
+        let steps: [(name: String, stalls: [Int32: DataStall], table: ConnectivityTable, published: Int)] = [
+            ("eth0 stalls", [2: Self.stall(100)], [2: InterfaceConnectivity(dataStall: Self.stall(100))], 1),
+            ("the same again: nothing new", [2: Self.stall(100)], [2: InterfaceConnectivity(dataStall: Self.stall(100))], 1),
+            ("wlan0 too, and an interface the kernel view lacks", [2: Self.stall(100), 3: Self.stall(105), 99: Self.stall(105)],
+             [2: InterfaceConnectivity(dataStall: Self.stall(100)), 3: InterfaceConnectivity(dataStall: Self.stall(105))], 2),
+            ("eth0 flows again", [3: Self.stall(105)], [3: InterfaceConnectivity(dataStall: Self.stall(105))], 3),
             ("everything flows", [:], [:], 4),
         ]
         for step in steps {
@@ -33,10 +33,13 @@ final class ConnectivityStallTests: XCTestCase {
             XCTAssertEqual(published.count, step.published, step.name)
         }
         XCTAssertEqual(monitor.table[2]?.combined, nil)
-        monitor.update(stalls: [2: 7])
+        monitor.update(stalls: [2: Self.stall(7)])
         XCTAssertEqual(monitor.table[2]?.combined, .limited, "a stalled interface without probes is limited")
         XCTAssertEqual(monitor.table[2]?.cause, .dataStall)
         monitor.stop()
         try? loop.syncShutdownGracefully()
     }
+
+    /// A stall since `since` resting on three sockets to three destinations of one user.
+    private static func stall(_ since: Int) -> DataStall { DataStall(since: since, sockets: 3, destinations: 3, users: 1) }
 }

@@ -59,7 +59,7 @@ final class MetricsExpositionTests: XCTestCase {
             }()), [
                 #"reachd_gateway_reachable{device="eth0",gateway="10.0.0.1"} 0"#, #"reachd_gateway_reachable{device="wlan0",gateway="192.168.1.1"} 1"#,
             ], [#"reachd_gateway_reachable{device="lo",gateway="10.0.0.1"} 0"#]),
-            ("eth0's TCP traffic stalled, without probes", facts(makeSnapshot(), connectivity: [2: InterfaceConnectivity(dataStallSince: 5)]), [
+            ("eth0's TCP traffic stalled, without probes", facts(makeSnapshot(), connectivity: [2: InterfaceConnectivity(dataStall: DataStall(since: 5, sockets: 4, destinations: 3, users: 2))]), [
                 #"reachd_interface_data_stall{device="eth0"} 1"#, #"reachd_interface_data_stall{device="wlan0"} 0"#,
             ], [#"reachd_interface_data_stall{device="eth0"} 0"#]),
             ("probing, eth0 full over IPv4", facts(makeSnapshot(), connectivity: [2: full], probing: true), [

@@ -284,6 +284,7 @@ private struct StatusReplyGenerator {
             captivePortal: present() ? portal() : nil,
             connectivityCause: present() ? pick(ConnectivityCause.allCases) : nil,
             connectivityCauseSince: present() ? integer() : nil,
+            connectivityCauseDestinations: present() ? integer() : nil,
             nat64Prefixes: present() ? list(upTo: 3) { $0.nat64Prefix() } : nil,
             ipv4ViaNAT64: present() ? nat64Prefix() : nil,
             ipv4ProvidedBy: present() ? pick(IPv4Provider.allCases) : nil

@@ -60,7 +60,7 @@ final class IDLAgreementTests: XCTestCase {
         status: .satisfied, unsatisfiedReason: .noRoute, reachability: .reachableViaWired, flags: [.reachable],
         primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
         supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full,
-        captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2,
+        captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2, connectivityCauseDestinations: 3,
         nat64Prefixes: [IDLAgreementTests.prefix], ipv4ViaNAT64: IDLAgreementTests.prefix, ipv4ProvidedBy: .clat
     )
 
@@ -98,7 +98,7 @@ final class IDLAgreementTests: XCTestCase {
             connectivity: InterfaceConnectivity(ipv4: .portal, ipv6: .full, lastChecked: 1, captivePortal: Self.fullPortal)
         )
         var stalled = interface
-        (stalled.connectivityCause, stalled.connectivityCauseSince) = (.dataStall, 2)
+        (stalled.connectivityCause, stalled.connectivityCauseSince, stalled.connectivityCauseDestinations) = (.dataStall, 2, 3)
         stalled.gateways = [Self.failedGateway]
         stalled.nat64Prefixes = [Self.prefix]
         stalled.role = .clat

@@ -16,25 +16,29 @@ final class DataStallTests: XCTestCase {
         var polls: [Poll]
     }
 
-    /// A socket on eth0 (index 2) with these counters.
+    /// A socket on eth0 (index 2) with these counters, to 198.51.100.1 unless told.
     private static func socket(
-        _ cookie: UInt64, on index: Int32 = 2, _ state: TCPSocketState = .other, sent: UInt32 = 0, received: UInt32 = 0,
-        retransmitted: UInt32 = 0, lost: UInt32 = 0, unacked: UInt32 = 0
+        _ cookie: UInt64, on index: Int32 = 2, _ state: TCPSocketState = .other, to destination: IPAddress = .v4(198, 51, 100, 1),
+        uid: UInt32 = 1000, sent: UInt32 = 0, received: UInt32 = 0, retransmitted: UInt32 = 0, lost: UInt32 = 0, unacked: UInt32 = 0
     ) -> TCPSocketSample {
-        TCPSocketSample(cookie: cookie, interfaceIndex: index, state: state, segmentsSent: sent, segmentsReceived: received,
-                        retransmitted: retransmitted, lost: lost, unacknowledged: unacked)
+        TCPSocketSample(cookie: cookie, interfaceIndex: index, state: state, destination: destination, uid: uid, segmentsSent: sent,
+                        segmentsReceived: received, retransmitted: retransmitted, lost: lost, unacknowledged: unacked)
     }
 
     private func play(_ row: Case, file: StaticString = #filePath, line: UInt = #line) {
         var detector = DataStallDetector(rule: row.rule)
         for (index, poll) in row.polls.enumerated() {
-            XCTAssertEqual(detector.poll(poll.sockets, at: poll.at), poll.stalls, "\(row.name), poll \(index)", file: file, line: line)
+            XCTAssertEqual(detector.poll(poll.sockets, at: poll.at).mapValues(\.since), poll.stalls, "\(row.name), poll \(index)", file: file, line: line)
         }
     }
 
+    /// Android's rule alone: one destination is enough (`minimum-destinations = 1`), for the
+    /// rows about the counters themselves.
+    private static let android = { var rule = DataStallRule(); rule.minimumDestinations = 1; return rule }()
+
     func testStalls() {
         let rows: [Case] = [
-            Case(name: "the router stops forwarding under an upload", polls: [
+            Case(name: "the router stops forwarding under an upload", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 500, received: 400, unacked: 10)], stalls: [:]),
                 // Cut after some acknowledgements came: what is in flight is presumed lost at the
                 // timeout and retransmitted. Not judged yet: something was received in the window.
@@ -45,13 +49,13 @@ final class DataStallTests: XCTestCase {
                 // Acknowledged again: cleared.
                 Poll(at: 4, sockets: [Self.socket(1, sent: 930, received: 710, retransmitted: 4, lost: 0, unacked: 3)], stalls: [:]),
             ]),
-            Case(name: "too few segments for the percentage to mean anything, then enough", polls: [
+            Case(name: "too few segments for the percentage to mean anything, then enough", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 10, received: 10, unacked: 1)], stalls: [:]),
                 Poll(at: 1, sockets: [Self.socket(1, sent: 14, received: 10, retransmitted: 2, lost: 2, unacked: 4)], stalls: [:]),
                 // Counted since anything was received: 4 + 6 sent, 4 + 6 failed.
                 Poll(at: 5, sockets: [Self.socket(1, sent: 20, received: 10, retransmitted: 8, lost: 2, unacked: 4)], stalls: [2: 5]),
             ]),
-            Case(name: "connections die in SYN_SENT", polls: [
+            Case(name: "connections die in SYN_SENT", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, .synSent, sent: 1, unacked: 1), Self.socket(2, .synSent, sent: 1, unacked: 1)], stalls: [:]),
                 Poll(at: 1, sockets: [
                     Self.socket(1, .synSent, sent: 2, retransmitted: 1, unacked: 1), Self.socket(2, .synSent, sent: 2, retransmitted: 1, unacked: 1),
@@ -62,18 +66,18 @@ final class DataStallTests: XCTestCase {
                     Self.socket(1, .synSent, sent: 3, retransmitted: 2, unacked: 1), Self.socket(3, sent: 3, received: 1, retransmitted: 1),
                 ], stalls: [:]),
             ]),
-            Case(name: "a stall clears when no socket is left with anything in flight", polls: [
+            Case(name: "a stall clears when no socket is left with anything in flight", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, .synSent, sent: 20, retransmitted: 10, lost: 10, unacked: 10)], stalls: [2: 0]),
                 Poll(at: 1, sockets: [Self.socket(1, .synSent, sent: 21, retransmitted: 11, lost: 10, unacked: 10)], stalls: [2: 0]),
                 Poll(at: 2, sockets: [], stalls: [:]),
             ]),
-            Case(name: "each interface on its own: loss on another interface leaves eth0 alone", polls: [
+            Case(name: "each interface on its own: loss on another interface leaves eth0 alone", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 100, received: 100, unacked: 5), Self.socket(2, on: 3, sent: 100, received: 100, unacked: 5)], stalls: [:]),
                 Poll(at: 1, sockets: [
                     Self.socket(1, sent: 200, received: 200, unacked: 5), Self.socket(2, on: 3, sent: 120, received: 100, retransmitted: 10, lost: 10, unacked: 5),
                 ], stalls: [3: 1]),
             ]),
-            Case(name: "a configured rule: 50 % of 4", rule: { var rule = DataStallRule(); rule.failPercent = 50; rule.minimumSegments = 4; return rule }(), polls: [
+            Case(name: "a configured rule: 50 % of 4", rule: { var rule = Self.android; rule.failPercent = 50; rule.minimumSegments = 4; return rule }(), polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 4, retransmitted: 2, unacked: 2)], stalls: [2: 0]),
             ]),
         ]
@@ -82,60 +86,130 @@ final class DataStallTests: XCTestCase {
 
     func testNoFalseAlarms() {
         let rows: [Case] = [
-            Case(name: "an idle host", polls: [
+            Case(name: "an idle host", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [], stalls: [:]),
                 Poll(at: 10, sockets: [Self.socket(1, sent: 5, received: 5)], stalls: [:]),
                 Poll(at: 20, sockets: [Self.socket(1, sent: 5, received: 5)], stalls: [:]),
             ]),
-            Case(name: "a refused connection (its RST is received, the socket gone)", polls: [
+            Case(name: "a refused connection (its RST is received, the socket gone)", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, .synSent, sent: 1, unacked: 1)], stalls: [:]),
                 Poll(at: 1, sockets: [], stalls: [:]),
             ]),
-            Case(name: "one slow download: few segments, each answered", polls: [
+            Case(name: "one slow download: few segments, each answered", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 3, received: 3)], stalls: [:]),
                 Poll(at: 10, sockets: [Self.socket(1, sent: 13, received: 40, unacked: 1)], stalls: [:]),
                 Poll(at: 20, sockets: [Self.socket(1, sent: 23, received: 80, retransmitted: 1, unacked: 1)], stalls: [:]),
             ]),
-            Case(name: "a timeout under random loss, caught at a poll: answered within the window", polls: [
+            Case(name: "a timeout under random loss, caught at a poll: answered within the window", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 1000, received: 500, unacked: 40)], stalls: [:]),
                 Poll(at: 1, sockets: [Self.socket(1, sent: 2000, received: 1000, retransmitted: 41, lost: 40, unacked: 40)], stalls: [:]),
                 Poll(at: 2, sockets: [Self.socket(1, sent: 3000, received: 1500, retransmitted: 45, lost: 0, unacked: 40)], stalls: [:]),
             ]),
-            Case(name: "2 % random loss under a busy upload", polls: [
+            Case(name: "2 % random loss under a busy upload", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 1000, received: 500, retransmitted: 20, unacked: 40)], stalls: [:]),
                 Poll(at: 1, sockets: [Self.socket(1, sent: 2000, received: 1000, retransmitted: 40, lost: 3, unacked: 40)], stalls: [:]),
                 Poll(at: 2, sockets: [Self.socket(1, sent: 3000, received: 1500, retransmitted: 60, lost: 1, unacked: 40)], stalls: [:]),
             ]),
-            Case(name: "one SYN_SENT retrying is not several", polls: [
+            Case(name: "one SYN_SENT retrying is not several", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, .synSent, sent: 1, unacked: 1)], stalls: [:]),
                 Poll(at: 3, sockets: [Self.socket(1, .synSent, sent: 3, retransmitted: 2, unacked: 1)], stalls: [:]),
             ]),
-            Case(name: "failures long ago do not add up with later ones once nothing is in flight", polls: [
+            Case(name: "failures long ago do not add up with later ones once nothing is in flight", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(1, sent: 8, retransmitted: 7, unacked: 1)], stalls: [:]),
                 Poll(at: 1, sockets: [Self.socket(1, sent: 8, retransmitted: 7)], stalls: [:]),
                 Poll(at: 2, sockets: [Self.socket(1, sent: 11, retransmitted: 9, unacked: 1)], stalls: [:]),
             ]),
-            Case(name: "a socket seen for the first time with old counters of a live connection", polls: [
+            Case(name: "a socket seen for the first time with old counters of a live connection", rule: Self.android, polls: [
                 Poll(at: 0, sockets: [Self.socket(7, sent: 90_000, received: 90_000, retransmitted: 80_000, unacked: 3)], stalls: [:]),
             ]),
         ]
         for row in rows { play(row) }
     }
 
-    func testAResetDetectorStartsOver() {
+    /// The breadth rule (the default: three destinations): what fails must be the path, not
+    /// one host or network. Addresses in one IPv4 /24 or IPv6 /64 are one destination.
+    func testBreadth() {
+        let a: IPAddress = .v4(198, 51, 100, 80), b: IPAddress = .v4(203, 0, 113, 7), c: IPAddress = .v4(192, 0, 2, 9)
+        let v6a = IPAddress(bytes: [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0] + [0, 0, 0, 0, 0, 0, 0, 1])!
+        let v6b = IPAddress(bytes: [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0] + [0xff, 0, 0, 0, 0, 0, 0, 2])!
+        let v6c = IPAddress(bytes: [0x20, 0x01, 0x0d, 0xb8, 0, 2, 0, 0] + [0, 0, 0, 0, 0, 0, 0, 1])!
+        /// Three SYNs retrying to `destinations` (by the users in `uids`), silent since the first poll.
+        func retryingSYNs(_ destinations: [IPAddress], uids: [UInt32] = [65534, 65534, 65534]) -> [Poll] {
+            let first = destinations.enumerated().map { Self.socket(UInt64($0.offset + 1), .synSent, to: $0.element, uid: uids[$0.offset], sent: 1, unacked: 1) }
+            let later = destinations.enumerated().map { Self.socket(UInt64($0.offset + 1), .synSent, to: $0.element, uid: uids[$0.offset], sent: 3, retransmitted: 2, unacked: 1) }
+            return [Poll(at: 0, sockets: first, stalls: [:]), Poll(at: 10, sockets: later, stalls: [:])]
+        }
+        var stalled = retryingSYNs([a, b, c])
+        stalled[1].stalls = [2: 10]
+        var v6Stalled = retryingSYNs([v6a, v6c, c])
+        v6Stalled[1].stalls = [2: 10]
+        let rows: [Case] = [
+            Case(name: "three connections by one user to one firewalled host (its SYNs dropped)", polls: retryingSYNs([a, a, a])),
+            Case(name: "connections to ten hosts of one firewalled /24", polls: retryingSYNs(
+                (1...10).map { .v4(198, 51, 100, UInt8($0)) }, uids: Array(repeating: 65534, count: 10))),
+            Case(name: "any number of users towards one host", polls: retryingSYNs([a, a, a], uids: [0, 1000, 65534])),
+            Case(name: "two addresses of one IPv6 /64 and one IPv4 host are two destinations", polls: retryingSYNs([v6a, v6b, a])),
+            Case(name: "one established connection whose server vanished mid-stream, retransmitting", polls: [
+                Poll(at: 0, sockets: [Self.socket(1, to: a, sent: 500, received: 400, unacked: 10)], stalls: [:]),
+                Poll(at: 10, sockets: [Self.socket(1, to: a, sent: 520, received: 400, retransmitted: 20, lost: 10, unacked: 10)], stalls: [:]),
+                Poll(at: 20, sockets: [Self.socket(1, to: a, sent: 530, received: 400, retransmitted: 30, lost: 10, unacked: 10)], stalls: [:]),
+            ]),
+            Case(name: "SYNs retrying to three networks: the path", polls: stalled),
+            Case(name: "SYNs retrying to two IPv6 /64s and an IPv4 /24: the path", polls: v6Stalled),
+            Case(name: "a dead path under ordinary traffic: uploads to three networks stop being answered", polls: [
+                Poll(at: 0, sockets: [Self.socket(1, to: a, sent: 500, received: 400, unacked: 10), Self.socket(2, to: b, sent: 50, received: 40, unacked: 2),
+                                      Self.socket(3, to: c, sent: 90, received: 80, unacked: 1)], stalls: [:]),
+                // Silence: one host has retransmitted so far; not yet three destinations.
+                Poll(at: 10, sockets: [Self.socket(1, to: a, sent: 560, received: 400, retransmitted: 60, unacked: 10),
+                                       Self.socket(2, to: b, sent: 50, received: 40, unacked: 2), Self.socket(3, to: c, sent: 90, received: 80, unacked: 1)], stalls: [:]),
+                // Then the others' timers fire too: what has failed since the silence began adds up.
+                Poll(at: 20, sockets: [Self.socket(1, to: a, sent: 561, received: 400, retransmitted: 61, unacked: 10),
+                                       Self.socket(2, to: b, sent: 52, received: 40, retransmitted: 2, unacked: 2),
+                                       Self.socket(3, to: c, sent: 91, received: 80, retransmitted: 1, unacked: 1)], stalls: [2: 20]),
+            ]),
+            Case(name: "one host firewalled while others answer: something is received, no stall", polls: [
+                Poll(at: 0, sockets: [Self.socket(1, .synSent, to: a, sent: 1, unacked: 1), Self.socket(2, .synSent, to: a, sent: 1, unacked: 1),
+                                      Self.socket(3, .synSent, to: a, sent: 1, unacked: 1), Self.socket(4, to: b, sent: 5, received: 5, unacked: 1)], stalls: [:]),
+                Poll(at: 10, sockets: [Self.socket(1, .synSent, to: a, sent: 3, retransmitted: 2, unacked: 1), Self.socket(2, .synSent, to: a, sent: 3, retransmitted: 2, unacked: 1),
+                                       Self.socket(3, .synSent, to: a, sent: 3, retransmitted: 2, unacked: 1), Self.socket(4, to: b, sent: 9, received: 9, unacked: 1)], stalls: [:]),
+            ]),
+            Case(name: "a configured breadth of one: one firewalled host is a stall again", rule: { var rule = DataStallRule(); rule.minimumDestinations = 1; return rule }(),
+                 polls: { var polls = retryingSYNs([a, a, a]); polls[1].stalls = [2: 10]; return polls }()),
+        ]
+        for row in rows { play(row) }
+    }
+
+    /// A stall names what it rests on: the unanswered sockets, their destinations, their users.
+    func testAStallSaysWhatItRestsOn() {
         var detector = DataStallDetector()
+        let destinations: [IPAddress] = [.v4(198, 51, 100, 80), .v4(198, 51, 100, 81), .v4(203, 0, 113, 7), .v4(192, 0, 2, 9)]
+        let uids: [UInt32] = [1000, 1000, 0, 1000]
+        func sockets(sent: UInt32, retransmitted: UInt32) -> [TCPSocketSample] {
+            destinations.enumerated().map {
+                Self.socket(UInt64($0.offset + 1), .synSent, to: $0.element, uid: uids[$0.offset], sent: sent, retransmitted: retransmitted, unacked: 1)
+            }
+        }
+        detector.poll(sockets(sent: 1, retransmitted: 0), at: 0)
+        let stall = detector.poll(sockets(sent: 2, retransmitted: 1), at: 10)[2]
+        XCTAssertEqual(stall, DataStall(since: 10, sockets: 4, destinations: 3, users: 2))
+        // Found again, the verdict keeps the evidence it was found on.
+        XCTAssertEqual(detector.poll(sockets(sent: 3, retransmitted: 2), at: 20)[2], stall)
+    }
+
+    func testAResetDetectorStartsOver() {
+        var detector = DataStallDetector(rule: Self.android)
         detector.poll([Self.socket(1, sent: 20, retransmitted: 10, lost: 10, unacked: 10)], at: 0)
-        XCTAssertEqual(detector.stalls, [2: 0])
+        XCTAssertEqual(detector.stalls.mapValues(\.since), [2: 0])
         detector.reset()
         XCTAssertEqual(detector.stalls, [:])
         // The same counters again count from zero: a stall again, since now.
-        XCTAssertEqual(detector.poll([Self.socket(1, sent: 20, retransmitted: 10, lost: 10, unacked: 10)], at: 5), [2: 5])
+        XCTAssertEqual(detector.poll([Self.socket(1, sent: 20, retransmitted: 10, lost: 10, unacked: 10)], at: 5).mapValues(\.since), [2: 5])
     }
 
     func testAStallMakesConnectivityLimitedUntilAProbeSinceSaysBetter() {
         var facts = InterfaceConnectivity(ipv4: .full, lastChecked: 100)
         XCTAssertEqual(facts.combined, .full)
-        facts.dataStallSince = 200
+        facts.dataStall = DataStall(since: 200, sockets: 3, destinations: 3, users: 1)
         XCTAssertEqual(facts.combined, .limited)
         XCTAssertEqual(facts.cause, .dataStall)
         facts.lastChecked = 201

@@ -464,9 +464,10 @@ check_sandbox() {
 }
 
 # 6b. The TCP stall check under the shipped sandbox (DynamicUser, no capabilities,
-# PrivateUsers): sock_diag answers reachd there. Three connections to the gateway, whose
-# answers the gateway blackholes, retry their SYN with nothing back → eth0's connectivity is
-# limited (dataStall); once they are gone it clears. Reads run only while someone listens.
+# PrivateUsers): sock_diag answers reachd there. Connections to three of the gateway's
+# networks (a stall needs three destinations), whose answers the gateway blackholes, retry
+# their SYN with nothing back → eth0's connectivity is limited (dataStall); once they are
+# gone it clears. Reads run only while someone listens.
 eth0_stalled() { as_nobody reachctl interfaces --timeout 5 | awk '$2 == "eth0"' | grep -q dataStall; }
 eth0_not_stalled() { ! eth0_stalled; }
 # cx_kill_matching TEXT: kills the container's processes whose command line holds TEXT
@@ -483,8 +484,10 @@ check_stall_watch() {
   invocation=$(cx systemctl show -P InvocationID reachd.service)
   step cx ip netns exec gw bash -c 'echo 0 >/proc/sys/net/ipv4/conf/all/rp_filter; echo 0 >/proc/sys/net/ipv4/conf/gw0/rp_filter'
   step cx ip -n gw route add blackhole 10.77.0.2/32
+  step cx ip -n gw addr add 10.78.0.1/32 dev gw0
+  step cx ip -n gw addr add 10.79.0.1/32 dev gw0
   t0=$(now_ms)
-  step cx bash -c "for i in 1 2 3; do timeout 30 bash -c 'exec 3<>/dev/tcp/$GATEWAY/9' >/dev/null 2>&1 & done"
+  step cx bash -c "for d in $GATEWAY 10.78.0.1 10.79.0.1; do timeout 30 bash -c \"exec 3<>/dev/tcp/\$d/9\" >/dev/null 2>&1 & done"
   if wait_until 20 eth0_stalled; then
     pass "under the shipped sandbox, reachd reads the TCP sockets: SYNs unanswered → dataStall (after $(($(now_ms) - t0)) ms)" \
       "$(as_nobody reachctl status | grep -E '^(Status|Connectivity):')"
@@ -494,6 +497,8 @@ check_stall_watch() {
   fi
   cx_kill_matching 'dev/tcp'
   step cx ip -n gw route del blackhole 10.77.0.2/32
+  step cx ip -n gw addr del 10.78.0.1/32 dev gw0
+  step cx ip -n gw addr del 10.79.0.1/32 dev gw0
   if wait_until 10 eth0_not_stalled; then
     pass "the connections gone, the stall clears" "$(as_nobody reachctl status | grep -E '^Connectivity:')"
   else
