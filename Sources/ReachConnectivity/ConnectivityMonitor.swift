@@ -157,6 +157,8 @@ package final class ConnectivityMonitor {
             metadata.merge(Self.evidence(stall)) { $1 }
             if facts.cause == .dataStall {
                 logger.notice("TCP traffic stalled", metadata: metadata)
+            } else if facts.requiresIntervention {
+                logger.info("TCP traffic looked stalled behind a captive portal: the portal stands", metadata: metadata)
             } else {
                 logger.info("TCP traffic looked stalled, but a probe round since reached its server: connectivity stands", metadata: metadata)
             }
