@@ -39,29 +39,51 @@ package protocol MetricsSource: AnyObject, SendableMetatype {
 /// The optional HTTP endpoint (`[metrics] listen`): `GET /metrics` only, on the event loop
 /// that owns the state, one request per connection. Bounded like the Varlink socket
 /// (`MetricsAdmission` decides): connections in all and per peer (uid or address) are
-/// capped, more are closed at once; the request head must arrive within `headDeadline`,
-/// the connection ends after `connectionDeadline`, and a client may send `requestBytes`.
+/// capped; at a cap a new connection evicts the oldest still sending its request head, or
+/// is closed at once if every one is being answered. The request head must arrive within
+/// `headDeadline`, the connection ends after `connectionDeadline`, and a client may send
+/// `requestBytes`.
 package enum MetricsEndpoint {
     /// Binds `address` and serves; the channel is the listening socket (close it to stop).
     package static func start<Source: MetricsSource>(
         _ address: MetricsListenAddress, eventLoop: any EventLoop, core: NIOLoopBoundBox<Source>,
         limits: MetricsAdmission.Limits = MetricsAdmission.Limits()
     ) throws -> any Channel {
-        let books = NIOLoopBoundBox.makeBoxSendingValue(MetricsAdmission(limits: limits), eventLoop: eventLoop)
+        let books = NIOLoopBoundBox.makeBoxSendingValue(MetricsConnections(limits: limits), eventLoop: eventLoop)
         let bootstrap = ServerBootstrap(group: eventLoop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // One accept per turn of the loop, so a connection is read before more than one newer
+            // one is admitted: a burst of slow ones cannot make it the oldest and evict it unread.
+            .serverChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
                 peer(of: channel).flatMapThrowing { peer in
-                    if let refusal = books.value.admit(peer) {
+                    let connection: MetricsAdmission.Connection
+                    switch books.value.admission.admit(peer) {
+                    case let .refuse(refusal):
                         channel.close(promise: nil)
                         core.value.refuseMetricsClient("refused a metrics connection of \(peer): limit on \(refusal.rawValue) reached", reason: RefusalReason(refusal))
                         return
+                    case let .admit(admitted):
+                        connection = admitted
+                    case let .admitEvicting(admitted, eviction):
+                        connection = admitted
+                        // Counted under the cap that forced it: the label names the limit, as every other one does.
+                        books.value.channels.removeValue(forKey: eviction.connection)?.close(promise: nil)
+                        core.value.refuseMetricsClient(
+                            "closed a metrics connection of \(eviction.peer) still sending its request head, to admit one of \(peer): limit on \(eviction.limit.rawValue) reached",
+                            reason: RefusalReason(eviction.limit)
+                        )
                     }
-                    channel.closeFuture.whenComplete { _ in books.value.release(peer) }
+                    books.value.channels[connection] = channel
+                    channel.closeFuture.whenComplete { _ in
+                        books.value.admission.release(connection)
+                        books.value.channels[connection] = nil
+                    }
                     let refuse: (String, RefusalReason) -> Void = { what, reason in
                         core.value.refuseMetricsClient("closed a metrics connection of \(peer): \(what)", reason: reason)
                     }
-                    try channel.pipeline.syncOperations.addHandler(MetricsRequestGuard(limits: limits, refuse: refuse))
+                    let requestArrived = { books.value.admission.requestComplete(connection) }
+                    try channel.pipeline.syncOperations.addHandler(MetricsRequestGuard(limits: limits, refuse: refuse, requestArrived: requestArrived))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(MetricsHTTPHandler { core.value.metricsText() })
                 }
@@ -91,9 +113,21 @@ package enum MetricsEndpoint {
     }
 }
 
+/// The endpoint's books and the channel of each connection in them (to close an evicted
+/// one). On the event loop only.
+private struct MetricsConnections {
+    var admission: MetricsAdmission
+    var channels: [MetricsAdmission.Connection: any Channel] = [:]
+
+    init(limits: MetricsAdmission.Limits) {
+        admission = MetricsAdmission(limits: limits)
+    }
+}
+
 /// Holds a metrics connection to its limits, in front of the HTTP decoder: the request
 /// head within `headDeadline` (a slow writer cannot hold a slot), the whole connection
-/// within `connectionDeadline`, and at most `requestBytes` received.
+/// within `connectionDeadline`, and at most `requestBytes` received. Says when the request
+/// has arrived whole (the response starts), so the connection is no longer evictable.
 private final class MetricsRequestGuard: ChannelDuplexHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
@@ -102,13 +136,15 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
 
     private let limits: MetricsAdmission.Limits
     private let refuse: (String, RefusalReason) -> Void
+    private let requestArrived: () -> Void
     private var received = 0
     private var headDeadline: Scheduled<Void>?
     private var connectionDeadline: Scheduled<Void>?
 
-    init(limits: MetricsAdmission.Limits, refuse: @escaping (String, RefusalReason) -> Void) {
+    init(limits: MetricsAdmission.Limits, refuse: @escaping (String, RefusalReason) -> Void, requestArrived: @escaping () -> Void) {
         self.limits = limits
         self.refuse = refuse
+        self.requestArrived = requestArrived
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -135,8 +171,11 @@ private final class MetricsRequestGuard: ChannelDuplexHandler {
 
     /// The response starts: the request head has arrived whole.
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        headDeadline?.cancel()
-        headDeadline = nil
+        if let deadline = headDeadline {
+            deadline.cancel()
+            headDeadline = nil
+            requestArrived()
+        }
         context.write(data, promise: promise)
     }
 

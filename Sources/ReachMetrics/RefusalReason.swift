@@ -22,9 +22,10 @@ package enum RefusalReason: Hashable, Sendable, CaseIterable {
     case malformedMessage
     /// A subscribed connection sent more than a message's worth of calls it may not make.
     case subscriberKeptSending
-    /// The metrics endpoint's connections, all peers together.
+    /// The metrics endpoint's connections, all peers together: a new one refused, or a slow
+    /// one evicted to make room for it.
     case metricsConnections
-    /// The metrics endpoint's connections of one peer.
+    /// The metrics endpoint's connections of one peer: refused, or a slow one evicted.
     case metricsConnectionsPerPeer
     /// A metrics client sent no request head in time.
     case metricsRequestDeadline

@@ -6,12 +6,15 @@
 
 The attacker (one peer: one source address, or one uid on a Unix socket) keeps SLOW
 connections open, each sending a request head one byte every 0.5 s and reconnecting as
-soon as reachd closes it. Meanwhile the scraper (another peer) makes SCRAPES scrapes
-spread over SECONDS, each with a 2 s timeout. Prints one JSON line: scrapes that
-succeeded and failed, and how long the attacker's connections stayed open.
+soon as reachd closes it. Meanwhile the scraper makes SCRAPES scrapes spread over
+SECONDS, each with a 2 s timeout; on TCP it connects from 127.0.0.1, which may be the
+attacker's address too. Prints one JSON line: scrapes that succeeded and failed, how many
+connections the attacker made and how long they stayed open, and what reachd's
+reachd_connections_refused_total counts by the metrics endpoint's limits at the end.
 """
 import json
 import os
+import select
 import socket
 import sys
 import threading
@@ -51,7 +54,9 @@ def attack(stop, held):
                 if stop.is_set():
                     break
                 s.sendall(bytes([byte]))
-                time.sleep(0.5)
+                # Half a second, less if reachd ends the connection: the attacker reconnects at once.
+                if select.select([s], [], [], 0.5)[0]:
+                    break
         except OSError:
             pass
         finally:
@@ -61,19 +66,31 @@ def attack(stop, held):
 
 
 def scrape():
+    """One scrape: (None, the exposition) if it succeeded, else (what went wrong, b"")."""
+    data = b""
     try:
         s = connect()
         s.sendall(HEAD)
-        data = b""
         while True:
             chunk = s.recv(65536)
             if not chunk:
                 break
             data += chunk
         s.close()
-        return data.startswith(b"HTTP/1.1 200") and b"reachd_path_satisfied" in data
-    except OSError:
-        return False
+    except OSError as error:
+        return f"{type(error).__name__} after {len(data)} bytes", b""
+    if data.startswith(b"HTTP/1.1 200") and b"reachd_path_satisfied" in data:
+        return None, data
+    return f"closed after {len(data)} bytes: {data[:40]!r}", b""
+
+
+def counted(exposition, reason):
+    """The value of reachd_connections_refused_total{reason=...}, 0 if it has no series."""
+    prefix = f'reachd_connections_refused_total{{reason="{reason}"}} '.encode()
+    for line in exposition.splitlines():
+        if line.startswith(prefix):
+            return float(line[len(prefix):])
+    return 0.0
 
 
 def main():
@@ -98,18 +115,27 @@ def main():
     ok = failed = 0
     started = time.monotonic()
     for index in range(scrapes):
-        if scrape():
+        failure, _ = scrape()
+        if failure is None:
             ok += 1
         else:
             failed += 1
+            print(f"scrape {index + 1} failed at {time.monotonic() - started:.2f} s: {failure}", flush=True)
         wait = started + (index + 1) * seconds / scrapes - time.monotonic()
         if wait > 0:
             time.sleep(wait)
     stop.set()
     if kind == "unix":
         os.waitpid(pid, 0)
+    time.sleep(0.6)  # the attackers notice the stop
+    _, exposition = scrape()
     longest = max(held) if held else 0.0
-    print(json.dumps({"ok": ok, "failed": failed, "slow_connections": len(held), "longest_held": round(longest, 2)}))
+    print(json.dumps({
+        "ok": ok, "failed": failed, "slow_connections": len(held), "longest_held": round(longest, 2),
+        "counted_per_peer": counted(exposition, "metrics connections per peer"),
+        "counted_total": counted(exposition, "metrics connections"),
+        "counted_head_deadline": counted(exposition, "metrics request deadline"),
+    }))
 
 
 main()
