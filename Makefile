@@ -43,7 +43,7 @@ SWIFT_BUILD_FLAGS ?=
 MANUAL_TOOL  = .build-tools/debug/generate-manual
 MAN_DATE    ?= $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
-.PHONY: all build run test docs clean install uninstall static man deb
+.PHONY: all build run test docs clean install uninstall static man deb gio gio-fuzz
 
 all: build
 
@@ -60,10 +60,25 @@ run: build
 ## (the .deb in bookworm and trixie containers; Tests/system).
 test:
 	@scripts/bootstrap --test
+	$(MAKE) --no-print-directory gio
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(MAKE) --no-print-directory docs
 	Tests/system/run all
+
+## The GIO network monitor module (docs/gio-module.md): .build-gio/libgioreachd.so, for
+## GIO_EXTRA_MODULES or GIO's module directory. C, because it runs inside other programs.
+GIO_SOURCES = gio/reachd-network-monitor.c gio/reachd-reply.c
+gio: .build-gio/libgioreachd.so
+.build-gio/libgioreachd.so: $(GIO_SOURCES) gio/reachd-reply.h
+	@mkdir -p .build-gio
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $(GIO_SOURCES) \
+	  $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
+
+## The module's reply decoder under libFuzzer for SECONDS (default 60): scripts/fuzz gio.
+SECONDS ?= 60
+gio-fuzz:
+	scripts/fuzz gio $(SECONDS)
 
 ## ReachClient's DocC catalogue (articles and API) as a .doccarchive in .build/plugins/Swift-DocC/outputs;
 ## a warning (an unresolved symbol or article link) fails it.
@@ -71,7 +86,7 @@ docs:
 	$(SWIFT) package --disable-sandbox generate-documentation --target ReachClient --warnings-as-errors
 
 clean:
-	rm -rf .build .build-static .build-tools .build-man .build-deb
+	rm -rf .build .build-static .build-tools .build-man .build-deb .build-gio
 
 ## Release binaries with the Swift runtime linked in (.build-static/release).
 static:

@@ -1,0 +1,229 @@
+/* reachd-reply.c: decoding reachd's replies for the GIO module; no IO, no state.
+ *
+ * Every reply is bounded twice before json-glib parses it: in size (REACHD_REPLY_MAX_BYTES,
+ * also enforced by the module's reader) and in nesting depth (REACHD_REPLY_MAX_DEPTH),
+ * because json-glib's parser recurses once per level and has no limit of its own. */
+#include "reachd-reply.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+/* Outside strings only JSON's own characters may appear: then this scan and json-glib's
+ * scanner (which would also take comments and single quotes) agree on where strings are,
+ * so the depth counted here is the depth json-glib would recurse to. */
+static gboolean
+shape_is_bounded (const char *text, gsize length, GError **error)
+{
+  guint depth = 0;
+  gboolean in_string = FALSE;
+
+  if (length > REACHD_REPLY_MAX_BYTES)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply of %" G_GSIZE_FORMAT " bytes is over the limit", length);
+      return FALSE;
+    }
+  for (gsize i = 0; i < length; i++)
+    {
+      char c = text[i];
+
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = FALSE;
+          else if (c == '\0')
+            break;
+          continue;
+        }
+      switch (c)
+        {
+        case '"':
+          in_string = TRUE;
+          break;
+        case '{':
+        case '[':
+          if (++depth > REACHD_REPLY_MAX_DEPTH)
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply nested deeper than %d", REACHD_REPLY_MAX_DEPTH);
+              return FALSE;
+            }
+          break;
+        case '}':
+        case ']':
+          if (depth > 0)
+            depth--;
+          break;
+        case ' ': case '\t': case '\n': case '\r': case ',': case ':':
+        case '+': case '-': case '.':
+          break;
+        default:
+          if (!g_ascii_isalnum (c))
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply is not JSON (byte %" G_GSIZE_FORMAT ")", i);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+static JsonObject *
+member_object (JsonObject *object, const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+static const char *
+member_string (JsonObject *object, const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING
+         ? json_node_get_string (node) : NULL;
+}
+
+static gboolean
+member_true (JsonObject *object, const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_BOOLEAN
+         && json_node_get_boolean (node);
+}
+
+/* Parses one reply and returns its "parameters" (borrowed from *parser_out), or NULL with
+ * an error: INVALID_DATA for malformed text, NOT_SUPPORTED for a Varlink error reply. */
+static JsonObject *
+parse_parameters (const char *text, gsize length, JsonParser **parser_out, JsonObject **root_out, GError **error)
+{
+  JsonParser *parser;
+  JsonNode *root;
+  JsonObject *object;
+  const char *varlink_error;
+  GError *local = NULL;
+
+  *parser_out = NULL;
+  if (!shape_is_bounded (text, length, error))
+    return NULL;
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, text, (gssize) length, &local))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply is not JSON: %s", local->message);
+      g_error_free (local);
+      g_object_unref (parser);
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply is not a JSON object");
+      g_object_unref (parser);
+      return NULL;
+    }
+  object = json_node_get_object (root);
+  varlink_error = member_string (object, "error");
+  if (varlink_error != NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "reachd answered %s", varlink_error);
+      g_object_unref (parser);
+      return NULL;
+    }
+  if (json_object_get_member (object, "error") != NULL || member_object (object, "parameters") == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply has no parameters");
+      g_object_unref (parser);
+      return NULL;
+    }
+  *parser_out = parser;
+  *root_out = object;
+  return member_object (object, "parameters");
+}
+
+gboolean
+reachd_reply_decode_status (const char *text, gsize length, ReachdStatus *status, GError **error)
+{
+  JsonParser *parser;
+  JsonObject *root, *parameters, *path;
+  const char *state, *connectivity;
+
+  parameters = parse_parameters (text, length, &parser, &root, error);
+  if (parameters == NULL)
+    return FALSE;
+  path = member_object (parameters, "path");
+  state = member_string (path, "status");
+  if (state == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply has no path status");
+      g_object_unref (parser);
+      return FALSE;
+    }
+  connectivity = member_string (path, "connectivity");
+  status->available = strcmp (state, "satisfied") == 0;
+  /* The mapping table is at the top of reachd-network-monitor.c. */
+  if (!status->available || connectivity == NULL)
+    status->connectivity = status->available ? G_NETWORK_CONNECTIVITY_FULL : G_NETWORK_CONNECTIVITY_LOCAL;
+  else if (strcmp (connectivity, "portal") == 0)
+    status->connectivity = G_NETWORK_CONNECTIVITY_PORTAL;
+  else if (strcmp (connectivity, "limited") == 0)
+    status->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
+  else if (strcmp (connectivity, "none") == 0 || strcmp (connectivity, "local") == 0)
+    status->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  else  /* full, partial, unknown (not probed) and any newer value: as GLib's own backends */
+    status->connectivity = G_NETWORK_CONNECTIVITY_FULL;
+  status->metered = member_true (path, "isExpensive") || member_true (path, "isConstrained");
+  status->continues = member_true (root, "continues");
+  g_object_unref (parser);
+  return TRUE;
+}
+
+static const struct {
+  const char *reason;
+  GQuark (*domain) (void);
+  int code;
+} target_errors[] = {
+  { "nameNotFound", g_resolver_error_quark, G_RESOLVER_ERROR_NOT_FOUND },
+  { "noDNSServer", g_resolver_error_quark, G_RESOLVER_ERROR_TEMPORARY_FAILURE },
+  { "resolutionFailed", g_resolver_error_quark, G_RESOLVER_ERROR_TEMPORARY_FAILURE },
+  { "resolutionTimedOut", g_resolver_error_quark, G_RESOLVER_ERROR_TEMPORARY_FAILURE },
+  { "noRoute", g_io_error_quark, G_IO_ERROR_NETWORK_UNREACHABLE },
+  { "noInterface", g_io_error_quark, G_IO_ERROR_NETWORK_UNREACHABLE },
+  { "blackholeRoute", g_io_error_quark, G_IO_ERROR_NETWORK_UNREACHABLE },
+  { "prohibitedRoute", g_io_error_quark, G_IO_ERROR_NETWORK_UNREACHABLE },
+};
+
+gboolean
+reachd_reply_decode_target (const char *text, gsize length, GError **error)
+{
+  JsonParser *parser;
+  JsonObject *root, *parameters, *path;
+  const char *state, *reason;
+
+  parameters = parse_parameters (text, length, &parser, &root, error);
+  if (parameters == NULL)
+    return FALSE;
+  path = member_object (parameters, "path");
+  state = member_string (path, "status");
+  if (state == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply has no target status");
+      g_object_unref (parser);
+      return FALSE;
+    }
+  if (strcmp (state, "satisfied") == 0)
+    {
+      g_object_unref (parser);
+      return TRUE;
+    }
+  reason = member_string (path, "unsatisfiedReason");
+  for (gsize i = 0; i < G_N_ELEMENTS (target_errors); i++)
+    if (reason != NULL && strcmp (reason, target_errors[i].reason) == 0)
+      {
+        g_set_error (error, target_errors[i].domain (), target_errors[i].code, "reachd: %s", reason);
+        g_object_unref (parser);
+        return FALSE;
+      }
+  /* unreachableRoute, gatewayUnreachable, noCarrier, interfaceDown, noAddress, … */
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE, "reachd: %s", reason != NULL ? reason : state);
+  g_object_unref (parser);
+  return FALSE;
+}
