@@ -341,12 +341,12 @@ static gboolean
 on_retry (gpointer user_data)
 {
   ReachdNetworkMonitor *self = user_data;
-  gint64 deadline = g_get_monotonic_time () + INIT_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
+  gint64 now = g_get_monotonic_time ();  /* as deadline: never wait on the app's context */
   GSocket *socket;
 
   g_clear_pointer (&self->retry_source, g_source_unref);
-  socket = connect_reachd (self->socket_path, deadline, NULL, NULL);
-  if (socket != NULL && send_call (socket, subscribe_call, strlen (subscribe_call), deadline, NULL, NULL))
+  socket = connect_reachd (self->socket_path, now, NULL, NULL);
+  if (socket != NULL && send_call (socket, subscribe_call, strlen (subscribe_call), now, NULL, NULL))
     attach_stream (self, socket);  /* its first reply says whether anything changed */
   else
     {
