@@ -17,7 +17,8 @@
  *             emits network-changed once; other changes (gateways, flags, …) emit nothing.
  *   restart   when the stream ends (reachd restarted, a reply over the bounds), the last
  *             answer is kept and nothing is emitted; a timeout on the same context
- *             reconnects after 0.1 s, doubling to 5 s. The new stream's first reply emits
+ *             reconnects after 0.1 s, doubling to 5 s (a stream that lived 5 s starts
+ *             again from 0.1 s; one that dies at once does not). The new stream's first reply emits
  *             network-changed only if it differs from the kept answer: an app neither goes
  *             offline because a daemon restarted nor hears about the restart at all.
  *
@@ -87,7 +88,8 @@ struct _ReachdNetworkMonitor
   GSource *read_source;
   GSource *retry_source;
   GByteArray *buffer;       /* bytes of the reply being read */
-  guint backoff_ms;
+  guint backoff_ms;         /* the next reconnect's delay */
+  gint64 stream_since;      /* when the current stream was attached (monotonic µs) */
 };
 
 enum { PROP_0, PROP_NETWORK_AVAILABLE, PROP_NETWORK_METERED, PROP_CONNECTIVITY };
@@ -310,7 +312,6 @@ on_readable (GSocket *socket, GIOCondition condition, gpointer user_data)
           ended = TRUE;
           break;
         }
-      self->backoff_ms = BACKOFF_FIRST_MS;
       publish (self, &status);
       ended = !status.continues;  /* a stream that says it is over is over */
       start = from = nul - buffer->data + 1;
@@ -319,10 +320,16 @@ on_readable (GSocket *socket, GIOCondition condition, gpointer user_data)
     {
       g_byte_array_remove_range (buffer, 0, start);
       ended = buffer->len > REACHD_REPLY_MAX_BYTES;
+      if (ended)
+        g_debug ("reachd: dropping the stream: a reply over %d bytes", REACHD_REPLY_MAX_BYTES);
     }
   if (!ended)
     return G_SOURCE_CONTINUE;
   drop_stream (self);
+  /* A stream that lived is a restart: retry soon. One that died at once (a reachd in a
+   * crash loop, or one sending what we refuse) keeps doubling the delay. */
+  if (g_get_monotonic_time () - self->stream_since >= BACKOFF_MAX_MS * G_TIME_SPAN_MILLISECOND)
+    self->backoff_ms = BACKOFF_FIRST_MS;
   schedule_reconnect (self);
   return G_SOURCE_REMOVE;
 }
@@ -331,6 +338,7 @@ static void
 attach_stream (ReachdNetworkMonitor *self, GSocket *socket)
 {
   self->socket = socket;
+  self->stream_since = g_get_monotonic_time ();
   self->read_source = g_socket_create_source (socket, G_IO_IN, NULL);
   g_source_set_callback (self->read_source, G_SOURCE_FUNC (on_readable), self, NULL);
   g_source_set_name (self->read_source, "[reachd] Subscribe stream");
@@ -351,16 +359,17 @@ on_retry (gpointer user_data)
   else
     {
       g_clear_object (&socket);
-      self->backoff_ms = MIN (self->backoff_ms * 2, BACKOFF_MAX_MS);
       schedule_reconnect (self);
     }
   return G_SOURCE_REMOVE;
 }
 
+/* Retries after the current delay, and doubles it (up to BACKOFF_MAX_MS) for the next. */
 static void
 schedule_reconnect (ReachdNetworkMonitor *self)
 {
   self->retry_source = g_timeout_source_new (self->backoff_ms);
+  self->backoff_ms = MIN (self->backoff_ms * 2, BACKOFF_MAX_MS);
   g_source_set_callback (self->retry_source, on_retry, self, NULL);
   g_source_set_name (self->retry_source, "[reachd] reconnect");
   g_source_attach (self->retry_source, self->context);
