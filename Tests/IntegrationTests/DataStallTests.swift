@@ -91,6 +91,33 @@ final class DataStallIntegrationTests: DaemonTestCase {
         return (daemon, client, PathRecorder(client: client))
     }
 
+    /// reachd probing the server's generate_204 over IPv4 (re-checked only hourly, a failed
+    /// round retried within 2 s) and reading the sockets every second, validated once; with
+    /// the number of requests the probe server has logged so far.
+    private func startProbed() async throws -> (DaemonProcess, ReachabilityClient, PathRecorder, requests: () -> Int) {
+        let state = work + "/probe.json"
+        try #"{"http": "204", "https": "204", "api": null}"#.write(toFile: state, atomically: true, encoding: .utf8)
+        _ = try traffic(in: server, [], serves: true, script: "Tests/Fixtures/probe_server.py", arguments: [state])
+        let configuration = work + "/reachd.toml"
+        try """
+            [probe]
+            url = "http://10.78.0.2/generate_204"
+            timeout = 2
+            initial-delay = 1
+            maximum-delay = 2
+            recheck-interval = 3600
+            families = ["ipv4"]
+            [stall]
+            poll-interval = 1
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "validated", timeout: 15) { $0.connectivity == .full }
+        let requests = { ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").count }
+        XCTAssertGreaterThan(requests(), 0, "ground truth: the probe reached the server")
+        return (daemon, client, recorder, requests)
+    }
+
     private func nft(_ namespace: NetworkNamespace, _ script: String) throws {
         _ = try namespace.exec(["nft", script])
     }
@@ -231,29 +258,10 @@ final class DataStallIntegrationTests: DaemonTestCase {
     /// published (limited, cause dataStall); once forwarding resumes the stall clears and the
     /// retried probe finds full again, each round held against the probe server's own request log.
     func testAStallProbesAtOnce() async throws {
-        let state = work + "/probe.json"
-        try #"{"http": "204", "https": "204", "api": null}"#.write(toFile: state, atomically: true, encoding: .utf8)
-        _ = try traffic(in: server, [], serves: true, script: "Tests/Fixtures/probe_server.py", arguments: [state])
         let received = work + "/received"
         _ = try traffic(in: server, ["receive", "9000", received], serves: true)
-        let configuration = work + "/reachd.toml"
-        try """
-            [probe]
-            url = "http://10.78.0.2/generate_204"
-            timeout = 2
-            initial-delay = 1
-            maximum-delay = 2
-            recheck-interval = 3600
-            families = ["ipv4"]
-            [stall]
-            poll-interval = 1
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
-        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
-        let recorder = PathRecorder(client: client)
-        _ = await expectPath(recorder, "validated", timeout: 15) { $0.connectivity == .full }
-        let requests = { ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").count }
+        let (daemon, client, recorder, requests) = try await startProbed()
         let validated = requests()
-        XCTAssertGreaterThan(validated, 0, "ground truth: the probe reached the server")
         _ = try traffic(in: topology.host, ["send", Self.servers.joined(separator: ","), "9000"])
         let flowing = await waitForBytes(received, over: 1 << 20)
         XCTAssertTrue(flowing, "the upload flows")
@@ -453,23 +461,7 @@ final class DataStallIntegrationTests: DaemonTestCase {
     /// three firewalled networks on an otherwise quiet host look like a stall, but the probe
     /// round that runs at once reaches its server, so connectivity stays full.
     func testWithProbesTheRoundDecides() async throws {
-        let state = work + "/probe.json"
-        try #"{"http": "204", "https": "204", "api": null}"#.write(toFile: state, atomically: true, encoding: .utf8)
-        _ = try traffic(in: server, [], serves: true, script: "Tests/Fixtures/probe_server.py", arguments: [state])
-        let configuration = work + "/reachd.toml"
-        try """
-            [probe]
-            url = "http://10.78.0.2/generate_204"
-            timeout = 2
-            recheck-interval = 3600
-            families = ["ipv4"]
-            [stall]
-            poll-interval = 1
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
-        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
-        let recorder = PathRecorder(client: client)
-        _ = await expectPath(recorder, "validated", timeout: 15) { $0.connectivity == .full }
-        let requests = { ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").count }
+        let (daemon, client, recorder, requests) = try await startProbed()
         let validated = requests()
         try nft(topology.router, "add table inet fw; add chain inet fw forward { type filter hook forward priority 0; policy accept; }; "
                 + "add rule inet fw forward ip daddr { 10.80.0.2, 10.81.0.2, 10.82.0.1 } drop")
