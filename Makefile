@@ -68,11 +68,13 @@ test:
 
 ## The GIO network monitor module (docs/gio-module.md): .build-gio/libgioreachd.so, for
 ## GIO_EXTRA_MODULES or GIO's module directory. C, because it runs inside other programs.
+## Hardened as Debian builds shared libraries (the reachd-gio package ships it).
 GIO_SOURCES = gio/reachd-network-monitor.c gio/reachd-reply.c
 gio: .build-gio/libgioreachd.so
 .build-gio/libgioreachd.so: $(GIO_SOURCES) gio/reachd-reply.h
 	@mkdir -p .build-gio
 	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $(GIO_SOURCES) \
+	  -D_FORTIFY_SOURCE=2 -fstack-protector-strong -Wl,-z,relro,-z,now \
 	  $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
 
 ## The module's reply decoder under libFuzzer for SECONDS (default 60): scripts/fuzz gio.
@@ -109,7 +111,8 @@ man:
 	$(MANUAL_TOOL) "$(MAN_BIN)/reachctl" --section 1 --date $(MAN_DATE) --output-directory .build-man; \
 	cp man/reachd.toml.5 .build-man/
 
-## A Debian package of the static build: .build-deb/reachd_<version>_<arch>.deb.
+## Debian packages: .build-deb/reachd_<version>_<arch>.deb (the static build) and
+## .build-deb/reachd-gio_<version>_<arch>.deb (the GIO module, `make gio`).
 deb:
 	@scripts/deb
 

@@ -127,10 +127,12 @@ check_lintian() {
   echo "---- lintian $(basename "$1") ($(lintian --version)) ----"
   echo "${OUT:-(no output)}"
   echo "----"
+  local what
+  what="lintian $(dpkg-deb -f "$1" Package): no errors, no warnings"
   if [ "$RC" -eq 0 ] && ! grep -Eq '^[EW]: ' <<<"$OUT"; then
-    pass "lintian: no errors, no warnings" "$(grep -c '^[IO]: ' <<<"$OUT" || true) info or overridden lines"
+    pass "$what" "$(grep -c '^[IO]: ' <<<"$OUT" || true) info or overridden lines"
   else
-    fail "lintian: no errors, no warnings" "exit $RC: $(grep -E '^[EW]: ' <<<"$OUT")"
+    fail "$what" "exit $RC: $(grep -E '^[EW]: ' <<<"$OUT")"
   fi
 }
 
@@ -232,6 +234,75 @@ check_error_advice() {
     fail "reachctl status with reachd.socket stopped: exit 2, says to start it" "exit $RC: $OUT"
   fi
   step cx systemctl start reachd.socket
+}
+
+# --- The GIO module (package reachd-gio) ---
+
+GIO_MODULE_DIR=""
+# A GLib app as nobody: GIO's default network monitor, its network-available, and how
+# long g_network_monitor_get_default() took.
+GIO_PROBE='import gi, time
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio
+t = time.monotonic()
+m = Gio.NetworkMonitor.get_default()
+print(m.__gtype__.name, m.get_network_available(), "%d ms" % ((time.monotonic() - t) * 1000))'
+gio_cache_lists_module() { cx grep -qs '^libgioreachd\.so: .*gio-network-monitor' "$GIO_MODULE_DIR/giomodule.cache"; }
+
+# apt-get install ./reachd-gio_*.deb (with python3-gi, a GLib app for check_gio): GLib
+# and json-glib come along; the module is in the multiarch GIO module directory, 0644,
+# and libglib2.0's gio-querymodules (its postinst here, as GLib comes along; its dpkg
+# trigger on the directory otherwise; no maintainer script of ours) put it in that
+# directory's cache. check_gio_purge sees the trigger alone at work.
+check_gio_install() {
+  local deb module
+  deb=$(basename "$GIO_DEB")
+  capture cx bash -c "cd $SHARE && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ./$deb python3-gi"
+  if [ "$RC" -eq 0 ]; then
+    pass "apt-get install ./$deb python3-gi (brings GLib and json-glib)" "$(grep -E '^(Unpacking|Setting up|Processing triggers for) .*(reachd-gio|libglib|libjson-glib)' <<<"$OUT")"
+  else
+    fail "apt-get install ./$deb python3-gi" "exit $RC: $OUT"
+  fi
+  module=$(cx dpkg -L reachd-gio | grep '/libgioreachd\.so$')
+  GIO_MODULE_DIR=$(dirname "${module:-/nonexistent/x}")
+  expect_match "the module is in the multiarch GIO module directory, root's, 0644" \
+    '^/usr/lib/[a-z0-9_]+-linux-gnu[a-z0-9_]*/gio/modules/libgioreachd\.so 644 root$' cx stat -c '%n %a %U' "${module:-/nonexistent}"
+  if gio_cache_lists_module; then
+    pass "gio-querymodules listed it in $GIO_MODULE_DIR/giomodule.cache" "$(cx cat "$GIO_MODULE_DIR/giomodule.cache")"
+  else
+    fail "gio-querymodules listed it in $GIO_MODULE_DIR/giomodule.cache" "$(cx cat "$GIO_MODULE_DIR/giomodule.cache" 2>&1)"
+  fi
+}
+
+# A GLib app as nobody gets ReachdNetworkMonitor, network-available as reachctl says; with
+# reachd.socket stopped GIO takes another monitor at once.
+check_gio() {
+  local status want
+  status=$(path_status)
+  if [ "$status" = satisfied ]; then want=True; else want=False; fi
+  expect_match "GLib app (nobody): the default GNetworkMonitor is reachd's, network-available $want (reachctl: $status)" \
+    "^ReachdNetworkMonitor $want [0-9]+ ms$" as_nobody python3 -c "$GIO_PROBE"
+  step cx systemctl stop reachd.socket reachd.service
+  capture as_nobody python3 -c "$GIO_PROBE"
+  if [ "$RC" -eq 0 ] && grep -Eq '^[A-Za-z]+ (True|False) [0-9]+ ms$' <<<"$OUT" && ! grep -q '^ReachdNetworkMonitor' <<<"$OUT" \
+    && [ "$(awk '{ print $3 }' <<<"$OUT")" -lt 1000 ]; then
+    pass "reachd.socket stopped: GIO takes another monitor, in under 1 s" "$OUT"
+  else
+    fail "reachd.socket stopped: GIO takes another monitor, in under 1 s" "exit $RC: $OUT"
+  fi
+  step cx systemctl start reachd.socket
+}
+
+# apt-get purge reachd-gio: the module leaves the directory and, by libglib2.0's trigger,
+# the cache (gio-querymodules removes a cache that would list nothing).
+check_gio_purge() {
+  capture cx env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q reachd-gio
+  if [ "$RC" -eq 0 ]; then pass "apt-get purge reachd-gio" "$(grep -E '^(Removing|Purging|Processing triggers)' <<<"$OUT")"; else fail "apt-get purge reachd-gio" "exit $RC: $OUT"; fi
+  if ! cx test -e "$GIO_MODULE_DIR/libgioreachd.so" && ! gio_cache_lists_module; then
+    pass "the module is gone from $GIO_MODULE_DIR and its giomodule.cache" "$(cx cat "$GIO_MODULE_DIR/giomodule.cache" 2>&1)"
+  else
+    fail "the module is gone from $GIO_MODULE_DIR and its giomodule.cache" "$(cx ls "$GIO_MODULE_DIR"; cx cat "$GIO_MODULE_DIR/giomodule.cache" 2>&1)"
+  fi
 }
 
 # 3. A route change in the container's network is seen: default route deleted →

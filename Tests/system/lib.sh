@@ -111,25 +111,35 @@ build_root() {
   note "$suite: root built in $((SECONDS - start)) s ($(du -sh "$dir/root" | cut -f1))"
 }
 
-# cache_depends SUITE DEB: puts the .deb's missing Depends into the root's apt cache,
-# through a chroot that shares the host's network. The booted container has no uplink (its
-# network is private), so this is how `apt-get install ./reachd_*.deb` finds them there.
-# Nothing is installed in the root; a rerun finds the cache full and downloads nothing.
+# cache_depends SUITE DEB… [-- PACKAGE…]: puts the .debs' missing Depends (and the
+# archive's PACKAGEs with theirs) into the root's apt cache, through a chroot that shares
+# the host's network. The booted container has no uplink (its network is private), so
+# this is how `apt-get install ./reachd_*.deb` finds them there. The .debs are resolved
+# together (reachd-gio depends on reachd, which is in no archive). Nothing is installed in
+# the root; a rerun finds the cache full and downloads nothing.
 cache_depends() {
-  local root="$BUILD_DIR/$1/root" deb=$2
-  cp "$deb" "$root/var/tmp/reachd-depends.deb"
+  local suite=$1 root="$BUILD_DIR/$1/root" args=()
+  shift
+  rm -rf "$root/var/tmp/reachd-depends"
+  mkdir -p "$root/var/tmp/reachd-depends"
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    cp "$1" "$root/var/tmp/reachd-depends/"
+    args+=("/var/tmp/reachd-depends/$(basename "$1")")
+    shift
+  done
+  [ $# -eq 0 ] || { shift; args+=("$@"); }
   local apt=(chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive
-    apt-get -q -y install --download-only /var/tmp/reachd-depends.deb)
+    apt-get -q -y install --download-only "${args[@]}")
   # A root built long ago may have stale package lists: refresh them once and retry.
-  if ! "${apt[@]}" >"$BUILD_DIR/$1/depends.log" 2>&1; then
-    chroot "$root" apt-get -q update >>"$BUILD_DIR/$1/depends.log" 2>&1 || true
-    if ! "${apt[@]}" >>"$BUILD_DIR/$1/depends.log" 2>&1; then
-      rm -f "$root/var/tmp/reachd-depends.deb"
-      tail -20 "$BUILD_DIR/$1/depends.log"
+  if ! "${apt[@]}" >"$BUILD_DIR/$suite/depends.log" 2>&1; then
+    chroot "$root" apt-get -q update >>"$BUILD_DIR/$suite/depends.log" 2>&1 || true
+    if ! "${apt[@]}" >>"$BUILD_DIR/$suite/depends.log" 2>&1; then
+      rm -rf "$root/var/tmp/reachd-depends"
+      tail -20 "$BUILD_DIR/$suite/depends.log"
       return 1
     fi
   fi
-  rm -f "$root/var/tmp/reachd-depends.deb"
+  rm -rf "$root/var/tmp/reachd-depends"
 }
 
 # --- Booting and entering a container ---------------------------------------------------
