@@ -7,9 +7,7 @@ import XCTest
 /// one byte every half second and reconnect whenever reachd ends them; a scraper scrapes
 /// meanwhile, each scrape with a 2 s timeout. At a cap, a new connection evicts the peer's
 /// oldest one still sending its head, so the slow ones cut each other and never the scraper,
-/// even from the scraper's own address. (Before the caps: at most 8 connections in all, each
-/// kept 10 s, so the slow peer held every slot and 3 of 29 scrapes succeeded. With the caps but
-/// without eviction, eight slow from 127.0.0.1 left a scraper from 127.0.0.1 1 of 20.)
+/// even from the scraper's own address (docs/performance.md, "The metrics endpoint under slow clients").
 final class MetricsEndpointLimitsTests: DaemonTestCase {
     private func run(_ arguments: [String]) throws -> [String: Double] {
         let script = Paths.repository.appendingPathComponent("Tests/Fixtures/slow_metrics_clients.py").path
