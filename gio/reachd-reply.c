@@ -139,24 +139,37 @@ parse_parameters (const char *text, gsize length, JsonParser **parser_out, JsonO
   return member_object (object, "parameters");
 }
 
+/* The reply's path and its status; NULL (with the parser freed) when either is missing.
+ * `what` names the path in the error ("path", "target"). */
+static const char *
+parse_path_status (const char *text, gsize length, const char *what, JsonParser **parser,
+                   JsonObject **root, JsonObject **path, GError **error)
+{
+  JsonObject *parameters = parse_parameters (text, length, parser, root, error);
+  const char *state;
+
+  if (parameters == NULL)
+    return NULL;
+  *path = member_object (parameters, "path");
+  state = member_string (*path, "status");
+  if (state == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply has no %s status", what);
+      g_clear_object (parser);
+    }
+  return state;
+}
+
 gboolean
 reachd_reply_decode_status (const char *text, gsize length, ReachdStatus *status, GError **error)
 {
   JsonParser *parser;
-  JsonObject *root, *parameters, *path;
+  JsonObject *root, *path;
   const char *state, *connectivity;
 
-  parameters = parse_parameters (text, length, &parser, &root, error);
-  if (parameters == NULL)
-    return FALSE;
-  path = member_object (parameters, "path");
-  state = member_string (path, "status");
+  state = parse_path_status (text, length, "path", &parser, &root, &path, error);
   if (state == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply has no path status");
-      g_object_unref (parser);
-      return FALSE;
-    }
+    return FALSE;
   connectivity = member_string (path, "connectivity");
   status->available = strcmp (state, "satisfied") == 0;
   /* The mapping table is at the top of reachd-network-monitor.c. */
@@ -195,20 +208,12 @@ gboolean
 reachd_reply_decode_target (const char *text, gsize length, GError **error)
 {
   JsonParser *parser;
-  JsonObject *root, *parameters, *path;
+  JsonObject *root, *path;
   const char *state, *reason;
 
-  parameters = parse_parameters (text, length, &parser, &root, error);
-  if (parameters == NULL)
-    return FALSE;
-  path = member_object (parameters, "path");
-  state = member_string (path, "status");
+  state = parse_path_status (text, length, "target", &parser, &root, &path, error);
   if (state == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply has no target status");
-      g_object_unref (parser);
-      return FALSE;
-    }
+    return FALSE;
   if (strcmp (state, "satisfied") == 0)
     {
       g_object_unref (parser);
