@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "ReachConnectivity",
             dependencies: [
-                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachConfiguration", "ReachTargets",
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachConfiguration", "ReachSystemd", "ReachTargets",
                 system, logging, nioCore,
                 // EmbeddedChannel: the probe's HTTP handlers fed bytes (ResponseReader.embeddedExchange).
                 nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,

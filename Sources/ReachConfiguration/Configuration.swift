@@ -24,6 +24,8 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
     package var probe = Probe()
     /// `[captive-portal]`.
     package var captivePortal = CaptivePortalSettings()
+    /// `[network-manager]`.
+    package var networkManager = NetworkManager()
     /// `[metrics]`.
     package var metrics = Metrics()
     /// `[stall]`
@@ -54,6 +56,7 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
         read(.netlink, &netlink)
         read(.probe, &probe)
         read(.captivePortal, &captivePortal)
+        read(.networkManager, &networkManager)
         read(.metrics, &metrics)
         read(.stall, &stall)
         read(.targets, &targets)
@@ -63,7 +66,7 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case socket, log, interfaces, netlink, probe, metrics, stall, targets, nat64
-        case captivePortal = "captive-portal"
+        case captivePortal = "captive-portal", networkManager = "network-manager"
     }
 
     // Each table reads the keys present (the others keep their defaults), then rejects unknown
@@ -248,6 +251,22 @@ extension ReachdConfiguration {
             case trust, networkd
             case routerAdvertisements = "router-advertisements", fetchAPI = "fetch-api"
         }
+    }
+
+    /// `[network-manager]`: what NetworkManager, when it runs, knows and reachd merges in.
+    package struct NetworkManager: Sendable, Equatable, ConfigurationTable {
+        /// `read`: read its connectivity and each device's `Metered` over D-Bus (read-only,
+        /// nothing asked while it is not on the bus).
+        package var read = true
+
+        package init() {}
+        /// Reads `read`.
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            read = try container.setting(Bool.self, .read) ?? read
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+        }
+        private enum CodingKeys: String, CodingKey, CaseIterable { case read }
     }
 
     /// `[probe.trust]`, `[captive-portal.trust]`: an AFSecurityPolicy-style trust policy.

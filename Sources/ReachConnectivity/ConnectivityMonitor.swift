@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import ReachabilityCore
 import ReachConfiguration
+import ReachSystemd
 import ReachTargets
 
 /// Connectivity checks on the event loop that owns the published state: one
@@ -43,6 +44,9 @@ package final class ConnectivityMonitor {
     private var hasNameserver = false
     /// What systemd-networkd says each link's network announced (DHCP or RA).
     private var networkdPortals: [Int32: String] = [:]
+    /// What NetworkManager says of its devices, by interface name (`NetworkManagerWatch`).
+    private var networkManagerDevices: [String: NetworkManagerDevice] = [:]
+    private var networkManagerWatch: NetworkManagerWatch?
     /// The links and addresses networkd was last asked about: asked again when they change.
     private var askedNetworkdAbout: (links: [Int32: Link], addresses: [InterfaceAddress])?
     private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
@@ -79,16 +83,21 @@ package final class ConnectivityMonitor {
         if !networkdPortals.isEmpty {
             announced.merge(networkdPortals.filter { snapshot.links[$0.key] != nil }) { fromRA, _ in fromRA }
         }
+        var managed: [Int32: NetworkManagerDevice] = [:]
+        if !networkManagerDevices.isEmpty {
+            for link in snapshot.links.values { managed[link.index] = networkManagerDevices[link.name] }
+        }
         // Nothing configured, announced or known: the common case costs nothing more.
-        guard isActive || !announced.isEmpty || !table.isEmpty else { return }
+        guard isActive || !announced.isEmpty || !managed.isEmpty || !table.isEmpty else { return }
         var next = table
-        for index in Set(next.keys).union(announced.keys) {
+        for index in Set(next.keys).union(announced.keys).union(managed.keys) {
             var facts = next[index] ?? InterfaceConnectivity()
             if facts.captivePortal?.apiURI != announced[index] {
                 // Another API (or none) means another network: what the old one said is void.
                 facts.captivePortal = announced[index].map { CaptivePortal(apiURI: $0) }
             }
-            next[index] = facts
+            facts.networkManager = managed[index]
+            next[index] = facts == InterfaceConnectivity() ? nil : facts
         }
         for index in next.keys where snapshot.links[index] == nil { next[index] = nil }
 
@@ -167,6 +176,24 @@ package final class ConnectivityMonitor {
         }
     }
 
+    /// Starts following NetworkManager (`[network-manager] read`), when the system bus is
+    /// there; its answers are merged like a kernel change.
+    package func startReadingNetworkManager() {
+        guard settings.readsNetworkManager, networkManagerWatch == nil else { return }
+        guard let watch = try? NetworkManagerWatch(logger: logger) else { return }
+        let (loop, monitor) = (eventLoop, NIOLoopBound(self, eventLoop: eventLoop))
+        let started = watch.start { devices in
+            loop.execute { monitor.value.apply(networkManager: devices) }
+        }
+        if started { networkManagerWatch = watch }
+    }
+
+    private func apply(networkManager devices: [String: NetworkManagerDevice]) {
+        guard networkManagerWatch != nil else { return }  // stopped meanwhile
+        networkManagerDevices = devices
+        if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
+    }
+
     private func interfaceName(_ index: Int32) -> String { lastInputs?.snapshot.links[index]?.name ?? "\(index)" }
 
     /// What a stall rests on, as log fields.
@@ -209,6 +236,8 @@ package final class ConnectivityMonitor {
 
     /// Stops every timer (reachd is stopping, or the settings are replaced).
     package func stop() {
+        networkManagerWatch?.stop()
+        networkManagerWatch = nil
         for key in entries.keys {
             entries[key]?.timer?.cancel()
             entries[key]?.running?.cancel()
@@ -351,6 +380,8 @@ package struct ConnectivitySettings: Sendable, Equatable {
     package var captivePortal = ReachdConfiguration.CaptivePortalSettings()
     /// systemd-networkd's Varlink socket, asked for the portals its links learned.
     package var networkdSocket: String? = NetworkdPortals.defaultSocket
+    /// `[network-manager] read`.
+    package var readsNetworkManager = true
 
     /// Off: no probes, no API fetches (router advertisements are still read).
     package init() {}

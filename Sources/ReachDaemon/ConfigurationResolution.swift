@@ -57,6 +57,7 @@ extension DaemonOptions {
         policy = configuration.interfaces.policy
         connectivity.probe = configuration.probe
         connectivity.captivePortal = configuration.captivePortal
+        connectivity.readsNetworkManager = configuration.networkManager.read
         metrics = configuration.metrics
         watchedTargets = configuration.targets.watch
         if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }

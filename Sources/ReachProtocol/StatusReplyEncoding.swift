@@ -115,6 +115,10 @@ private struct JSONBytes {
             appendText(#","connectivityCauseSince":"#)
             appendInteger(since)
         }
+        if let reason = path.expensiveReason {
+            appendText(#","expensiveReason":"#)
+            appendString(reason.rawValue)
+        }
         appendText(#","flags":["#)
         // ReachabilityFlags encodes as its names in Apple's bit order (`names`), without
         // building that array here.

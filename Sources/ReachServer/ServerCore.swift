@@ -328,6 +328,7 @@ final class ServerCore {
     func adopt(_ channel: any Channel, socketFile: FileIdentity?) {
         if serverChannel == nil {  // first start: probe what the first snapshot shows
             connectivity.update(snapshot: publication.state.snapshot, policy: publication.state.policy)
+            connectivity.startReadingNetworkManager()
         }
         let replaced = serverChannel
         serverChannel = channel

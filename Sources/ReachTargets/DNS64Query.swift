@@ -58,6 +58,6 @@ extension DNS64Query {
     package static func start(
         interfaceIndex: Int32, resolvedSocket: String?, completion: @escaping @Sendable (DNS64Discovery.Answer) -> Void
     ) -> Bool {
-        WorkerThread.start { completion(ask(interfaceIndex: interfaceIndex, resolvedSocket: resolvedSocket)) }
+        DetachedThread.start { completion(ask(interfaceIndex: interfaceIndex, resolvedSocket: resolvedSocket)) }
     }
 }

@@ -150,7 +150,7 @@ package final class NameResolver {
                 guard let work = jobs[id]?.work else { continue }
                 let eventLoop = self.eventLoop
                 let resolver = NIOLoopBound(self, eventLoop: eventLoop)
-                let started = WorkerThread.start {
+                let started = DetachedThread.start {
                     let outcome = work()
                     eventLoop.execute { resolver.value.finished(id, outcome) }
                 }
@@ -199,7 +199,7 @@ package final class NameResolver {
         if let checking = hosts.checking { return checking }
         let promise = eventLoop.makePromise(of: HostsFileState.Reading.self)
         let known = hosts.stamps
-        if !WorkerThread.start({ promise.succeed(HostsFileState.read(files, known: known)) }) {
+        if !DetachedThread.start({ promise.succeed(HostsFileState.read(files, known: known)) }) {
             promise.succeed(HostsFileState.Reading(stamps: known, table: nil))
         }
         let checked = promise.futureResult.assumeIsolated().map { [self] reading in
@@ -407,34 +407,6 @@ private struct HostsFileState {
             modified: nanoseconds(info.st_mtim), changed: nanoseconds(info.st_ctim)
         )
     }
-}
-
-/// A detached thread per blocking lookup: it exists only while the lookup runs, and a
-/// lookup stuck in glibc (which cannot be cancelled) holds nothing but its own thread.
-enum WorkerThread {
-    /// Starts `body` on a new detached thread; false if the system refuses one.
-    package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let context = Unmanaged.passRetained(WorkerBody(body)).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let status = pthread_create(&thread, &attributes, { context in
-            Unmanaged<WorkerBody>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
-        guard status == 0 else {
-            Unmanaged<WorkerBody>.fromOpaque(context).release()
-            return false
-        }
-        return true
-    }
-}
-
-private final class WorkerBody {
-    package let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 extension IPAddress {

@@ -14,15 +14,18 @@ public struct InterfaceConnectivity: Sendable, Hashable {
     /// The interface's TCP traffic is stalled (`DataStallDetector`): since when, and what
     /// the verdict rests on; nil when it is not.
     public var dataStall: DataStall?
+    /// What NetworkManager says of the device, when it manages it.
+    public var networkManager: NetworkManagerDevice?
 
     /// Nothing known yet.
     public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil,
-                dataStall: DataStall? = nil) {
+                dataStall: DataStall? = nil, networkManager: NetworkManagerDevice? = nil) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.lastChecked = lastChecked
         self.captivePortal = captivePortal
         self.dataStall = dataStall
+        self.networkManager = networkManager
     }
 
     /// One family's verdict.
@@ -37,14 +40,22 @@ public struct InterfaceConnectivity: Sendable, Hashable {
     /// Why `combined` is what it is, when something other than the probes decided it.
     public var cause: ConnectivityCause? { ProbeVerdict.cause(self) }
 
+    /// Since when `cause` holds (a stall's start), in seconds since the epoch.
+    public var causeSince: Int? { cause == .dataStall ? dataStall?.since : nil }
+
+    /// How many destinations a `dataStall` cause rests on.
+    public var causeDestinations: Int? { cause == .dataStall ? dataStall?.destinations : nil }
+
     /// A user must act before traffic flows (SCNetworkReachability's interventionRequired).
     public var requiresIntervention: Bool { combined == .portal }
 }
 
-/// What made an interface's connectivity worse than its probes say.
+/// What decided an interface's connectivity other than reachd's own probes.
 public enum ConnectivityCause: String, Sendable, Hashable, Codable, CaseIterable {
     /// Its TCP traffic is stalled: segments go out and nothing comes back.
     case dataStall
+    /// NetworkManager's connectivity check, where reachd's probes have no verdict.
+    case networkManager
 }
 
 /// Connectivity facts by interface index.

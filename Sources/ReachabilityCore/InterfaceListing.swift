@@ -4,6 +4,8 @@ public enum InterfaceListing {
     public static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), connectivity: ConnectivityTable = [:]) -> [InterfaceDescription] {
         let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
         return snapshot.links.values.sorted { $0.index < $1.index }.map { link in
+            let facts = connectivity[link.index] ?? InterfaceConnectivity()
+            let expense = policy.expense(of: link, networkManager: facts.networkManager)
             var description = InterfaceDescription(
                 index: Int(link.index),
                 name: link.name,
@@ -23,10 +25,11 @@ public enum InterfaceListing {
                         usable: address.isUsableForInternet
                     )
                 },
-                isExpensive: policy.isExpensive(link),
+                isExpensive: expense != nil,
                 isConstrained: policy.isConstrained(link),
                 ignored: policy.isIgnored(link, hostInternalBridges: hostInternalBridges),
-                connectivity: connectivity[link.index] ?? InterfaceConnectivity()
+                connectivity: facts,
+                expensiveReason: expense
             )
             let gateways = snapshot.gatewayNeighbours.filter { $0.key.interfaceIndex == link.index }
                 .sorted { $0.key.address.bytes.lexicographicallyPrecedes($1.key.address.bytes) }

@@ -56,9 +56,12 @@ public struct InterfacePolicy: Sendable, Hashable {
         firstOverride(for: link, \.type) ?? InterfaceClassifier.classify(link)
     }
 
-    /// Costly: an override if one matches, else true for cellular.
-    public func isExpensive(_ link: Link) -> Bool {
-        firstOverride(for: link, \.isExpensive) ?? (type(of: link) == .cellular)
+    /// Why the interface is costly, nil when it is not: an override if one matches (false
+    /// wins over every guess), else cellular, else NetworkManager's `Metered`.
+    public func expense(of link: Link, networkManager: NetworkManagerDevice? = nil) -> ExpensiveReason? {
+        if let forced = firstOverride(for: link, \.isExpensive) { return forced ? .configured : nil }
+        if type(of: link) == .cellular { return .cellular }
+        return networkManager?.metered == true ? .networkManager : nil
     }
 
     /// Low-data mode: only ever set by an override.

@@ -180,8 +180,10 @@ public struct Path: Sendable, Hashable, Codable {
     public var supportsIPv6: Bool
     /// A DNS server is configured.
     public var supportsDNS: Bool
-    /// The primary interface is costly (cellular, or configured so).
+    /// The primary interface is costly (cellular, configured so, or metered in NetworkManager).
     public var isExpensive: Bool
+    /// Why the primary interface is costly; nil when it is not.
+    public var expensiveReason: ExpensiveReason?
     /// The primary interface is in a low-data mode (configured).
     public var isConstrained: Bool
     /// The primary interface's connectivity (probes, captive-portal API); `unknown` until
@@ -189,7 +191,7 @@ public struct Path: Sendable, Hashable, Codable {
     public var connectivity: Connectivity
     /// The primary interface's captive portal, when one is known.
     public var captivePortal: CaptivePortal?
-    /// What made `connectivity` worse than the probes say (a data stall), when something did.
+    /// What decided `connectivity` other than the probes (a data stall, NetworkManager's check).
     public var connectivityCause: ConnectivityCause?
     /// Since when `connectivityCause` holds, in seconds since the epoch.
     public var connectivityCauseSince: Int?
@@ -211,7 +213,7 @@ public struct Path: Sendable, Hashable, Codable {
         status: PathStatus, unsatisfiedReason: UnsatisfiedReason? = nil, reachability: ReachabilityStatus,
         flags: ReachabilityFlags = [], primaryInterface: String? = nil, primaryInterfaceType: InterfaceType? = nil,
         availableInterfaces: [String] = [], gateways: [String] = [], supportsIPv4: Bool = false,
-        supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false,
+        supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false, expensiveReason: ExpensiveReason? = nil,
         isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil,
         connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil, connectivityCauseDestinations: Int? = nil,
         nat64Prefixes: [NAT64Prefix]? = nil, ipv4ViaNAT64: NAT64Prefix? = nil, ipv4ProvidedBy: IPv4Provider? = nil
@@ -228,6 +230,7 @@ public struct Path: Sendable, Hashable, Codable {
         self.supportsIPv6 = supportsIPv6
         self.supportsDNS = supportsDNS
         self.isExpensive = isExpensive
+        self.expensiveReason = expensiveReason
         self.isConstrained = isConstrained
         self.connectivity = connectivity
         self.captivePortal = captivePortal
@@ -292,6 +295,8 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var addresses: [Address]
     /// Costly to use.
     public var isExpensive: Bool
+    /// Why it is costly; nil when it is not.
+    public var expensiveReason: ExpensiveReason?
     /// Low-data mode.
     public var isConstrained: Bool
     /// Left out of the answer by configuration (container and bridge noise).
@@ -304,15 +309,15 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     /// What the interface does for this host beyond its type (`InterfaceRoles`): `clat`
     /// for a CLAT's device that provides IPv4 over an IPv6 uplink; nil for none.
     public var role: InterfaceRole?
-    /// The IPv4 probes' verdict.
+    /// The IPv4 probes' verdict, else NetworkManager's (`connectivityCause` networkManager).
     public var ipv4Connectivity: Connectivity
-    /// The IPv6 probes' verdict.
+    /// The IPv6 probes' verdict, else NetworkManager's.
     public var ipv6Connectivity: Connectivity
     /// When a probe round last finished, in seconds since the epoch.
     public var lastChecked: Int?
     /// The interface's captive portal, when one is known.
     public var captivePortal: CaptivePortal?
-    /// What made the interface's connectivity worse than its probes say, when something did.
+    /// What decided the interface's connectivity other than its probes, when something did.
     public var connectivityCause: ConnectivityCause?
     /// Since when `connectivityCause` holds, in seconds since the epoch.
     public var connectivityCauseSince: Int?
@@ -321,7 +326,7 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
 
     /// Creates an interface description.
     public init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool,
-                connectivity: InterfaceConnectivity = InterfaceConnectivity()) {
+                connectivity: InterfaceConnectivity = InterfaceConnectivity(), expensiveReason: ExpensiveReason? = nil) {
         self.index = index
         self.name = name
         self.type = type
@@ -331,14 +336,17 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
         self.carrier = carrier
         self.addresses = addresses
         self.isExpensive = isExpensive
+        self.expensiveReason = expensiveReason
         self.isConstrained = isConstrained
         self.ignored = ignored
-        self.ipv4Connectivity = connectivity.ipv4
-        self.ipv6Connectivity = connectivity.ipv6
+        // Without a verdict of reachd's probes, NetworkManager's per family (cause networkManager).
+        let verdicts = connectivity.cause == .networkManager ? connectivity.networkManager.map { ($0.ipv4, $0.ipv6) } : nil
+        self.ipv4Connectivity = verdicts?.0 ?? connectivity.ipv4
+        self.ipv6Connectivity = verdicts?.1 ?? connectivity.ipv6
         self.lastChecked = connectivity.lastChecked
         self.captivePortal = connectivity.captivePortal
         self.connectivityCause = connectivity.cause
-        self.connectivityCauseSince = connectivity.cause == nil ? nil : connectivity.dataStall?.since
-        self.connectivityCauseDestinations = connectivity.cause == nil ? nil : connectivity.dataStall?.destinations
+        self.connectivityCauseSince = connectivity.causeSince
+        self.connectivityCauseDestinations = connectivity.causeDestinations
     }
 }

@@ -47,7 +47,7 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
         if old.supportsIPv6 != new.supportsIPv6 { changes.append(.ipv6) }
         if oldAddresses != newAddresses { changes.append(.addresses) }
         if old.supportsDNS != new.supportsDNS { changes.append(.dns) }
-        if old.isExpensive != new.isExpensive || old.isConstrained != new.isConstrained { changes.append(.cost) }
+        if old.isExpensive != new.isExpensive || old.expensiveReason != new.expensiveReason || old.isConstrained != new.isConstrained { changes.append(.cost) }
         if old.flags != new.flags { changes.append(.flags) }
         if old.availableInterfaces != new.availableInterfaces { changes.append(.availableInterfaces) }
         if old.connectivity != new.connectivity || old.captivePortal != new.captivePortal || old.connectivityCause != new.connectivityCause {

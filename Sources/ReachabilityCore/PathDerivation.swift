@@ -66,6 +66,7 @@ public enum PathDerivation {
         // Probes speak for a path that is there; without one, the kernel alone answers.
         let facts = status == .satisfied ? primaryLink.flatMap { connectivity[$0.index] } : nil
         if facts?.requiresIntervention == true { flags.insert(.interventionRequired) }
+        let expense = primaryLink.flatMap { policy.expense(of: $0, networkManager: connectivity[$0.index]?.networkManager) }
 
         let supportsIPv4 = ready.contains { $0.family == .ipv4 }
         let supportsIPv6 = ready.contains { $0.family == .ipv6 }
@@ -86,13 +87,14 @@ public enum PathDerivation {
             supportsIPv4: supportsIPv4,
             supportsIPv6: supportsIPv6,
             supportsDNS: snapshot.hasNameserver && status == .satisfied,
-            isExpensive: primaryLink.map(policy.isExpensive) ?? false,
+            isExpensive: expense != nil,
+            expensiveReason: expense,
             isConstrained: primaryLink.map(policy.isConstrained) ?? false,
             connectivity: status == .satisfied ? facts?.combined ?? .unknown : context.offlineConnectivity,
             captivePortal: facts?.captivePortal,
             connectivityCause: facts?.cause,
-            connectivityCauseSince: facts?.cause == nil ? nil : facts?.dataStall?.since,
-            connectivityCauseDestinations: facts?.cause == nil ? nil : facts?.dataStall?.destinations,
+            connectivityCauseSince: facts?.causeSince,
+            connectivityCauseDestinations: facts?.causeDestinations,
             nat64Prefixes: nat64Prefixes,
             // Native IPv4 wins: a dual-stack network's prefix changes nothing for IPv4.
             ipv4ViaNAT64: supportsIPv4 ? nil : nat64Prefixes?.first,

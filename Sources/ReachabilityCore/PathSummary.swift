@@ -22,7 +22,7 @@ extension Path {
             if let prefix = ipv4ViaNAT64 { text += ", IPv4 via NAT64 \(prefix)" }
             if ipv4ProvidedBy == .clat { text += ", IPv4 via CLAT" }
             if supportsDNS { text += ", DNS" }
-            if isExpensive { text += ", expensive" }
+            if isExpensive { text += ", expensive" + (expensiveReason.map { " (\($0.rawValue))" } ?? "") }
             if isConstrained { text += ", constrained" }
             switch connectivity {
             case .unknown: break

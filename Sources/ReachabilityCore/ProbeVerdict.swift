@@ -39,24 +39,43 @@ public enum ProbeVerdict {
     /// One interface's connectivity from its two families' verdicts and its captive-portal
     /// facts. A portal wins (someone must act, whichever family met it), and a captive
     /// answer from the network's RFC 8908 API is authoritative; otherwise the better
-    /// family's verdict stands (one family reaching the internet is the internet).
+    /// family's verdict stands (one family reaching the internet is the internet). When the
+    /// probes know nothing, NetworkManager's own check stands, as its GLib backend says it.
     ///
     /// A data stall makes it `limited` unless a probe round that finished since the stall
     /// began found better: the probes reached a server, the stalled sockets did not.
     public static func combine(_ facts: InterfaceConnectivity) -> Connectivity {
-        if facts.captivePortal?.captive == true || facts.ipv4 == .portal || facts.ipv6 == .portal { return .portal }
-        let probed = rank(facts.ipv4) >= rank(facts.ipv6) ? facts.ipv4 : facts.ipv6
-        return cause(facts) == .dataStall ? .limited : probed
+        let (verdict, _) = verdict(facts)
+        return isStalled(facts, verdict: verdict) ? .limited : verdict
     }
 
     /// What decided `combine` besides the probes: a data stall no later probe round
-    /// contradicted; nil when the probes' verdict stands.
+    /// contradicted, else NetworkManager's check; nil when the probes' verdict stands.
     public static func cause(_ facts: InterfaceConnectivity) -> ConnectivityCause? {
-        guard let since = facts.dataStall?.since else { return nil }
-        if facts.captivePortal?.captive == true || facts.ipv4 == .portal || facts.ipv6 == .portal { return nil }
-        let probed = rank(facts.ipv4) >= rank(facts.ipv6) ? facts.ipv4 : facts.ipv6
-        if let checked = facts.lastChecked, checked >= since, rank(probed) > rank(.limited) { return nil }
-        return .dataStall
+        let (verdict, fromNetworkManager) = verdict(facts)
+        if isStalled(facts, verdict: verdict) { return .dataStall }
+        return fromNetworkManager ? .networkManager : nil
+    }
+
+    /// The verdict before any stall: reachd's portal facts and probes, else (they know
+    /// nothing) NetworkManager's own check, and whether NetworkManager gave it.
+    private static func verdict(_ facts: InterfaceConnectivity) -> (Connectivity, fromNetworkManager: Bool) {
+        if facts.captivePortal?.captive == true || facts.ipv4 == .portal || facts.ipv6 == .portal { return (.portal, false) }
+        let probed = better(facts.ipv4, facts.ipv6)
+        if probed == .unknown, let theirs = facts.networkManager?.verdict, theirs != .unknown { return (theirs, true) }
+        return (probed, false)
+    }
+
+    private static func isStalled(_ facts: InterfaceConnectivity, verdict: Connectivity) -> Bool {
+        guard let since = facts.dataStall?.since, verdict != .portal else { return false }
+        // Only reachd's own round can contradict a stall: it ran through the same path.
+        if let checked = facts.lastChecked, checked >= since, rank(better(facts.ipv4, facts.ipv6)) > rank(.limited) { return false }
+        return true
+    }
+
+    /// The better of two verdicts.
+    static func better(_ one: Connectivity, _ other: Connectivity) -> Connectivity {
+        rank(one) >= rank(other) ? one : other
     }
 
     private static func rank(_ connectivity: Connectivity) -> Int {

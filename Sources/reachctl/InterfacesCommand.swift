@@ -41,10 +41,11 @@ extension Reachctl {
                 printLine("(* not usable for internet traffic: link-local, tentative or DAD-failed)")
             }
             if interfaces.contains(where: { $0.ipv4Connectivity != .unknown || $0.ipv6Connectivity != .unknown }) {
-                printLine("(CONNECTIVITY: IPv4/IPv6 probe verdicts, - not probed)")
+                printLine("(CONNECTIVITY: IPv4/IPv6 probe verdicts, or NetworkManager's; - not probed)")
             }
             for interface in interfaces {
                 if let portal = interface.captivePortal { printLine("\(shown(interface.name)): portal: \(PortalFormatter.describe(portal))") }
+                if interface.isExpensive { printLine("\(shown(interface.name)): expensive\(ExpenseFormatter.reason(interface.expensiveReason))") }
                 if interface.role == .clat { printLine("\(shown(interface.name)): CLAT (464XLAT): provides IPv4, translated onto the IPv6 uplink") }
                 for prefix in interface.nat64Prefixes ?? [] {
                     printLine("\(shown(interface.name)): NAT64 prefix \(prefix) (\(prefix.source.rawValue))")
@@ -56,12 +57,14 @@ extension Reachctl {
         }
 
         /// "full/-": the IPv4 and IPv6 verdicts, "-" where none was reached; "limited (dataStall
-        /// since …)" when something besides the probes made it limited.
+        /// since …)" when a stall made it limited; "portal/- (NetworkManager)" when its check spoke.
         static func connectivity(of interface: InterfaceDescription) -> String {
-            if let cause = interface.connectivityCause {
-                return "limited (\(ConnectivityFormatter.cause(cause, since: interface.connectivityCauseSince, destinations: interface.connectivityCauseDestinations)))"
+            let cause = interface.connectivityCause.map {
+                ConnectivityFormatter.cause($0, since: interface.connectivityCauseSince, destinations: interface.connectivityCauseDestinations)
             }
-            return [interface.ipv4Connectivity, interface.ipv6Connectivity].map { $0 == .unknown ? "-" : $0.rawValue }.joined(separator: "/")
+            if interface.connectivityCause == .dataStall, let cause { return "limited (\(cause))" }
+            let verdicts = [interface.ipv4Connectivity, interface.ipv6Connectivity].map { $0 == .unknown ? "-" : $0.rawValue }.joined(separator: "/")
+            return verdicts + (cause.map { " (\($0))" } ?? "")
         }
     }
 }

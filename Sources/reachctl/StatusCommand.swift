@@ -78,7 +78,7 @@ enum StatusFormatter {
             lines.append(("NAT64", prefixes.map { "\($0) (\($0.source.rawValue))" }.joined(separator: ", ")))
         }
         lines.append(("DNS", yesNo(path.supportsDNS)))
-        lines.append(("Expensive", yesNo(path.isExpensive)))
+        lines.append(("Expensive", yesNo(path.isExpensive) + ExpenseFormatter.reason(path.expensiveReason)))
         lines.append(("Constrained", yesNo(path.isConstrained)))
         lines.append(("Connectivity", ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince,
                                                                     destinations: path.connectivityCauseDestinations)))
@@ -145,10 +145,28 @@ enum ConnectivityFormatter {
         return "\(connectivity.rawValue) (\(self.cause(cause, since: since, destinations: destinations)))"
     }
 
-    /// "dataStall since 2026-11-25T15:20:01Z, 4 destinations".
+    /// "dataStall since 2026-11-25T15:20:01Z, 4 destinations", "NetworkManager".
     static func cause(_ cause: ConnectivityCause, since: Int?, destinations: Int?) -> String {
-        cause.rawValue + (since.map { " since " + Date(timeIntervalSince1970: Double($0)).formatted(.iso8601) } ?? "")
-            + (destinations.map { ", \($0) destination\($0 == 1 ? "" : "s")" } ?? "")
+        switch cause {
+        case .dataStall:
+            return cause.rawValue + (since.map { " since " + Date(timeIntervalSince1970: Double($0)).formatted(.iso8601) } ?? "")
+                + (destinations.map { ", \($0) destination\($0 == 1 ? "" : "s")" } ?? "")
+        case .networkManager:
+            return "NetworkManager"
+        }
+    }
+}
+
+/// Why an interface is expensive, as reachctl prints it.
+enum ExpenseFormatter {
+    /// " (configured)", " (cellular)", " (NetworkManager)"; empty when no reason is given.
+    static func reason(_ reason: ExpensiveReason?) -> String {
+        switch reason {
+        case nil: return ""
+        case .configured?: return " (configured)"
+        case .cellular?: return " (cellular)"
+        case .networkManager?: return " (NetworkManager)"
+        }
     }
 }
 

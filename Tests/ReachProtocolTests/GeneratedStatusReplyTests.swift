@@ -279,6 +279,7 @@ private struct StatusReplyGenerator {
             supportsIPv6: .random(using: &random),
             supportsDNS: .random(using: &random),
             isExpensive: .random(using: &random),
+            expensiveReason: present() ? pick(ExpensiveReason.allCases) : nil,
             isConstrained: .random(using: &random),
             connectivity: pick(Connectivity.allCases),
             captivePortal: present() ? portal() : nil,

@@ -59,8 +59,8 @@ final class IDLAgreementTests: XCTestCase {
     private let fullPath = Path(
         status: .satisfied, unsatisfiedReason: .noRoute, reachability: .reachableViaWired, flags: [.reachable],
         primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
-        supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: false, isConstrained: false, connectivity: .full,
-        captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2, connectivityCauseDestinations: 3,
+        supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: true, expensiveReason: .networkManager, isConstrained: false,
+        connectivity: .full, captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2, connectivityCauseDestinations: 3,
         nat64Prefixes: [IDLAgreementTests.prefix], ipv4ViaNAT64: IDLAgreementTests.prefix, ipv4ProvidedBy: .clat
     )
 
@@ -102,6 +102,7 @@ final class IDLAgreementTests: XCTestCase {
         stalled.gateways = [Self.failedGateway]
         stalled.nat64Prefixes = [Self.prefix]
         stalled.role = .clat
+        stalled.expensiveReason = .configured
         XCTAssertEqual(try jsonKeys(stalled), Set(try fields(ofType: "Interface").keys))
         XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
@@ -141,7 +142,10 @@ final class IDLAgreementTests: XCTestCase {
         // A string on the wire (an enum of one value is beyond python-varlink's parser); the values are these.
         XCTAssertEqual(path["connectivityCause"], "?string")
         XCTAssertEqual(interface["connectivityCause"], "?string")
-        XCTAssertEqual(ConnectivityCause.allCases.map(\.rawValue), ["dataStall"])
+        XCTAssertEqual(ConnectivityCause.allCases.map(\.rawValue), ["dataStall", "networkManager"])
+        XCTAssertEqual(path["expensiveReason"], "?string")
+        XCTAssertEqual(interface["expensiveReason"], "?string")
+        XCTAssertEqual(ExpensiveReason.allCases.map(\.rawValue), ["configured", "cellular", "networkManager"])
         XCTAssertEqual(path["unsatisfiedReason"]?.hasPrefix("?"), true)
         XCTAssertEqual(path["primaryInterfaceType"], "?InterfaceType")
 

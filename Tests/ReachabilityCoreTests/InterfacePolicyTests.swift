@@ -70,8 +70,30 @@ final class InterfacePolicyTests: XCTestCase {
         for c in cases {
             let policy = InterfacePolicy(overrides: c.overrides)
             XCTAssertEqual(policy.type(of: c.link), c.type, "\(c.name): type")
-            XCTAssertEqual(policy.isExpensive(c.link), c.expensive, "\(c.name): expensive")
+            XCTAssertEqual(policy.expense(of: c.link) != nil, c.expensive, "\(c.name): expensive")
             XCTAssertEqual(policy.isConstrained(c.link), c.constrained, "\(c.name): constrained")
+        }
+    }
+
+    /// Why an interface is expensive: configuration first (its "no" wins over every guess),
+    /// then cellular, then NetworkManager's Metered.
+    func testExpenseReasons() {
+        typealias Override = InterfacePolicy.Override
+        let metered = NetworkManagerDevice(metered: true)
+        let unmetered = NetworkManagerDevice(ipv4: .full, metered: false)
+        let cases: [(String, [Override], Link, NetworkManagerDevice?, ExpensiveReason?)] = [
+            ("plain ethernet", [], eth0, nil, nil),
+            ("NetworkManager says metered", [], eth0, metered, .networkManager),
+            ("NetworkManager says not metered", [], eth0, unmetered, nil),
+            ("cellular, whatever NetworkManager says", [], wwan0, unmetered, .cellular),
+            ("cellular and metered: cellular named", [], wwan0, metered, .cellular),
+            ("configured expensive", [Override(pattern: "eth0", isExpensive: true)], eth0, nil, .configured),
+            ("configured not expensive wins over NetworkManager", [Override(pattern: "eth*", isExpensive: false)], eth0, metered, nil),
+            ("configured not expensive wins over cellular", [Override(pattern: "wwan0", isExpensive: false)], wwan0, metered, nil),
+            ("an override on another field leaves NetworkManager's say", [Override(pattern: "eth0", isConstrained: true)], eth0, metered, .networkManager),
+        ]
+        for (name, overrides, link, networkManager, expected) in cases {
+            XCTAssertEqual(InterfacePolicy(overrides: overrides).expense(of: link, networkManager: networkManager), expected, name)
         }
     }
 }

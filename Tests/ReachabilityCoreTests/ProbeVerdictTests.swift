@@ -74,6 +74,44 @@ final class ProbeVerdictTests: XCTestCase {
         }
     }
 
+    /// NetworkManager's own check where reachd's probes have no verdict, and what decided it.
+    func testNetworkManagersCheck() {
+        let stall = DataStall(since: 1000, sockets: 3, destinations: 3, users: 1)
+        func nm(_ ipv4: Connectivity, _ ipv6: Connectivity = .unknown) -> NetworkManagerDevice {
+            NetworkManagerDevice(ipv4: ipv4, ipv6: ipv6)
+        }
+        let cases: [(String, InterfaceConnectivity, Connectivity, ConnectivityCause?)] = [
+            ("NM portal, nothing probed", InterfaceConnectivity(networkManager: nm(.portal)), .portal, .networkManager),
+            ("NM limited, nothing probed", InterfaceConnectivity(networkManager: nm(.limited)), .limited, .networkManager),
+            ("NM full on IPv6 only", InterfaceConnectivity(networkManager: nm(.unknown, .full)), .full, .networkManager),
+            ("NM portal on one family wins over full on the other", InterfaceConnectivity(networkManager: nm(.full, .portal)), .portal, .networkManager),
+            ("NM unknown says nothing", InterfaceConnectivity(networkManager: nm(.unknown)), .unknown, nil),
+            ("reachd's probes win over NM", InterfaceConnectivity(ipv4: .full, networkManager: nm(.portal)), .full, nil),
+            ("reachd's limited wins over NM's full", InterfaceConnectivity(ipv4: .limited, networkManager: nm(.full)), .limited, nil),
+            ("the API's captive answer wins over NM", InterfaceConnectivity(captivePortal: CaptivePortal(apiURI: "https://p.test/", captive: true),
+                                                                            networkManager: nm(.full)), .portal, nil),
+            ("a stall makes NM's full limited", InterfaceConnectivity(dataStall: stall, networkManager: nm(.full)), .limited, .dataStall),
+            ("NM's portal stands over a stall", InterfaceConnectivity(dataStall: stall, networkManager: nm(.portal)), .portal, .networkManager),
+            ("a probe round after the stall clears it; NM not asked",
+             InterfaceConnectivity(ipv4: .full, lastChecked: 2000, dataStall: stall, networkManager: nm(.limited)), .full, nil),
+        ]
+        for (name, facts, connectivity, cause) in cases {
+            XCTAssertEqual(facts.combined, connectivity, name)
+            XCTAssertEqual(facts.cause, cause, name)
+            XCTAssertEqual(facts.requiresIntervention, connectivity == .portal, name)
+            XCTAssertEqual(facts.causeSince, cause == .dataStall ? 1000 : nil, name)
+        }
+    }
+
+    /// NetworkManager's D-Bus enums, as reachd reads them.
+    func testNetworkManagerValues() {
+        let connectivity: [(UInt32, Connectivity)] = [(0, .unknown), (1, .none), (2, .portal), (3, .limited), (4, .full), (5, .unknown), (.max, .unknown)]
+        for (raw, expected) in connectivity { XCTAssertEqual(NetworkManagerDevice.connectivity(raw), expected, "NMConnectivityState \(raw)") }
+        let metered: [(UInt32, Bool)] = [(0, false), (1, true), (2, false), (3, true), (4, false), (5, false), (.max, false)]
+        for (raw, expected) in metered { XCTAssertEqual(NetworkManagerDevice.isMetered(raw), expected, "NMMetered \(raw)") }
+        XCTAssertEqual(NetworkManagerDevice(ip4Connectivity: 2, ip6Connectivity: 4, metered: 3), NetworkManagerDevice(ipv4: .portal, ipv6: .full, metered: true))
+    }
+
     /// What a finished round writes and what its schedule hears, case by case.
     func testSettlingARound() {
         let api = "https://portal.test/api"

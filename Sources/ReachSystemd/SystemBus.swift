@@ -1,0 +1,231 @@
+import CSystemd
+import Glibc
+
+/// A client connection to the D-Bus system bus through libsystemd's sd-bus: blocking method
+/// calls with a deadline, match rules, and the messages nobody handled. Owned by one thread
+/// (sd-bus connections are not thread-safe); errno stays at this edge as `SystemBus.Failure`.
+package final class SystemBus {
+    /// A call or the connection failed: the sd-bus error name (or errno's) and message.
+    package struct Failure: Error, CustomStringConvertible {
+        /// The D-Bus error name, or `errno N` when sd-bus gave none.
+        package var name: String
+        /// The error's message, when there is one.
+        package var message: String
+        /// `name: message`.
+        package var description: String { message.isEmpty ? name : "\(name): \(message)" }
+    }
+
+    private let bus: OpaquePointer
+
+    /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket).
+    package init() throws(Failure) {
+        var bus: OpaquePointer?
+        let result = sd_bus_open_system(&bus)
+        guard result >= 0, let bus else { throw Failure(errno: -result) }
+        self.bus = bus
+    }
+
+    deinit { sd_bus_flush_close_unref(bus) }
+
+    /// The connection's descriptor, to poll with `events`.
+    package var descriptor: Int32 { sd_bus_get_fd(bus) }
+
+    /// What to poll the descriptor for (`POLLIN`, and `POLLOUT` while writes are queued).
+    package var events: Int16 { Int16(truncatingIfNeeded: max(0, sd_bus_get_events(bus))) }
+
+    /// Milliseconds until sd-bus must run again (a call's deadline); nil for none.
+    package var timeoutMilliseconds: Int32? {
+        var deadline: UInt64 = 0
+        guard sd_bus_get_timeout(bus, &deadline) >= 0, deadline != UInt64.max else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        return deadline <= nowMicroseconds ? 0 : Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
+    }
+
+    /// Asks the bus to route signals matching `rule` here (synchronously).
+    package func addMatch(_ rule: String) throws(Failure) {
+        let result = sd_bus_add_match(bus, nil, rule, nil, nil)
+        guard result >= 0 else { throw Failure(errno: -result) }
+    }
+
+    /// Reads and dispatches what arrived; returns each signal nobody handled (the matched
+    /// ones), until nothing is left. Throws when the connection is gone.
+    package func processPending(limit: Int = 256) throws(Failure) -> [Message] {
+        var messages: [Message] = []
+        for _ in 0..<limit {
+            var message: OpaquePointer?
+            let result = sd_bus_process(bus, &message)
+            guard result >= 0 else { throw Failure(errno: -result) }
+            if let message { messages.append(Message(adopting: message)) }
+            if result == 0 { break }
+        }
+        return messages
+    }
+
+    /// Calls `member` and waits for the reply, at most `timeoutMicroseconds`; `arguments` are
+    /// strings (the only kind reachd sends).
+    package func call(
+        destination: String, path: String, interface: String, member: String, arguments: [String] = [],
+        timeoutMicroseconds: UInt64 = 2_000_000
+    ) throws(Failure) -> Message {
+        var request: OpaquePointer?
+        var result = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
+        guard result >= 0, let request else { throw Failure(errno: -result) }
+        defer { sd_bus_message_unref(request) }
+        // Passive: a call must never start the service it asks (D-Bus activation).
+        _ = sd_bus_message_set_auto_start(request, 0)
+        for argument in arguments {
+            result = argument.withCString { sd_bus_message_append_basic(request, CChar(UInt8(ascii: "s")), $0) }
+            guard result >= 0 else { throw Failure(errno: -result) }
+        }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        result = sd_bus_call(bus, request, timeoutMicroseconds, &error, &reply)
+        guard result >= 0, let reply else { throw Failure(error: error, errno: -result) }
+        return Message(adopting: reply)
+    }
+
+    /// A received message (a reply or a signal), read front to back.
+    package final class Message {
+        private let message: OpaquePointer
+
+        init(adopting message: OpaquePointer) { self.message = message }
+        deinit { sd_bus_message_unref(message) }
+
+        /// Whether it is the signal `member` of `interface`.
+        package func isSignal(interface: String, member: String) -> Bool {
+            sd_bus_message_is_signal(message, interface, member) > 0
+        }
+
+        /// The object path it concerns.
+        package var path: String? { sd_bus_message_get_path(message).map { String(cString: $0) } }
+
+        /// Reads the next argument, a string or object path (at most `limit` bytes kept).
+        package func readString(limit: Int = 256) throws(Failure) -> String {
+            let type = try peekType()
+            guard type.type == "s" || type.type == "o" else { throw Failure(name: "unexpected type \(type.type)", message: "") }
+            return try readBasicString(type.type, limit: limit)
+        }
+
+        /// Reads the next argument, a boolean.
+        package func readBool() throws(Failure) -> Bool {
+            var value: Int32 = 0
+            let result = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value)
+            guard result > 0 else { throw Failure(errno: result < 0 ? -result : EBADMSG) }
+            return value != 0
+        }
+
+        /// Reads the next argument, an `a{sv}` (properties), into at most `limit` entries;
+        /// values of a kind `BusValue` does not keep are skipped.
+        package func readProperties(limit: Int = 256) throws(Failure) -> [String: BusValue] {
+            try enter("a", "{sv}")
+            var properties: [String: BusValue] = [:]
+            while try enterIfPresent("e", "sv") {
+                let name = try readBasicString("s", limit: 128)
+                let variant = try peekType()
+                guard variant.type == "v" else { throw Failure(name: "malformed a{sv}", message: "") }
+                try enter("v", variant.contents)
+                let value = try readValue(signature: variant.contents)
+                try exit()
+                try exit()
+                if properties.count < limit { properties[name] = value }
+            }
+            try exit()
+            return properties
+        }
+
+        private func readValue(signature: String) throws(Failure) -> BusValue {
+            switch signature {
+            case "u":
+                var value: UInt32 = 0
+                try readBasic("u", &value)
+                return .uint32(value)
+            case "b":
+                var value: Int32 = 0
+                try readBasic("b", &value)
+                return .bool(value != 0)
+            case "s", "o":
+                return .string(try readBasicString(Character(signature), limit: 256))
+            case "ao":
+                try enter("a", "o")
+                var paths: [String] = []
+                while sd_bus_message_at_end(message, 0) == 0 {
+                    let path = try readBasicString("o", limit: 256)
+                    if paths.count < 256 { paths.append(path) }
+                }
+                try exit()
+                return .objectPaths(paths)
+            default:
+                let result = sd_bus_message_skip(message, signature)
+                guard result >= 0 else { throw Failure(errno: -result) }
+                return .other
+            }
+        }
+
+        private func peekType() throws(Failure) -> (type: Character, contents: String) {
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            let result = sd_bus_message_peek_type(message, &type, &contents)
+            guard result > 0 else { throw Failure(errno: result < 0 ? -result : EBADMSG) }
+            return (Character(UnicodeScalar(UInt8(bitPattern: type))), contents.map { String(cString: $0) } ?? "")
+        }
+
+        private func readBasic<Value>(_ type: Character, _ value: inout Value) throws(Failure) {
+            let result = withUnsafeMutablePointer(to: &value) { sd_bus_message_read_basic(message, CChar(type.asciiValue!), $0) }
+            guard result > 0 else { throw Failure(errno: result < 0 ? -result : EBADMSG) }
+        }
+
+        private func readBasicString(_ type: Character, limit: Int) throws(Failure) -> String {
+            var pointer: UnsafePointer<CChar>?
+            try readBasic(type, &pointer)
+            guard let pointer else { return "" }
+            let length = strnlen(pointer, limit)
+            return String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: length), as: UTF8.self)
+        }
+
+        private func enter(_ type: Character, _ contents: String) throws(Failure) {
+            guard try enterIfPresent(type, contents) else { throw Failure(name: "expected \(type)\(contents)", message: "") }
+        }
+
+        private func enterIfPresent(_ type: Character, _ contents: String) throws(Failure) -> Bool {
+            let result = sd_bus_message_enter_container(message, CChar(type.asciiValue!), contents)
+            guard result >= 0 else { throw Failure(errno: -result) }
+            return result > 0
+        }
+
+        private func exit() throws(Failure) {
+            let result = sd_bus_message_exit_container(message)
+            guard result >= 0 else { throw Failure(errno: -result) }
+        }
+    }
+}
+
+/// A property value as reachd keeps it: the kinds NetworkManager's properties it reads have.
+package enum BusValue: Sendable, Hashable {
+    /// `u`.
+    case uint32(UInt32)
+    /// `b`.
+    case bool(Bool)
+    /// `s` or `o`.
+    case string(String)
+    /// `ao`.
+    case objectPaths([String])
+    /// Any other kind, skipped.
+    case other
+}
+
+extension SystemBus.Failure {
+    init(errno code: Int32) {
+        self.init(name: "errno \(code)", message: String(cString: strerror(code)))
+    }
+
+    init(error: sd_bus_error, errno code: Int32) {
+        if let name = error.name {
+            self.init(name: String(cString: name), message: error.message.map { String(cString: $0) } ?? "")
+        } else {
+            self.init(errno: code)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// What NetworkManager says of one device it manages, read over D-Bus: its own
+/// connectivity check per family and whether the user (or NetworkManager's guess) made the
+/// connection metered. reachd merges it with its own facts (`ProbeVerdict`,
+/// `InterfacePolicy.expense`), so a GLib app hearing reachd never knows less than
+/// NetworkManager's own GNetworkMonitor would have told it.
+public struct NetworkManagerDevice: Sendable, Hashable {
+    /// `Ip4Connectivity`.
+    public var ipv4: Connectivity
+    /// `Ip6Connectivity`.
+    public var ipv6: Connectivity
+    /// `Metered` is yes or guess-yes.
+    public var metered: Bool
+
+    /// Creates NetworkManager's facts for a device.
+    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, metered: Bool = false) {
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.metered = metered
+    }
+
+    /// From the raw D-Bus values (`NMConnectivityState`, `NMMetered`); values NetworkManager
+    /// may add later read as unknown and not metered.
+    public init(ip4Connectivity: UInt32, ip6Connectivity: UInt32, metered: UInt32) {
+        self.init(ipv4: Self.connectivity(ip4Connectivity), ipv6: Self.connectivity(ip6Connectivity), metered: Self.isMetered(metered))
+    }
+
+    /// `NMConnectivityState`: 0 unknown, 1 none, 2 portal, 3 limited, 4 full.
+    public static func connectivity(_ state: UInt32) -> Connectivity {
+        switch state {
+        case 1: return .none
+        case 2: return .portal
+        case 3: return .limited
+        case 4: return .full
+        default: return .unknown
+        }
+    }
+
+    /// `NMMetered`: 1 yes and 3 guess-yes are metered (what NetworkManager's own GLib
+    /// backend reports); 0 unknown, 2 no, 4 guess-no are not.
+    public static func isMetered(_ value: UInt32) -> Bool { value == 1 || value == 3 }
+
+    /// NetworkManager's verdict for the interface: a portal on either family wins, else the
+    /// better family's, as reachd combines its own probes.
+    public var verdict: Connectivity {
+        if ipv4 == .portal || ipv6 == .portal { return .portal }
+        return ProbeVerdict.better(ipv4, ipv6)
+    }
+}
+
+/// Why an interface is costly to use, the first that holds: configuration (which also
+/// wins when it says "not expensive"), the interface type, NetworkManager's `Metered`.
+public enum ExpensiveReason: String, Sendable, Hashable, Codable, CaseIterable {
+    /// `expensive = true` in an `[[interfaces.override]]`.
+    case configured
+    /// A cellular (WWAN) interface.
+    case cellular
+    /// NetworkManager says the device's connection is metered.
+    case networkManager
+}
