@@ -217,7 +217,7 @@ let package = Package(
                 nioCore, system,
             ]
         ),
-        .testTarget(name: "ReachSystemdTests", dependencies: ["ReachSystemd", logging]),
+        .testTarget(name: "ReachSystemdTests", dependencies: ["ReachSystemd", "ReachabilityCore", logging]),
         .testTarget(
             name: "ReachConfigurationTests",
             dependencies: [

@@ -57,6 +57,7 @@ package final class NetworkManagerWatch: Sendable {
             if let due = readAt, due <= .now {
                 readAt = nil
                 let devices = read(bus, logger: logger)
+                logger.debug("read NetworkManager", metadata: ["devices": "\(devices.count)"])
                 if devices != delivered {
                     if (delivered ?? [:]).isEmpty != devices.isEmpty {
                         logger.info(devices.isEmpty ? "NetworkManager says nothing of any device" : "NetworkManager read",
