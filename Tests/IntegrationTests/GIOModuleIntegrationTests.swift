@@ -182,8 +182,8 @@ final class GIOModuleIntegrationTests: DaemonTestCase {
     }
 
     /// Connectivity from reachd's probes (a probe server in the router namespace): full is
-    /// FULL, a redirect is PORTAL, and back.
-    func testConnectivityFullAndPortal() async throws {
+    /// FULL, a redirect is PORTAL, a failed probe LIMITED, and back.
+    func testConnectivityFullPortalAndLimited() async throws {
         try topology.configureIPv4()
         let work = try temporaryDirectory("reachd-gio-probe")
         let state = work + "/state.json"
@@ -218,10 +218,17 @@ final class GIOModuleIntegrationTests: DaemonTestCase {
         XCTAssertNotNil(portal, "a redirect: PORTAL")
         XCTAssertEqual(portal?.available, true)
 
+        try #"{"http": "500"}"#.write(toFile: state, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try reachctl(["probe", "--socket", daemon.socketPath]).status, 0)
+        let limited = app.next { $0.event == "changed" && $0.connectivity == "limited" }
+        XCTAssertNotNil(limited, "the probe fails (500): LIMITED")
+        XCTAssertEqual(limited?.available, true, "a failed probe leaves the path satisfied")
+
         try #"{"http": "204"}"#.write(toFile: state, atomically: true, encoding: .utf8)
         XCTAssertEqual(try reachctl(["probe", "--socket", daemon.socketPath]).status, 0)
         XCTAssertNotNil(app.next { $0.event == "changed" && $0.connectivity == "full" }, "204 again: FULL")
-        print("gio: connectivity full → \(first.connectivity ?? "-"), portal → \(portal?.connectivity ?? "-")")
+        print("gio: connectivity full → \(first.connectivity ?? "-"), portal → \(portal?.connectivity ?? "-"), "
+              + "limited → \(limited?.connectivity ?? "-")")
     }
 
     /// No reachd socket: init fails at once, GIO picks another implementation, and the app
