@@ -305,6 +305,175 @@ check_gio_purge() {
   fi
 }
 
+# --- The module's real consumers: PackageKit, xdg-desktop-portal ---
+
+# GIO's default monitor in one line, as a GLib app sees it; GIO_USE_NETWORK_MONITOR in the
+# environment picks another backend, for the side-by-side views below.
+GIO_STATE='import gi
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio
+m = Gio.NetworkMonitor.get_default()
+print(m.__gtype__.name, "available=%s metered=%s connectivity=%s" % (m.get_network_available(), m.get_network_metered(), m.get_connectivity().value_nick))'
+
+# apt_install PACKAGE…: archive packages from the root's apt cache (run fetched them),
+# without Recommends. PASS with how many packages came along; the status is apt-get's.
+apt_install() {
+  capture cx env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+  if [ "$RC" -eq 0 ]; then
+    pass "apt-get install --no-install-recommends $*" "$(grep -c '^Setting up ' <<<"$OUT") packages set up, e.g. $(grep -E "^Setting up ($(IFS='|'; echo "$*")) " <<<"$OUT" | tr '\n' ' ')"
+  else
+    fail "apt-get install --no-install-recommends $*" "exit $RC: $(tail -20 <<<"$OUT")"
+  fi
+  return "$RC"
+}
+
+# maps_module PID: reachd's GIO module is loaded in that process of the container.
+maps_module() { [ -n "$1" ] && [ "$1" != 0 ] && cx grep -q 'libgioreachd\.so' "/proc/$1/maps"; }
+
+# eth0_expensive / eth0_not_expensive: a reload adds or removes an [[interfaces.override]]
+# (config/reachd.toml) making eth0 expensive; the packaged file is kept aside meanwhile.
+eth0_expensive() {
+  step cx cp /etc/reachd/reachd.toml /var/tmp/reachd.toml.expensive
+  step cx sh -c "printf '\n[[interfaces.override]]\nmatch = \"eth0\"\nexpensive = true\n' >>/etc/reachd/reachd.toml"
+  step cx systemctl reload reachd.service
+}
+eth0_not_expensive() {
+  step cx cp /var/tmp/reachd.toml.expensive /etc/reachd/reachd.toml
+  step cx systemctl reload reachd.service
+}
+
+# PackageKit's NetworkState (PkNetworkEnum: 1 offline, 2 online, 5 mobile), read as
+# nobody; the first read D-Bus activates packagekitd. packagekitd computes it from
+# g_network_monitor_get_default() at start (available, else offline; metered: mobile) and
+# again only on the monitor's network-changed (pk_engine_network_state_changed_cb, the
+# same in 1.2.6 and 1.3.1), caching it in between: it follows reachd without a restart
+# only if the module emits network-changed.
+pk_network_state() {
+  as_nobody busctl get-property org.freedesktop.PackageKit /org/freedesktop/PackageKit \
+    org.freedesktop.PackageKit NetworkState | awk '$1 == "u" { print $2 }'
+}
+pk_network_state_is() { [ "$(pk_network_state)" = "$1" ]; }
+pk_pid() { cx systemctl show -P MainPID packagekit.service; }
+reachd_status_lines() { as_nobody reachctl status --timeout 5 | grep -E '^(Status|Expensive|Connectivity):' | tr -s ' ' | tr '\n' ' '; }
+
+check_packagekit() {
+  local pid
+  apt_install packagekit || return
+  if wait_until 20 pk_network_state_is 2; then
+    pass "PackageKit's NetworkState: 2 (online), reachd satisfied" "reachctl: $(reachd_status_lines)"
+  else
+    fail "PackageKit's NetworkState: 2 (online), reachd satisfied" "NetworkState: $(pk_network_state 2>&1); $(journal -u packagekit.service | tail -5)"
+  fi
+  pid=$(pk_pid)
+  if maps_module "$pid"; then pass "packagekitd (pid $pid) loaded reachd's module" "$(cx grep -m1 libgioreachd "/proc/$pid/maps")"; else fail "packagekitd (pid $pid) loaded reachd's module" "$(cx systemctl status packagekit.service --no-pager 2>&1 | head -5)"; fi
+  # Unsatisfied where GLib's own netlink backend says available: the default route only in
+  # table 100, which no `ip rule` looks up. reachd asks the FIB; netlink counts a default
+  # route in any table. (A blackhole default does not show it: netlink skips a route
+  # without a gateway or device, so it says unavailable there too.)
+  step cx ip route del default via "$GATEWAY" dev eth0
+  step cx ip route add default via "$GATEWAY" dev eth0 table 100
+  if wait_until 10 pk_network_state_is 1; then
+    pass "default route only in an unused table → NetworkState 1 (offline)" "reachctl: $(reachd_status_lines)"
+  else
+    fail "default route only in an unused table → NetworkState 1 (offline)" "NetworkState: $(pk_network_state 2>&1); reachctl: $(reachd_status_lines)"
+  fi
+  capture as_nobody env GIO_USE_NETWORK_MONITOR=netlink python3 -c "$GIO_STATE"
+  if [ "$RC" -eq 0 ] && grep -q '^GNetworkMonitorNetlink available=True ' <<<"$OUT" && status_is unsatisfied && pk_network_state_is 1; then
+    pass "same state side by side: reachd unsatisfied, PackageKit offline; GLib's netlink backend: available" \
+      "GIO_USE_NETWORK_MONITOR=netlink: $OUT; $(cx ip route show table all | grep '^default')"
+  else
+    fail "same state side by side: reachd unsatisfied, PackageKit offline; GLib's netlink backend: available" \
+      "netlink: exit $RC: $OUT; reachctl: $(path_status); NetworkState: $(pk_network_state)"
+  fi
+  step cx ip route del default via "$GATEWAY" dev eth0 table 100
+  step cx ip route add default via "$GATEWAY" dev eth0
+  if wait_until 10 pk_network_state_is 2; then pass "default route back in main → NetworkState 2 (online)" "reachctl: $(reachd_status_lines)"; else fail "default route back in main → NetworkState 2 (online)" "NetworkState: $(pk_network_state 2>&1); reachctl: $(reachd_status_lines)"; fi
+  eth0_expensive
+  if wait_until 10 pk_network_state_is 5; then pass "eth0 expensive (override, reload) → NetworkState 5 (mobile)" "reachctl: $(reachd_status_lines)"; else fail "eth0 expensive (override, reload) → NetworkState 5 (mobile)" "NetworkState: $(pk_network_state 2>&1); reachctl: $(reachd_status_lines)"; fi
+  eth0_not_expensive
+  if wait_until 10 pk_network_state_is 2; then pass "override gone (reload) → NetworkState 2 (online)" "reachctl: $(reachd_status_lines)"; else fail "override gone (reload) → NetworkState 2 (online)" "NetworkState: $(pk_network_state 2>&1); reachctl: $(reachd_status_lines)"; fi
+  if [ "$(pk_pid)" = "$pid" ]; then pass "packagekitd followed each change on network-changed, never restarted" "MainPID $pid throughout"; else fail "packagekitd followed each change on network-changed, never restarted" "MainPID $pid, now $(pk_pid)"; fi
+  step cx systemctl stop packagekit.service
+}
+
+# xdg-desktop-portal's NetworkMonitor on a session bus of nobody's: a dbus-daemon of its
+# own at a fixed address (dbus-run-session's bus lives as long as one command; each call
+# below is a command of its own), the portal started on it by hand. No backend is needed:
+# the portal exports NetworkMonitor itself, answered from its GNetworkMonitor at each call,
+# and answers an unsandboxed (host) caller, whose app info always has network access.
+# With HOME=/nonexistent the document portal it activates warns and gives up; harmless.
+PORTAL_RUN=/run/reachd-portal
+as_session() { cx runuser -u nobody -- env DBUS_SESSION_BUS_ADDRESS="unix:path=$PORTAL_RUN/bus" XDG_RUNTIME_DIR="$PORTAL_RUN" "$@"; }
+portal_call() {
+  as_session busctl --user call org.freedesktop.portal.Desktop /org/freedesktop/portal/desktop \
+    org.freedesktop.portal.NetworkMonitor "$@"
+}
+# The NetworkMonitor's "changed" signal, followed as an app does: a line at start and one
+# per signal, each with GetStatus's answer then.
+PORTAL_WATCH='import gi
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SESSION)
+def status():
+    s = bus.call_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                      "org.freedesktop.portal.NetworkMonitor", "GetStatus", None,
+                      GLib.VariantType("(a{sv})"), 0, 5000, None).unpack()[0]
+    return "available=%s metered=%s connectivity=%d" % (s["available"], s["metered"], s["connectivity"])
+bus.signal_subscribe("org.freedesktop.portal.Desktop", "org.freedesktop.portal.NetworkMonitor", "changed",
+                     "/org/freedesktop/portal/desktop", None, 0, lambda *a: print("changed", status(), flush=True))
+print("start", status(), flush=True)
+GLib.MainLoop().run()'
+portal_answers() { portal_call "$1" | grep -Eq -- "$2"; }
+# The container's processes running as nobody ("PID COMM" a line).
+nobody_processes() { cx sh -c 'for p in /proc/[0-9]*; do [ "$(stat -c %u "$p" 2>/dev/null)" = 65534 ] && echo "${p#/proc/} $(cat "$p/comm")"; done; true'; }
+no_nobody_processes() { [ -z "$(nobody_processes)" ]; }
+portal_watch_has() { cx grep -q -- "$1" "$PORTAL_RUN/watch.out"; }
+portal_watched() { cx cat "$PORTAL_RUN/watch.out" | tr '\n' ';'; }
+check_portal() {
+  local pid
+  apt_install xdg-desktop-portal || return
+  step cx install -d -o nobody -m 0700 "$PORTAL_RUN" || return
+  step cx sh -c "runuser -u nobody -- dbus-daemon --session --fork --address=unix:path=$PORTAL_RUN/bus --print-pid >$PORTAL_RUN/bus.pid" || return
+  step cx sh -c "runuser -u nobody -- env DBUS_SESSION_BUS_ADDRESS=unix:path=$PORTAL_RUN/bus XDG_RUNTIME_DIR=$PORTAL_RUN \
+    /usr/libexec/xdg-desktop-portal >$PORTAL_RUN/portal.log 2>&1 &"
+  # GLib's GConnectivity: 1 local, 4 full; reachd's unprobed "unknown" on a satisfied path is full.
+  if wait_until 10 portal_call GetStatus; then
+    expect_match "portal NetworkMonitor.GetStatus (nobody's session bus): available, not metered, connectivity 4 (full), as reachd says" \
+      '"available" b true "metered" b false "connectivity" u 4$' portal_call GetStatus
+  else
+    fail "portal NetworkMonitor.GetStatus answers on nobody's session bus" "$(cx cat "$PORTAL_RUN/portal.log" | tail -5)"
+  fi
+  pid=$(as_session busctl --user call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+    GetConnectionUnixProcessID s org.freedesktop.portal.Desktop | awk '$1 == "u" { print $2 }')
+  if maps_module "$pid"; then pass "xdg-desktop-portal (pid $pid) loaded reachd's module" "$(cx grep -m1 libgioreachd "/proc/$pid/maps")"; else fail "xdg-desktop-portal (pid $pid) loaded reachd's module" "$(cx cat "$PORTAL_RUN/portal.log" | tail -5)"; fi
+  # Its stderr goes to watch.out; the subshell's is dropped: the client ends by a signal,
+  # which bash would report there ("Terminated").
+  (cx bash -c "echo \$\$ >$PORTAL_RUN/watch.pid; exec runuser -u nobody -- env DBUS_SESSION_BUS_ADDRESS=unix:path=$PORTAL_RUN/bus \
+    timeout 60 python3 -c \"\$1\" >$PORTAL_RUN/watch.out 2>&1" _ "$PORTAL_WATCH") 2>/dev/null &
+  local watcher=$!
+  wait_until 5 portal_watch_has '^start' || fail "a portal client follows NetworkMonitor's changed signal" "$(portal_watched)"
+  step cx ip route del default via "$GATEWAY" dev eth0
+  if wait_until 5 portal_watch_has '^changed available=False metered=False connectivity=1$'; then
+    pass "default route deleted → the portal signals changed: available false, connectivity 1 (local)" "$(portal_watched) reachctl: $(reachd_status_lines)"
+  else
+    fail "default route deleted → the portal signals changed: available false, connectivity 1 (local)" "$(portal_watched) reachctl: $(reachd_status_lines)"
+  fi
+  expect_match "…and GetAvailable says false" '^b false$' portal_call GetAvailable
+  step cx ip route add default via "$GATEWAY" dev eth0
+  if wait_until 5 portal_watch_has '^changed available=True metered=False connectivity=4$'; then pass "default route back → changed: available true again" "$(portal_watched)"; else fail "default route back → changed: available true again" "$(portal_watched)"; fi
+  eth0_expensive
+  if wait_until 5 portal_watch_has '^changed available=True metered=True connectivity=4$'; then pass "eth0 expensive (override, reload) → changed: metered true" "$(portal_watched) reachctl: $(reachd_status_lines)"; else fail "eth0 expensive (override, reload) → changed: metered true" "$(portal_watched) reachctl: $(reachd_status_lines)"; fi
+  expect_match "…and GetMetered says true" '^b true$' portal_call GetMetered
+  eth0_not_expensive
+  if wait_until 5 portal_answers GetMetered '^b false$'; then pass "override gone (reload) → GetMetered false"; else fail "override gone (reload) → GetMetered false" "$(portal_call GetMetered 2>&1)"; fi
+  expect_match "…and GetConnectivity says 4 (full)" '^u 4$' portal_call GetConnectivity
+  # The client, the portal and the bus; what the bus activated leaves with it.
+  cx sh -c "kill \$(cat $PORTAL_RUN/watch.pid) $pid \$(cat $PORTAL_RUN/bus.pid)" || true
+  wait "$watcher" 2>/dev/null || true
+  if wait_until 5 no_nobody_processes; then pass "the session's processes are gone"; else fail "the session's processes are gone" "$(nobody_processes)"; fi
+}
+
+
 # 3. A route change in the container's network is seen: default route deleted →
 # unsatisfied (and systemd's STATUS follows), added back → satisfied.
 check_route_change() {

@@ -53,6 +53,15 @@ wait_until() {
 # Milliseconds since the epoch, for "seen after N ms" in reports.
 now_ms() { date +%s%3N; }
 
+# timed CHECK: runs CHECK and says how long it took (what a check costs the CI budget).
+timed() {
+  local t0 ms
+  t0=$(now_ms)
+  "$@"
+  ms=$(($(now_ms) - t0))
+  note "$SUITE: $1 took $((ms / 1000)).$((ms % 1000 / 100)) s"
+}
+
 # --- Container roots --------------------------------------------------------------------
 
 # What each root holds: a bare minimal Debian with systemd as init. reachd's own Depends
@@ -115,8 +124,10 @@ build_root() {
 # archive's PACKAGEs with theirs) into the root's apt cache, through a chroot that shares
 # the host's network. The booted container has no uplink (its network is private), so
 # this is how `apt-get install ./reachd_*.deb` finds them there. The .debs are resolved
-# together (reachd-gio depends on reachd, which is in no archive). Nothing is installed in
-# the root; a rerun finds the cache full and downloads nothing.
+# together (reachd-gio depends on reachd, which is in no archive). Without Recommends:
+# the checks install archive packages with --no-install-recommends, and neither .deb nor
+# its Depends recommends anything. Nothing is installed in the root; a rerun finds the
+# cache full and downloads nothing.
 cache_depends() {
   local suite=$1 root="$BUILD_DIR/$1/root" args=()
   shift
@@ -129,7 +140,7 @@ cache_depends() {
   done
   [ $# -eq 0 ] || { shift; args+=("$@"); }
   local apt=(chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive
-    apt-get -q -y install --download-only "${args[@]}")
+    apt-get -q -y install --no-install-recommends --download-only "${args[@]}")
   # A root built long ago may have stale package lists: refresh them once and retry.
   if ! "${apt[@]}" >"$BUILD_DIR/$suite/depends.log" 2>&1; then
     chroot "$root" apt-get -q update >>"$BUILD_DIR/$suite/depends.log" 2>&1 || true
