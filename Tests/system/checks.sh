@@ -305,7 +305,7 @@ check_gio_purge() {
   fi
 }
 
-# --- The module's real consumers: PackageKit, xdg-desktop-portal ---
+# --- The module's real consumers: PackageKit, xdg-desktop-portal, NetworkManager ---
 
 # GIO's default monitor in one line, as a GLib app sees it; GIO_USE_NETWORK_MONITOR in the
 # environment picks another backend, for the side-by-side views below.
@@ -473,6 +473,96 @@ check_portal() {
   if wait_until 5 no_nobody_processes; then pass "the session's processes are gone"; else fail "the session's processes are gone" "$(nobody_processes)"; fi
 }
 
+# A real NetworkManager in the container manages nm0, a veth whose peer gwnm0 is in gw
+# (10.88.0.1): its connection is metered and NM's connectivity check meets a captive portal
+# there (Tests/Fixtures/probe_server.py answering 302 to a login page). eth0 stays
+# unmanaged, and loses its default route meanwhile so that nm0 is the path's primary. NM
+# runs without udev here: it takes a new link from the kernel as it is. reachd ran long
+# before NetworkManager was installed: it has to notice NM appear on the bus.
+# Both suites: NetworkManager 1.42 (bookworm) and 1.52 (trixie), whose D-Bus API reachd
+# reads, for a few seconds each (install 3 s; the check about 5 s once reachd answers,
+# else the 15 s its waits for reachd and the module allow).
+NM_GATEWAY=10.88.0.1
+NM_CONF=/etc/NetworkManager/conf.d/90-reachd-test.conf
+nm_connectivity_is() { [ "$(cx nmcli -t -f CONNECTIVITY general)" = "$1" ]; }
+nm_knows_nm0() { cx nmcli -t -f DEVICE device | grep -qx nm0; }
+reachd_line_matches() { as_nobody reachctl status --timeout 5 | grep -Eq -- "$1"; }
+module_state_matches() { as_nobody python3 -c "$GIO_STATE" | grep -Eq -- "$1"; }
+check_networkmanager() {
+  local want
+  # Written before the install, whose postinst starts NetworkManager: no automatic
+  # "Wired connection" on a new device, the suite's eth0 left alone, and the connectivity
+  # check against gw's portal (NM's own format: uri, expected body, seconds between checks).
+  step cx mkdir -p "$(dirname "$NM_CONF")" || return
+  step cx sh -c "cat >$NM_CONF" <<CONF || return
+[main]
+no-auto-default=*
+
+[keyfile]
+unmanaged-devices=interface-name:eth0
+
+[connectivity]
+uri=http://$NM_GATEWAY/check
+response=NetworkManager is online
+interval=5
+CONF
+  apt_install network-manager || return
+  expect_match "NetworkManager runs (its postinst started it)" '^active$' cx systemctl is-active NetworkManager.service
+  step cx sh -c 'echo "{\"http\": \"redirect\"}" >/run/reachd-captive.json'
+  step cx sh -c "ip netns exec gw python3 $SHARE/probe_server.py /run/reachd-captive.json >/run/reachd-captive.out 2>&1 & echo \$! >/run/reachd-captive.pid"
+  wait_until 5 cx grep -q ready /run/reachd-captive.out || fail "the captive portal listens in gw" "$(cx cat /run/reachd-captive.out)"
+  step cx ip link add nm0 type veth peer name gwnm0 netns gw
+  step cx ip -n gw addr add "$NM_GATEWAY/24" dev gwnm0
+  step cx ip -n gw link set gwnm0 up
+  wait_until 10 nm_knows_nm0 || fail "NetworkManager sees nm0" "$(cx nmcli device 2>&1)"
+  step cx nmcli connection add type ethernet ifname nm0 con-name reachd-test connection.metered yes \
+    ipv4.method manual ipv4.addresses 10.88.0.2/24 ipv4.gateway "$NM_GATEWAY" ipv6.method disabled
+  step cx ip route del default via "$GATEWAY" dev eth0
+  expect_ok "nmcli connection up reachd-test (nm0, connection.metered yes)" cx nmcli --wait 20 connection up reachd-test
+  # NetworkManager's own view first.
+  if wait_until 20 nm_connectivity_is portal; then
+    pass "NetworkManager: connectivity portal (its check met gw's 302)" \
+      "$(cx nmcli -t -f STATE,CONNECTIVITY general); gw's portal saw: $(cx cat /run/reachd-captive.json.log | head -2 | tr '\n' ';')"
+  else
+    fail "NetworkManager: connectivity portal (its check met gw's 302)" "$(cx nmcli general 2>&1; cx journalctl -u NetworkManager.service --no-pager -n 15)"
+  fi
+  expect_match "NetworkManager: nm0 is metered (connection.metered yes)" '^GENERAL\.METERED:yes$' cx nmcli -t -f GENERAL.METERED device show nm0
+  # GLib's own NetworkManager backend, which the module outranks (35 > 30), on the same
+  # network: it sees the portal, but drops Metered unless NM's state is connected-global.
+  expect_match "side by side: GLib's NetworkManager backend says portal" '^GNetworkMonitorNM available=True metered=(True|False) connectivity=portal$' \
+    as_nobody env GIO_USE_NETWORK_MONITOR=networkmanager python3 -c "$GIO_STATE"
+  expect_match "reachd's path goes over nm0 (eth0 without its default route)" '^Primary: +nm0 ' as_nobody reachctl status --timeout 5
+  # reachd reads NetworkManager over D-Bus: its connectivity, and each device's Metered.
+  want='^Connectivity:.*portal.*NetworkManager'
+  if wait_until 10 reachd_line_matches "$want"; then
+    pass "reachctl status: connectivity portal, from NetworkManager" "$(as_nobody reachctl status | grep '^Connectivity:')"
+  else
+    fail "reachctl status: connectivity portal, from NetworkManager" "wanted /$want/ in: $(as_nobody reachctl status 2>&1)"
+  fi
+  want='^Expensive:.*yes.*NetworkManager'
+  if reachd_line_matches "$want"; then
+    pass "reachctl status: expensive, from NetworkManager (nm0 metered)" "$(as_nobody reachctl status | grep '^Expensive:')"
+  else
+    fail "reachctl status: expensive, from NetworkManager (nm0 metered)" "wanted /$want/ in: $(as_nobody reachctl status 2>&1 | grep -E '^(Status|Primary|Expensive|Connectivity):')"
+  fi
+  want='^ReachdNetworkMonitor available=True metered=True connectivity=portal$'
+  if wait_until 5 module_state_matches "$want"; then
+    pass "GLib app (nobody): ReachdNetworkMonitor, network-metered True, connectivity PORTAL" "$(as_nobody python3 -c "$GIO_STATE")"
+  else
+    fail "GLib app (nobody): ReachdNetworkMonitor, network-metered True, connectivity PORTAL" "wanted /$want/, got: $(as_nobody python3 -c "$GIO_STATE" 2>&1)"
+  fi
+  # Back to the suite's network: NetworkManager stopped, nm0 gone, eth0's default route back.
+  step cx nmcli connection delete reachd-test
+  step cx systemctl stop NetworkManager.service
+  cx sh -c 'kill "$(cat /run/reachd-captive.pid)"' || true
+  step cx ip link del nm0
+  step cx ip route add default via "$GATEWAY" dev eth0
+  if wait_until 5 status_is satisfied; then
+    pass "NetworkManager stopped, nm0 gone: satisfied over eth0 again" "$(as_nobody reachctl status | grep -E '^(Status|Primary):' | tr -s ' ' | tr '\n' ' ')"
+  else
+    fail "NetworkManager stopped, nm0 gone: satisfied over eth0 again" "$(as_nobody reachctl status 2>&1)"
+  fi
+}
 
 # 3. A route change in the container's network is seen: default route deleted →
 # unsatisfied (and systemd's STATUS follows), added back → satisfied.
