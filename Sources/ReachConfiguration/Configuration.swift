@@ -107,18 +107,22 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
 
     /// `[interfaces]`: which interfaces to leave out, and per-interface overrides.
     package struct Interfaces: Sendable, Equatable, ConfigurationTable {
-        /// `ignore` (globs) and `[[interfaces.override]]`, as the engine applies them.
+        /// `ignore` (globs), `hotspot-address-plan` and `[[interfaces.override]]`, as the engine applies them.
         package var policy = InterfacePolicy()
 
         package init() {}
-        /// Reads `ignore` and `override`.
+        /// Reads `ignore`, `hotspot-address-plan` and `override`.
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             if let ignore = try container.setting([InterfaceGlob].self, .ignore) { policy.ignoredPatterns = ignore.map(\.value) }
             if let overrides = try container.setting([Override].self, .override) { policy.overrides = overrides.map(\.value) }
+            policy.hotspotAddressPlan = try container.setting(Bool.self, .hotspotAddressPlan) ?? policy.hotspotAddressPlan
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
-        private enum CodingKeys: String, CodingKey, CaseIterable { case ignore, override }
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case ignore, override
+            case hotspotAddressPlan = "hotspot-address-plan"
+        }
 
         /// One `[[interfaces.override]]`: `match` is required, the rest optional.
         struct Override: ConfigurationTable {

@@ -101,6 +101,9 @@ package enum MetricsExposition {
             set(registry, "reachd_interface_usable", device, help: "1 when the interface can carry the path.", to: path.availableInterfaces.contains(interface.name) ? 1 : 0)
             set(registry, "reachd_interface_up", device, help: "1 when the interface is administratively up.", to: interface.up ? 1 : 0)
             set(registry, "reachd_interface_carrier", device, help: "1 when the interface has carrier.", to: interface.carrier ? 1 : 0)
+            set(registry, "reachd_interface_expensive", device + [("reason", interface.expensiveReason?.rawValue ?? "")],
+                help: "1 when the interface is costly; reason: configured, cellular, networkManager, tethering, dhcp or hotspotAddressPlan.",
+                to: interface.isExpensive ? 1 : 0)
             set(registry, "reachd_interface_data_stall", device, help: "1 while the interface's TCP traffic is stalled (segments go out, nothing comes back).",
                 to: interface.connectivityCause == .dataStall ? 1 : 0)
             for prefix in interface.nat64Prefixes ?? [] {

@@ -41,7 +41,7 @@ package enum NetworkManagerReading {
     }
 
     /// A device's interface name and what NetworkManager says of it; nil when it names no
-    /// interface or says nothing (unknown connectivity, not metered).
+    /// interface or says nothing (unknown connectivity, metering unknown or guessed no).
     package static func device(_ properties: [String: BusValue]) -> (name: String, facts: NetworkManagerDevice)? {
         // IpInterface is the one carrying IP (ppp0 over a modem's ttyUSB0); else Interface.
         let name = [properties["IpInterface"], properties["Interface"]].lazy.compactMap { value -> String? in

@@ -5,7 +5,7 @@ public enum InterfaceListing {
         let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
         return snapshot.links.values.sorted { $0.index < $1.index }.map { link in
             let facts = connectivity[link.index] ?? InterfaceConnectivity()
-            let expense = policy.expense(of: link, networkManager: facts.networkManager)
+            let expense = policy.expense(of: link, in: snapshot, networkManager: facts.networkManager)
             var description = InterfaceDescription(
                 index: Int(link.index),
                 name: link.name,
@@ -37,6 +37,7 @@ public enum InterfaceListing {
             if !gateways.isEmpty { description.gateways = gateways }
             description.nat64Prefixes = snapshot.nat64Prefixes[link.index]
             if InterfaceRoles.isCLAT(link.index, in: snapshot) { description.role = .clat }
+            description.driver = link.device.driver
             return description
         }
     }

@@ -36,11 +36,14 @@ public struct InterfacePolicy: Sendable, Hashable {
     public var ignoredPatterns: [String]
     /// Overrides; the first matching one wins per field.
     public var overrides: [Override]
+    /// Whether an iPhone hotspot's address plan makes an interface expensive.
+    public var hotspotAddressPlan: Bool
 
     /// Creates a policy; the default ignores container and bridge noise.
-    public init(ignoredPatterns: [String] = InterfacePolicy.defaultIgnoredPatterns, overrides: [Override] = []) {
+    public init(ignoredPatterns: [String] = InterfacePolicy.defaultIgnoredPatterns, overrides: [Override] = [], hotspotAddressPlan: Bool = true) {
         self.ignoredPatterns = ignoredPatterns
         self.overrides = overrides
+        self.hotspotAddressPlan = hotspotAddressPlan
     }
 
     /// Whether the interface is left out of the answer: an override's `isIgnored` if one
@@ -56,12 +59,19 @@ public struct InterfacePolicy: Sendable, Hashable {
         firstOverride(for: link, \.type) ?? InterfaceClassifier.classify(link)
     }
 
-    /// Why the interface is costly, nil when it is not: an override if one matches (false
-    /// wins over every guess), else cellular, else NetworkManager's `Metered`.
-    public func expense(of link: Link, networkManager: NetworkManagerDevice? = nil) -> ExpensiveReason? {
+    /// Why the interface is costly, nil when it is not, the first that holds: an override
+    /// (its false wins over every guess); cellular; NetworkManager's `Metered` (its "no",
+    /// the user's choice, wins over the guesses below); a tethered phone's driver; the
+    /// network's DHCP server (`dhcpMetered`); an iPhone hotspot's address plan in `snapshot`.
+    public func expense(of link: Link, in snapshot: NetworkSnapshot? = nil, networkManager: NetworkManagerDevice? = nil,
+                        dhcpMetered: Bool = false) -> ExpensiveReason? {
         if let forced = firstOverride(for: link, \.isExpensive) { return forced ? .configured : nil }
         if type(of: link) == .cellular { return .cellular }
-        return networkManager?.metered == true ? .networkManager : nil
+        if let metered = networkManager?.metered { return metered ? .networkManager : nil }
+        if CostlyNetworks.tetheringDriver(link.device) != nil { return .tethering }
+        if dhcpMetered { return .dhcp }
+        if hotspotAddressPlan, let snapshot, CostlyNetworks.isHotspotAddressPlan(link.index, in: snapshot) { return .hotspotAddressPlan }
+        return nil
     }
 
     /// Low-data mode: only ever set by an override.

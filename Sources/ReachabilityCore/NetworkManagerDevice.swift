@@ -8,20 +8,21 @@ public struct NetworkManagerDevice: Sendable, Hashable {
     public var ipv4: Connectivity
     /// `Ip6Connectivity`.
     public var ipv6: Connectivity
-    /// `Metered` is yes or guess-yes.
-    public var metered: Bool
+    /// `Metered`: true for yes or guess-yes, false for no (the user's choice), nil for
+    /// unknown or guess-no (NetworkManager's guess leaves reachd's own to decide).
+    public var metered: Bool?
 
     /// Creates NetworkManager's facts for a device.
-    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, metered: Bool = false) {
+    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, metered: Bool? = nil) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.metered = metered
     }
 
     /// From the raw D-Bus values (`NMConnectivityState`, `NMMetered`); values NetworkManager
-    /// may add later read as unknown and not metered.
+    /// may add later read as unknown.
     public init(ip4Connectivity: UInt32, ip6Connectivity: UInt32, metered: UInt32) {
-        self.init(ipv4: Self.connectivity(ip4Connectivity), ipv6: Self.connectivity(ip6Connectivity), metered: Self.isMetered(metered))
+        self.init(ipv4: Self.connectivity(ip4Connectivity), ipv6: Self.connectivity(ip6Connectivity), metered: Self.metered(metered))
     }
 
     /// `NMConnectivityState`: 0 unknown, 1 none, 2 portal, 3 limited, 4 full.
@@ -36,8 +37,14 @@ public struct NetworkManagerDevice: Sendable, Hashable {
     }
 
     /// `NMMetered`: 1 yes and 3 guess-yes are metered (what NetworkManager's own GLib
-    /// backend reports); 0 unknown, 2 no, 4 guess-no are not.
-    public static func isMetered(_ value: UInt32) -> Bool { value == 1 || value == 3 }
+    /// backend reports); 2 no is the user saying it is not; 0 unknown and 4 guess-no say nothing.
+    public static func metered(_ value: UInt32) -> Bool? {
+        switch value {
+        case 1, 3: return true
+        case 2: return false
+        default: return nil
+        }
+    }
 
     /// NetworkManager's verdict for the interface: a portal on either family wins, else the
     /// better family's, as reachd combines its own probes.
@@ -47,8 +54,7 @@ public struct NetworkManagerDevice: Sendable, Hashable {
     }
 }
 
-/// Why an interface is costly to use, the first that holds: configuration (which also
-/// wins when it says "not expensive"), the interface type, NetworkManager's `Metered`.
+/// Why an interface is costly to use, the first that holds (`InterfacePolicy.expense`).
 public enum ExpensiveReason: String, Sendable, Hashable, Codable, CaseIterable {
     /// `expensive = true` in an `[[interfaces.override]]`.
     case configured
@@ -56,4 +62,11 @@ public enum ExpensiveReason: String, Sendable, Hashable, Codable, CaseIterable {
     case cellular
     /// NetworkManager says the device's connection is metered.
     case networkManager
+    /// A phone tethered over USB or Bluetooth (`CostlyNetworks.tetheringDriver`).
+    case tethering
+    /// The network's DHCP server said so (option 43 `ANDROID_METERED`, what Android's
+    /// hotspot and USB tethering send).
+    case dhcp
+    /// An iPhone Personal Hotspot's address plan (`CostlyNetworks.isHotspotAddressPlan`).
+    case hotspotAddressPlan
 }

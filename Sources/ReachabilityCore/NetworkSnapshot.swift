@@ -111,12 +111,16 @@ public struct DeviceFacts: Sendable, Hashable {
     public var deviceType: String?
     /// Name of the bound driver (`/sys/class/net/IF/device/driver` link target).
     public var driver: String?
+    /// The USB device's vendor ID (`idVendor` of the USB device the interface belongs to);
+    /// nil when it is not a USB device.
+    public var usbVendor: UInt16?
 
     /// Creates device facts.
-    public init(isWireless: Bool = false, deviceType: String? = nil, driver: String? = nil) {
+    public init(isWireless: Bool = false, deviceType: String? = nil, driver: String? = nil, usbVendor: UInt16? = nil) {
         self.isWireless = isWireless
         self.deviceType = deviceType
         self.driver = driver
+        self.usbVendor = usbVendor
     }
 }
 

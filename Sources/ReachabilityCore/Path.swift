@@ -285,6 +285,8 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var type: InterfaceType
     /// `IFLA_INFO_KIND` (veth, bridge, tun, …).
     public var kind: String?
+    /// The bound driver (sysfs), nil for virtual devices.
+    public var driver: String?
     /// RFC 2863 operational state as `ip link` prints it.
     public var operState: String
     /// Administratively up.

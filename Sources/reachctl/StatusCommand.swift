@@ -32,10 +32,12 @@ extension Reachctl {
                 throw fail(error)
             }
             guard !json else { return printLine(ReachProtocolTools.json(StatusWithTargets(status: reply, targets: targets), pretty: true)) }
-            // Since when a gateway is unreachable is in the interface list.
-            let neighbours = reply.path.unsatisfiedReason == .gatewayUnreachable
-                ? ((try? await client.interfaces()) ?? []).flatMap { $0.gateways ?? [] } : []
-            printLine(StatusFormatter.describe(reply, neighbours: neighbours, targets: targets ?? []))
+            // Since when a gateway is unreachable, and a tethered phone's driver, are in the interface list.
+            let interfaces = reply.path.unsatisfiedReason == .gatewayUnreachable || reply.path.expensiveReason == .tethering
+                ? ((try? await client.interfaces()) ?? []) : []
+            let driver = interfaces.first { $0.name == reply.path.primaryInterface }?.driver
+            printLine(StatusFormatter.describe(reply, neighbours: interfaces.flatMap { $0.gateways ?? [] }, targets: targets ?? [],
+                                               primaryDriver: driver))
         }
     }
 }
@@ -54,7 +56,8 @@ enum ReachProtocolTools {
 enum StatusFormatter {
     /// The multi-line summary of `reachctl status`; `neighbours` say since when a failed
     /// gateway has been failed.
-    static func describe(_ reply: StatusReply, neighbours: [GatewayNeighbourDescription] = [], targets: [WatchedTargetStatus] = []) -> String {
+    static func describe(_ reply: StatusReply, neighbours: [GatewayNeighbourDescription] = [], targets: [WatchedTargetStatus] = [],
+                         primaryDriver: String? = nil) -> String {
         let path = reply.path
         var lines: [(String, String)] = []
         lines.append(("Reachability", path.reachability.rawValue))
@@ -78,7 +81,7 @@ enum StatusFormatter {
             lines.append(("NAT64", prefixes.map { "\($0) (\($0.source.rawValue))" }.joined(separator: ", ")))
         }
         lines.append(("DNS", yesNo(path.supportsDNS)))
-        lines.append(("Expensive", yesNo(path.isExpensive) + ExpenseFormatter.reason(path.expensiveReason)))
+        lines.append(("Expensive", yesNo(path.isExpensive) + ExpenseFormatter.reason(path.expensiveReason, driver: primaryDriver)))
         lines.append(("Constrained", yesNo(path.isConstrained)))
         lines.append(("Connectivity", ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince,
                                                                     destinations: path.connectivityCauseDestinations)))
@@ -159,13 +162,17 @@ enum ConnectivityFormatter {
 
 /// Why an interface is expensive, as reachctl prints it.
 enum ExpenseFormatter {
-    /// " (configured)", " (cellular)", " (NetworkManager)"; empty when no reason is given.
-    static func reason(_ reason: ExpensiveReason?) -> String {
+    /// " (configured)", " (tethering (ipheth))", " (dhcp ANDROID_METERED)", …; empty when no
+    /// reason is given. `driver`: the interface's, named for tethering.
+    static func reason(_ reason: ExpensiveReason?, driver: String? = nil) -> String {
         switch reason {
         case nil: return ""
         case .configured?: return " (configured)"
         case .cellular?: return " (cellular)"
         case .networkManager?: return " (NetworkManager)"
+        case .tethering?: return " (tethering" + (driver.map { " (\(shown($0)))" } ?? "") + ")"
+        case .dhcp?: return " (dhcp ANDROID_METERED)"
+        case .hotspotAddressPlan?: return " (hotspot address plan)"
         }
     }
 }

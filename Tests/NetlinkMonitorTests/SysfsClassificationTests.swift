@@ -11,6 +11,7 @@ final class SysfsClassificationTests: XCTestCase {
         var uevent: String
         var files: [String] = []       // empty marker files/directories under class/net/NAME
         var driver: String? = nil      // device/driver symlink target's last component
+        var usbVendor: String? = nil   // idVendor of the USB device: device is then a USB interface
         var hardwareType: UInt16 = ARPHardwareType.ether
         var kind: String? = nil
         var flags: LinkFlags = [.up, .running, .lowerUp]
@@ -38,6 +39,12 @@ final class SysfsClassificationTests: XCTestCase {
                expectedFacts: DeviceFacts()),
         Device(name: "ppp0", uevent: "INTERFACE=ppp0\n", hardwareType: ARPHardwareType.ppp,
                flags: [.up, .running, .lowerUp, .pointToPoint, .noARP], expected: .other, expectedFacts: DeviceFacts()),
+        Device(name: "eth1", uevent: "INTERFACE=eth1\n", driver: "ipheth", usbVendor: "05ac\n", expected: .wiredEthernet,
+               expectedFacts: DeviceFacts(driver: "ipheth", usbVendor: 0x05AC)),
+        Device(name: "enx0", uevent: "INTERFACE=enx0\n", driver: "cdc_ncm", usbVendor: "18d1\n", expected: .wiredEthernet,
+               expectedFacts: DeviceFacts(driver: "cdc_ncm", usbVendor: 0x18D1)),
+        Device(name: "enx1", uevent: "INTERFACE=enx1\n", driver: "r8152", usbVendor: "bogus\n", expected: .wiredEthernet,
+               expectedFacts: DeviceFacts(driver: "r8152")),
         Device(name: "lo", uevent: "INTERFACE=lo\n", hardwareType: ARPHardwareType.loopback,
                flags: [.up, .running, .lowerUp, .loopback], expected: .loopback, expectedFacts: DeviceFacts()),
     ]
@@ -55,7 +62,15 @@ final class SysfsClassificationTests: XCTestCase {
                 // As in real sysfs: device/driver is a symlink into bus/…/drivers/NAME.
                 let driverDirectory = "\(root)/bus/pci/drivers/\(driver)"
                 try fm.createDirectory(atPath: driverDirectory, withIntermediateDirectories: true)
-                try fm.createDirectory(atPath: base + "/device", withIntermediateDirectories: true)
+                if let vendor = device.usbVendor {
+                    // A USB interface: class/net/NAME/device links to it, its parent is the USB device.
+                    let usbDevice = "\(root)/devices/usb1/1-\(device.name)"
+                    try fm.createDirectory(atPath: usbDevice + "/1-1:1.0", withIntermediateDirectories: true)
+                    try vendor.write(toFile: usbDevice + "/idVendor", atomically: true, encoding: .utf8)
+                    try fm.createSymbolicLink(atPath: base + "/device", withDestinationPath: usbDevice + "/1-1:1.0")
+                } else {
+                    try fm.createDirectory(atPath: base + "/device", withIntermediateDirectories: true)
+                }
                 try fm.createSymbolicLink(atPath: base + "/device/driver", withDestinationPath: driverDirectory)
             }
         }
@@ -67,6 +82,7 @@ final class SysfsClassificationTests: XCTestCase {
             let link = Link(index: Int32(index + 1), name: device.name, flags: device.flags, operState: .up, carrier: true,
                             hardwareType: device.hardwareType, kind: device.kind, device: facts)
             XCTAssertEqual(InterfaceClassifier.classify(link), device.expected, device.name)
+            XCTAssertEqual(CostlyNetworks.tetheringDriver(facts), ["eth1", "enx0"].contains(device.name) ? device.driver : nil, device.name)
         }
         XCTAssertEqual(reader.facts(for: "missing0"), DeviceFacts(), "a device without sysfs entries has no facts")
         XCTAssertEqual(reader.facts(for: "../etc"), DeviceFacts(), "names are never paths")

@@ -103,6 +103,7 @@ final class IDLAgreementTests: XCTestCase {
         stalled.nat64Prefixes = [Self.prefix]
         stalled.role = .clat
         stalled.expensiveReason = .configured
+        stalled.driver = "ipheth"
         XCTAssertEqual(try jsonKeys(stalled), Set(try fields(ofType: "Interface").keys))
         XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
@@ -145,7 +146,7 @@ final class IDLAgreementTests: XCTestCase {
         XCTAssertEqual(ConnectivityCause.allCases.map(\.rawValue), ["dataStall", "networkManager"])
         XCTAssertEqual(path["expensiveReason"], "?string")
         XCTAssertEqual(interface["expensiveReason"], "?string")
-        XCTAssertEqual(ExpensiveReason.allCases.map(\.rawValue), ["configured", "cellular", "networkManager"])
+        XCTAssertEqual(ExpensiveReason.allCases.map(\.rawValue), ["configured", "cellular", "networkManager", "tethering", "dhcp", "hotspotAddressPlan"])
         XCTAssertEqual(path["unsatisfiedReason"]?.hasPrefix("?"), true)
         XCTAssertEqual(path["primaryInterfaceType"], "?InterfaceType")
 

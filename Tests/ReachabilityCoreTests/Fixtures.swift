@@ -19,6 +19,7 @@ enum Device {
     case wireless
     case devtype(String)
     case driver(String)
+    case usb(String, vendor: UInt16)
 
     var facts: DeviceFacts {
         switch self {
@@ -26,6 +27,7 @@ enum Device {
         case .wireless: return DeviceFacts(isWireless: true)
         case let .devtype(type): return DeviceFacts(deviceType: type)
         case let .driver(driver): return DeviceFacts(driver: driver)
+        case let .usb(driver, vendor): return DeviceFacts(driver: driver, usbVendor: vendor)
         }
     }
 }

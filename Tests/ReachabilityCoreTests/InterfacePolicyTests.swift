@@ -79,6 +79,8 @@ final class InterfacePolicyTests: XCTestCase {
     /// then cellular, then NetworkManager's Metered.
     func testExpenseReasons() {
         typealias Override = InterfacePolicy.Override
+        let iPhone = link(10, "eth1", device: .usb("ipheth", vendor: 0x05AC))
+        func ncm(_ vendor: UInt16) -> Link { link(10, "enx0", device: .usb("cdc_ncm", vendor: vendor)) }
         let metered = NetworkManagerDevice(metered: true)
         let unmetered = NetworkManagerDevice(ipv4: .full, metered: false)
         let cases: [(String, [Override], Link, NetworkManagerDevice?, ExpensiveReason?)] = [
@@ -91,9 +93,47 @@ final class InterfacePolicyTests: XCTestCase {
             ("configured not expensive wins over NetworkManager", [Override(pattern: "eth*", isExpensive: false)], eth0, metered, nil),
             ("configured not expensive wins over cellular", [Override(pattern: "wwan0", isExpensive: false)], wwan0, metered, nil),
             ("an override on another field leaves NetworkManager's say", [Override(pattern: "eth0", isConstrained: true)], eth0, metered, .networkManager),
+            ("an iPhone on USB", [], iPhone, nil, .tethering),
+            ("Android's RNDIS", [], link(10, "usb0", device: .driver("rndis_host")), nil, .tethering),
+            ("Bluetooth PAN", [], link(10, "bnep0", device: .driver("bnep")), nil, .tethering),
+            ("NCM from a phone maker", [], ncm(0x18D1), nil, .tethering),
+            ("NCM from a dock", [], ncm(0x0BDA), nil, nil),
+            ("ECM from a Lenovo dock", [], link(10, "enx0", device: .usb("cdc_ether", vendor: 0x17EF)), nil, nil),
+            ("NCM without a USB vendor", [], link(10, "enx0", device: .driver("cdc_ncm")), nil, nil),
+            ("a USB Ethernet adapter", [], link(10, "enx0", device: .usb("r8152", vendor: 0x0BDA)), nil, nil),
+            ("NetworkManager's metered names itself first", [], iPhone, metered, .networkManager),
+            ("the user said unmetered in NetworkManager: it wins over the driver", [], iPhone, unmetered, nil),
+            ("configured not expensive wins over tethering", [Override(pattern: "eth*", isExpensive: false)], iPhone, nil, nil),
         ]
         for (name, overrides, link, networkManager, expected) in cases {
             XCTAssertEqual(InterfacePolicy(overrides: overrides).expense(of: link, networkManager: networkManager), expected, name)
         }
+    }
+
+    /// An iPhone's Personal Hotspot by its address plan: an address in 172.20.10.0/28 and the
+    /// default route via 172.20.10.1 on the same interface; switchable.
+    func testHotspotAddressPlan() {
+        func plan(_ address: String, _ prefix: UInt8 = 28, via gateway: String = "172.20.10.1", dev: Int32 = 3) -> NetworkSnapshot {
+            snapshot(links: [lo, wlan0, eth0], addresses: loAddresses + [addr(3, address, prefix)],
+                     defaults: [defaultRoute(.ipv4, dev: dev, via: gateway)])
+        }
+        let cases: [(String, NetworkSnapshot, ExpensiveReason?)] = [
+            ("the plan", plan("172.20.10.2"), .hotspotAddressPlan),
+            ("the last client address", plan("172.20.10.14"), .hotspotAddressPlan),
+            ("another prefix length", plan("172.20.10.2", 24), nil),
+            ("outside the /28", plan("172.20.10.20"), nil),
+            ("the gateway's own address", plan("172.20.10.1"), nil),
+            ("another gateway", plan("172.20.10.2", via: "172.20.10.3"), nil),
+            ("the default route on another interface", plan("172.20.10.2", dev: 2), nil),
+            ("no default route", snapshot(links: [lo, wlan0], addresses: [addr(3, "172.20.10.5", 28)]), nil),
+            ("an ordinary network", plan("192.168.1.20", 24, via: "192.168.1.1"), nil),
+        ]
+        for (name, snapshot, expected) in cases {
+            XCTAssertEqual(InterfacePolicy().expense(of: wlan0, in: snapshot), expected, name)
+            XCTAssertNil(InterfacePolicy(hotspotAddressPlan: false).expense(of: wlan0, in: snapshot), "\(name), switched off")
+        }
+        XCTAssertNil(InterfacePolicy(overrides: [.init(pattern: "wlan0", isExpensive: false)]).expense(of: wlan0, in: plan("172.20.10.2")),
+                     "an override wins over the plan")
+        XCTAssertEqual(InterfacePolicy().expense(of: wlan0, in: plan("172.20.10.2"), dhcpMetered: true), .dhcp, "the network's own word names itself first")
     }
 }

@@ -107,8 +107,8 @@ final class ProbeVerdictTests: XCTestCase {
     func testNetworkManagerValues() {
         let connectivity: [(UInt32, Connectivity)] = [(0, .unknown), (1, .none), (2, .portal), (3, .limited), (4, .full), (5, .unknown), (.max, .unknown)]
         for (raw, expected) in connectivity { XCTAssertEqual(NetworkManagerDevice.connectivity(raw), expected, "NMConnectivityState \(raw)") }
-        let metered: [(UInt32, Bool)] = [(0, false), (1, true), (2, false), (3, true), (4, false), (5, false), (.max, false)]
-        for (raw, expected) in metered { XCTAssertEqual(NetworkManagerDevice.isMetered(raw), expected, "NMMetered \(raw)") }
+        let metered: [(UInt32, Bool?)] = [(0, nil), (1, true), (2, false), (3, true), (4, nil), (5, nil), (.max, nil)]
+        for (raw, expected) in metered { XCTAssertEqual(NetworkManagerDevice.metered(raw), expected, "NMMetered \(raw)") }
         XCTAssertEqual(NetworkManagerDevice(ip4Connectivity: 2, ip6Connectivity: 4, metered: 3), NetworkManagerDevice(ipv4: .portal, ipv6: .full, metered: true))
     }
 
