@@ -30,6 +30,12 @@ package final class NetworkManagerWatch: Sendable {
     /// Ends the thread at its next wake-up (at once when it waits for signals).
     package func stop() { stopBell.ring() }
 
+    /// The socket of the system bus: `unix:path=` of `DBUS_SYSTEM_BUS_ADDRESS`, else the standard one.
+    static func systemBusSocket(address: String?) -> String {
+        guard let address, address.hasPrefix("unix:path=") else { return "/run/dbus/system_bus_socket" }
+        return String(address.dropFirst("unix:path=".count).prefix { $0 != "," && $0 != ";" })
+    }
+
     /// A burst of signals (a device activating) is read once, this long after the first.
     private static let settleMilliseconds: Int32 = 100
 
@@ -39,16 +45,26 @@ package final class NetworkManagerWatch: Sendable {
             bus = try SystemBus()
             for rule in NetworkManagerReading.matchRules { try bus.addMatch(rule) }
         } catch {
-            logger.debug("no system bus: NetworkManager is not read", metadata: ["reason": "\(error)"])
+            // A bus that is there but refuses reachd is worth a word: with DynamicUser=, dbus-daemon
+            // drops a peer whose uid it cannot name, which nss-systemd names (systemd.exec(5)).
+            if FileSystem.exists(systemBusSocket(address: getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) })) {
+                logger.notice("the system bus refused reachd: NetworkManager is not read (with DynamicUser=, the bus needs nss-systemd)",
+                              metadata: ["reason": "\(error)"])
+            } else {
+                logger.debug("no system bus: NetworkManager is not read", metadata: ["reason": "\(error)"])
+            }
             return
         }
         var delivered: [String: NetworkManagerDevice]?
         var readAt: ContinuousClock.Instant? = .now
         while true {
+            let drained: Bool
             do {
-                for message in try bus.processPending() where matters(message) {
+                let pending = try bus.processPending()
+                for message in pending.messages where matters(message) {
                     readAt = readAt ?? .now + .milliseconds(settleMilliseconds)
                 }
+                drained = pending.drained
             } catch {
                 logger.notice("the system bus connection closed: NetworkManager is no longer read", metadata: ["reason": "\(error)"])
                 if delivered?.isEmpty == false { deliver([:]) }
@@ -68,6 +84,7 @@ package final class NetworkManagerWatch: Sendable {
                 }
                 continue  // what arrived during the calls is queued in sd-bus, not on the socket
             }
+            if !drained { continue }
             var descriptors = [
                 pollfd(fd: bus.descriptor, events: bus.events, revents: 0),
                 pollfd(fd: stop.descriptor.rawValue, events: Int16(POLLIN), revents: 0),

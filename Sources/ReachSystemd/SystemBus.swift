@@ -50,17 +50,18 @@ package final class SystemBus {
     }
 
     /// Reads and dispatches what arrived; returns each signal nobody handled (the matched
-    /// ones), until nothing is left. Throws when the connection is gone.
-    package func processPending(limit: Int = 256) throws(Failure) -> [Message] {
+    /// ones), at most `limit` steps, and whether nothing is left (else: call again before
+    /// polling, the rest is queued in sd-bus, not on the socket). Throws when the connection is gone.
+    package func processPending(limit: Int = 256) throws(Failure) -> (messages: [Message], drained: Bool) {
         var messages: [Message] = []
         for _ in 0..<limit {
             var message: OpaquePointer?
             let result = sd_bus_process(bus, &message)
             guard result >= 0 else { throw Failure(errno: -result) }
             if let message { messages.append(Message(adopting: message)) }
-            if result == 0 { break }
+            if result == 0 { return (messages, true) }
         }
-        return messages
+        return (messages, false)
     }
 
     /// Calls `member` and waits for the reply, at most `timeoutMicroseconds`; `arguments` are

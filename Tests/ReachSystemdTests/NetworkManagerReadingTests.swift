@@ -64,4 +64,12 @@ final class NetworkManagerReadingTests: XCTestCase {
             XCTAssertTrue(rule.contains("sender='org.freedesktop.DBus'") || rule.contains("sender='org.freedesktop.NetworkManager'"), rule)
         }
     }
+
+    /// Where reachd looks for the bus socket when the bus refuses it (to say so only then).
+    func testSystemBusSocket() {
+        XCTAssertEqual(NetworkManagerWatch.systemBusSocket(address: nil), "/run/dbus/system_bus_socket")
+        XCTAssertEqual(NetworkManagerWatch.systemBusSocket(address: "unix:path=/tmp/b/system_bus_socket"), "/tmp/b/system_bus_socket")
+        XCTAssertEqual(NetworkManagerWatch.systemBusSocket(address: "unix:path=/tmp/s,guid=0f"), "/tmp/s")
+        XCTAssertEqual(NetworkManagerWatch.systemBusSocket(address: "tcp:host=h"), "/run/dbus/system_bus_socket")
+    }
 }

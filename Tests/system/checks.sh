@@ -59,6 +59,8 @@ check_install() {
   deb=$(basename "$DEB")
   capture cx bash -c "cd $SHARE && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$deb"
   if [ "$RC" -eq 0 ]; then pass "apt-get install ./$deb" "$(grep -v 'Reading database' <<<"$OUT" | tail -4)"; else fail "apt-get install ./$deb" "exit $RC: $OUT"; fi
+  # Its Recommends: with it dbus-daemon can name reachd's DynamicUser and lets it on the bus.
+  expect_match "libnss-systemd came along (Recommends): nsswitch names dynamic users" '^passwd:.*systemd' cx grep '^passwd:' /etc/nsswitch.conf
   expect_match "reachd.socket is enabled after install" '^enabled$' cx systemctl is-enabled reachd.socket
   expect_match "reachd.socket is listening after install" '^active$' cx systemctl is-active reachd.socket
   expect_match "reachd.socket listens on $SOCKET" "$SOCKET" cx systemctl show -P Listen reachd.socket
