@@ -20,6 +20,7 @@ UNITS        = reachd.service reachd.socket reachd-wait-online.service reachd-di
 # journald reads catalogs from /usr/lib/systemd/catalog only: below /usr/local the file is
 # installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 # `make install` and `make deb` take release binaries with the Swift runtime and
 # FoundationEssentials linked in statically (in .build-static): they run on any host with
 # glibc 2.36 or later, libstdc++, libnl and libsystemd, without the Swift toolchain.
@@ -137,9 +138,10 @@ install:
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(CONFDIR)" \
 	  "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man8" \
 	  "$(DESTDIR)$(COMPLETIONDIR_BASH)" "$(DESTDIR)$(COMPLETIONDIR_ZSH)" "$(DESTDIR)$(COMPLETIONDIR_FISH)" \
-	  "$(DESTDIR)$(CATALOGDIR)"; \
+	  "$(DESTDIR)$(CATALOGDIR)" "$(DESTDIR)$(SYSUSERSDIR)"; \
 	install -d -m 0755 "$(DESTDIR)$(CONFDIR)/dispatcher.d"; \
 	install -m 0644 systemd/reachd.catalog "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
+	install -m 0644 systemd/reachd.sysusers "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf"; \
 	install -m 0755 "$$bin/reachd" "$$bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/"; \
 	install -m 0644 .build-man/reachctl.1 "$(DESTDIR)$(MANDIR)/man1/"; \
 	install -m 0644 .build-man/reachd.toml.5 "$(DESTDIR)$(MANDIR)/man5/"; \
@@ -159,6 +161,7 @@ install:
 	"$$bin/reachctl" --generate-completion-script fish > "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
 	chmod 0644 "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
+	if [ -z "$(DESTDIR)" ]; then systemd-sysusers "$(SYSUSERSDIR)/reachd.conf"; fi; \
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi; \
 	if [ -z "$(DESTDIR)" ]; then journalctl --update-catalog 2>/dev/null || true; fi; \
 	echo "install: done; enable with: systemctl enable --now reachd.service"
@@ -169,7 +172,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/reachd" "$(DESTDIR)$(PREFIX)/bin/reachctl"; \
 	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8"; \
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
-	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
+	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog" "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf"; \
 	rm -f "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
 	if [ -f "$(DESTDIR)$(CONFDIR)/reachd.toml" ]; then \

@@ -45,10 +45,10 @@ package final class NetworkManagerWatch: Sendable {
             bus = try SystemBus()
             for rule in NetworkManagerReading.matchRules { try bus.addMatch(rule) }
         } catch {
-            // A bus that is there but refuses reachd is worth a word: with DynamicUser=, dbus-daemon
-            // drops a peer whose uid it cannot name, which nss-systemd names (systemd.exec(5)).
+            // A bus that is there but refuses reachd is worth a word: dbus-daemon drops a peer whose
+            // uid it cannot name, such as a DynamicUser= (reachd.service has a user of its own).
             if FileSystem.exists(systemBusSocket(address: getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) })) {
-                logger.notice("the system bus refused reachd: NetworkManager is not read (with DynamicUser=, the bus needs nss-systemd)",
+                logger.notice("the system bus refused reachd: NetworkManager is not read (dbus-daemon drops a user it cannot name, such as a DynamicUser=)",
                               metadata: ["reason": "\(error)"])
             } else {
                 logger.debug("no system bus: NetworkManager is not read", metadata: ["reason": "\(error)"])
@@ -132,7 +132,7 @@ package final class NetworkManagerWatch: Sendable {
             }
             return devices
         } catch {
-            logger.info("NetworkManager did not answer", metadata: ["reason": "\(error)"])
+            logger.debug("NetworkManager did not answer", metadata: ["reason": "\(error)"])
             return [:]
         }
     }

@@ -77,9 +77,10 @@ final class UnitFileTests: XCTestCase {
         func values(_ key: String) -> [String] { service.filter { $0.key == key }.map(\.value) }
         let required: [(String, String)] = [
             ("Type", "notify"), ("NotifyAccess", "main"), ("WatchdogSec", "30s"), ("Restart", "on-failure"),
-            ("ExecReload", "/usr/local/bin/reachctl reload --timeout 60"), ("Requires", "reachd.socket"), ("DynamicUser", "yes"),
+            ("ExecReload", "/usr/local/bin/reachctl reload --timeout 60"), ("Requires", "reachd.socket"), ("User", "reachd"), ("Group", "reachd"),
             ("CapabilityBoundingSet", ""), ("RestrictAddressFamilies", "AF_UNIX AF_NETLINK AF_INET AF_INET6"),
-            ("ProtectSystem", "strict"), ("NoNewPrivileges", "yes"), ("SystemCallFilter", "@system-service"),
+            ("ProtectSystem", "strict"), ("ProtectHome", "yes"), ("PrivateTmp", "yes"), ("RemoveIPC", "yes"), ("RestrictSUIDSGID", "yes"),
+            ("NoNewPrivileges", "yes"), ("SystemCallFilter", "@system-service"),
             ("MemoryDenyWriteExecute", "yes"), ("IPAddressDeny", "any"), ("UMask", "0022"),
             ("SystemCallArchitectures", "native"), ("ProtectProc", "invisible"), ("ProcSubset", "pid"),
             ("ExecStart", "/usr/local/bin/reachd"), ("LimitNOFILE", "8192"),
@@ -88,8 +89,9 @@ final class UnitFileTests: XCTestCase {
             XCTAssertTrue(values(key).contains(value), "\(key)=\(value) missing; have \(values(key))")
         }
         XCTAssertTrue(values("SystemCallFilter").contains { $0.hasPrefix("~") && $0.contains("@privileged") })
-        // /run/reachd is the socket unit's: a RuntimeDirectory= of a DynamicUser= service
-        // would be moved under the root-only /run/private, locking every other user out.
+        // Not a DynamicUser=: Debian's dbus-daemon drops dynamic users from the system bus.
+        XCTAssertTrue(values("DynamicUser").isEmpty, "DynamicUser= keeps reachd off the system bus")
+        // /run/reachd is the socket unit's (root's, 0755), not the service's.
         XCTAssertTrue(values("RuntimeDirectory").isEmpty, "RuntimeDirectory= takes /run/reachd from reachd.socket")
         // reachd must see the host's network and read /sys/class/net and /etc/resolv.conf.
         XCTAssertTrue(values("PrivateNetwork").isEmpty)

@@ -59,8 +59,8 @@ check_install() {
   deb=$(basename "$DEB")
   capture cx bash -c "cd $SHARE && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$deb"
   if [ "$RC" -eq 0 ]; then pass "apt-get install ./$deb" "$(grep -v 'Reading database' <<<"$OUT" | tail -4)"; else fail "apt-get install ./$deb" "exit $RC: $OUT"; fi
-  # Its Recommends: with it dbus-daemon can name reachd's DynamicUser and lets it on the bus.
-  expect_match "libnss-systemd came along (Recommends): nsswitch names dynamic users" '^passwd:.*systemd' cx grep '^passwd:' /etc/nsswitch.conf
+  # Its own system user (sysusers.d, created by the postinst): dbus-daemon can name it.
+  expect_match "the postinst created reachd's system user" '^reachd:x:[0-9]+:[0-9]+:.*:/usr/sbin/nologin$' cx getent passwd reachd
   expect_match "reachd.socket is enabled after install" '^enabled$' cx systemctl is-enabled reachd.socket
   expect_match "reachd.socket is listening after install" '^active$' cx systemctl is-active reachd.socket
   expect_match "reachd.socket listens on $SOCKET" "$SOCKET" cx systemctl show -P Listen reachd.socket
@@ -795,7 +795,7 @@ check_sandbox() {
   [ "$probed" -gt 0 ] || fail "reachd's SystemCallFilter denies @privileged or @resources" "deny list: $denied"
 }
 
-# 6b. The TCP stall check under the shipped sandbox (DynamicUser, no capabilities,
+# 6b. The TCP stall check under the shipped sandbox (its own user, no capabilities,
 # PrivateUsers): sock_diag answers reachd there. Connections to three of the gateway's
 # networks (a stall needs three destinations), whose answers the gateway blackholes, retry
 # their SYN with nothing back → eth0's connectivity is limited (dataStall); once they are
