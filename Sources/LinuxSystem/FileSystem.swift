@@ -100,6 +100,20 @@ public enum FileSystem {
         }
     }
 
+    /// The names in `directory` (not `.` or `..`), in readdir order, at most `limit`.
+    public static func names(in directory: String, limit: Int = 4096) throws(Errno) -> [String] {
+        guard let stream = opendir(directory) else { throw Errno(rawValue: errno) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while names.count < limit, let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// The target a symbolic link points to, as written in the link.
     public static func symbolicLinkTarget(of path: String) throws(Errno) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))

@@ -47,6 +47,12 @@ package final class ConnectivityMonitor {
     /// What NetworkManager says of its devices, by interface name (`NetworkManagerWatch`).
     private var networkManagerDevices: [String: NetworkManagerDevice] = [:]
     private var networkManagerWatch: NetworkManagerWatch?
+    /// The interfaces whose DHCP server said `ANDROID_METERED` (`DHCPLeaseFiles`).
+    private var dhcpMetered: Set<Int32> = []
+    /// The links and addresses the leases were last read for: read again when they change.
+    private var leasesReadFor: (links: [Int32: Link], addresses: [InterfaceAddress])?
+    /// Counts those changes, so only the latest one's re-reads run.
+    private var leaseReads = 0
     /// The links and addresses networkd was last asked about: asked again when they change.
     private var askedNetworkdAbout: (links: [Int32: Link], addresses: [InterfaceAddress])?
     private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
@@ -79,6 +85,7 @@ package final class ConnectivityMonitor {
         hasNameserver = snapshot.hasNameserver
         lastInputs = (snapshot, policy)
         askNetworkdIfNeeded(snapshot)
+        readLeasesIfNeeded(snapshot)
         var announced = settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
         if !networkdPortals.isEmpty {
             announced.merge(networkdPortals.filter { snapshot.links[$0.key] != nil }) { fromRA, _ in fromRA }
@@ -87,16 +94,18 @@ package final class ConnectivityMonitor {
         if !networkManagerDevices.isEmpty {
             for link in snapshot.links.values { managed[link.index] = networkManagerDevices[link.name] }
         }
+        let metered = dhcpMetered.filter { snapshot.links[$0] != nil }
         // Nothing configured, announced or known: the common case costs nothing more.
-        guard isActive || !announced.isEmpty || !managed.isEmpty || !table.isEmpty else { return }
+        guard isActive || !announced.isEmpty || !managed.isEmpty || !metered.isEmpty || !table.isEmpty else { return }
         var next = table
-        for index in Set(next.keys).union(announced.keys).union(managed.keys) {
+        for index in Set(next.keys).union(announced.keys).union(managed.keys).union(metered) {
             var facts = next[index] ?? InterfaceConnectivity()
             if facts.captivePortal?.apiURI != announced[index] {
                 // Another API (or none) means another network: what the old one said is void.
                 facts.captivePortal = announced[index].map { CaptivePortal(apiURI: $0) }
             }
             facts.networkManager = managed[index]
+            facts.dhcpMetered = metered.contains(index)
             next[index] = facts == InterfaceConnectivity() ? nil : facts
         }
         for index in next.keys where snapshot.links[index] == nil { next[index] = nil }
@@ -213,6 +222,39 @@ package final class ConnectivityMonitor {
         resolver.runOffLoop { NetworkdPortals.ask(socket: socket) }.assumeIsolated().whenSuccess { [self] portals in
             guard let portals, portals != networkdPortals else { return }
             networkdPortals = portals
+            if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
+        }
+    }
+
+    /// Reads the DHCP clients' leases, off the loop, when links or addresses changed since
+    /// (a lease comes with an address), and again `leaseRereads` later: a client may write
+    /// its lease file only after it set the address. A different answer is applied like a
+    /// kernel change.
+    private func readLeasesIfNeeded(_ snapshot: NetworkSnapshot) {
+        if let read = leasesReadFor, read.links == snapshot.links, read.addresses == snapshot.addresses { return }
+        leasesReadFor = (snapshot.links, snapshot.addresses)
+        leaseReads += 1
+        let generation = leaseReads
+        readLeases()
+        for delay in Self.leaseRereads {
+            eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+                if leaseReads == generation { readLeases() }  // a later change reads for itself
+            }
+        }
+    }
+
+    /// After an address change, the leases are read again this long after.
+    private static let leaseRereads: [TimeAmount] = [.milliseconds(250), .milliseconds(1500)]
+
+    private func readLeases() {
+        guard let (snapshot, _) = lastInputs else { return }
+        let (files, links, addresses) = (settings.dhcpLeases, snapshot.links, snapshot.addresses)
+        resolver.runOffLoop { files.meteredInterfaces(links, addresses: addresses) }.assumeIsolated().whenSuccess { [self] metered in
+            guard metered != dhcpMetered else { return }
+            for index in metered.subtracting(dhcpMetered) {
+                logger.info("the network's DHCP server says ANDROID_METERED", metadata: ["interface": "\(interfaceName(index))"])
+            }
+            dhcpMetered = metered
             if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
         }
     }
@@ -382,6 +424,8 @@ package struct ConnectivitySettings: Sendable, Equatable {
     package var networkdSocket: String? = NetworkdPortals.defaultSocket
     /// `[network-manager] read`.
     package var readsNetworkManager = true
+    /// Where DHCP clients keep the leases read for `ANDROID_METERED`.
+    package var dhcpLeases = DHCPLeaseFiles()
 
     /// Off: no probes, no API fetches (router advertisements are still read).
     package init() {}

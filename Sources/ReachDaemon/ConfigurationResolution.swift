@@ -20,12 +20,16 @@ package struct CommandLineOverrides: Sendable, Equatable {
     package var resolvedUpstreamPath: String?
     /// `--networkd-socket` (tests).
     package var networkdSocket: String?
+    /// `--dhclient-leases` (tests).
+    package var dhclientLeases: String?
+    /// `--networkd-leases` (tests).
+    package var networkdLeases: String?
 
     /// No overrides.
     package init(
         socketPath: String? = nil, logLevel: Logger.Level? = nil, receiveBufferSize: Int? = nil,
         sysfsRoot: String? = nil, resolvConfPath: String? = nil, resolvedUpstreamPath: String? = nil,
-        networkdSocket: String? = nil
+        networkdSocket: String? = nil, dhclientLeases: String? = nil, networkdLeases: String? = nil
     ) {
         self.socketPath = socketPath
         self.logLevel = logLevel
@@ -34,6 +38,8 @@ package struct CommandLineOverrides: Sendable, Equatable {
         self.resolvConfPath = resolvConfPath
         self.resolvedUpstreamPath = resolvedUpstreamPath
         self.networkdSocket = networkdSocket
+        self.dhclientLeases = dhclientLeases
+        self.networkdLeases = networkdLeases
     }
 }
 
@@ -61,6 +67,8 @@ extension DaemonOptions {
         metrics = configuration.metrics
         watchedTargets = configuration.targets.watch
         if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }
+        if let directory = overrides.dhclientLeases { connectivity.dhcpLeases.dhclient = directory }
+        if let directory = overrides.networkdLeases { connectivity.dhcpLeases.networkd = directory }
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         engine.stall = configuration.stall
         engine.nat64 = configuration.nat64

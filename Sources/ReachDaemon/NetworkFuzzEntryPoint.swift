@@ -10,7 +10,7 @@ import ReachConnectivity
 /// `precondition`s.
 package enum NetworkFuzzEntryPoint {
     /// What a network hands reachd, each along the path it takes in the daemon; the first
-    /// byte (modulo 4) picks the decoder, the rest is its input:
+    /// byte (modulo 5) picks the decoder, the rest is its input:
     ///
     /// - 0: an RFC 8908 answer (`CaptivePortalAPI.parse`, as `application/captive+json`);
     /// - 1: an `RTM_NEWNDUSEROPT` payload (`NDUserOption.captivePortal(inPayload:)` and
@@ -19,7 +19,9 @@ package enum NetworkFuzzEntryPoint {
     /// - 2: a probe server's bytes, through the probe's own handlers (NIO's request encoder
     ///   and response decoder, `ResponseReader`) on an `EmbeddedChannel`, in reads of 1 to
     ///   256 bytes (the second byte), then judged by `ProbeVerdict`;
-    /// - 3: text for `WebURI.validate`, as `http(s)` and as `https` only.
+    /// - 3: text for `WebURI.validate`, as `http(s)` and as `https` only;
+    /// - 4: a DHCP client's lease text, whose option 43 the network's server filled: as
+    ///   systemd-networkd's lease file and as ISC dhclient's (`DHCPLeases`).
     ///
     /// Whatever the bytes, what comes out must satisfy the rules the daemon relies on: every
     /// URI kept passes `WebURI`, every number is within its documented maximum, every
@@ -27,11 +29,22 @@ package enum NetworkFuzzEntryPoint {
     package static func input(_ bytes: some Collection<UInt8>) {
         guard let first = bytes.first else { return }
         let input = Array(bytes.dropFirst())
-        switch first % 4 {
+        switch first % 5 {
         case 0: captivePortalAnswer(input)
         case 1: routerAdvertisementOption(input)
         case 2: probeResponse(input)
-        default: uri(input)
+        case 3: uri(input)
+        default: dhcpLease(input)
+        }
+    }
+
+    private static func dhcpLease(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        for lease in [DHCPLeases.networkdLease(text[...]), DHCPLeases.dhclientLease(text[...], interface: "eth0")] {
+            precondition((lease?.vendorSpecific?.count ?? 0) <= DHCPLeases.optionLimit, "option 43 within its bound")
+            if let lease, lease.isMetered(holding: lease.address.map { [$0] } ?? []) {
+                precondition(DHCPLeases.isAndroidMetered(vendorSpecific: lease.vendorSpecific ?? []), "metered only with the marker")
+            }
         }
     }
 

@@ -16,6 +16,9 @@ public struct InterfaceConnectivity: Sendable, Hashable {
     public var dataStall: DataStall?
     /// What NetworkManager says of the device, when it manages it.
     public var networkManager: NetworkManagerDevice?
+    /// The network's DHCP server sent `ANDROID_METERED` (option 43) in the lease the
+    /// interface's DHCP client recorded (`DHCPLeases`).
+    public var dhcpMetered = false
 
     /// Nothing known yet.
     public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil,

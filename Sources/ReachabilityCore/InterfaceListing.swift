@@ -5,7 +5,7 @@ public enum InterfaceListing {
         let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
         return snapshot.links.values.sorted { $0.index < $1.index }.map { link in
             let facts = connectivity[link.index] ?? InterfaceConnectivity()
-            let expense = policy.expense(of: link, in: snapshot, networkManager: facts.networkManager)
+            let expense = policy.expense(of: link, in: snapshot, networkManager: facts.networkManager, dhcpMetered: facts.dhcpMetered)
             var description = InterfaceDescription(
                 index: Int(link.index),
                 name: link.name,

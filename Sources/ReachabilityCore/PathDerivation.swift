@@ -66,7 +66,10 @@ public enum PathDerivation {
         // Probes speak for a path that is there; without one, the kernel alone answers.
         let facts = status == .satisfied ? primaryLink.flatMap { connectivity[$0.index] } : nil
         if facts?.requiresIntervention == true { flags.insert(.interventionRequired) }
-        let expense = primaryLink.flatMap { policy.expense(of: $0, in: snapshot, networkManager: connectivity[$0.index]?.networkManager) }
+        let expense = primaryLink.flatMap { link in
+            policy.expense(of: link, in: snapshot, networkManager: connectivity[link.index]?.networkManager,
+                           dhcpMetered: connectivity[link.index]?.dhcpMetered ?? false)
+        }
 
         let supportsIPv4 = ready.contains { $0.family == .ipv4 }
         let supportsIPv6 = ready.contains { $0.family == .ipv6 }

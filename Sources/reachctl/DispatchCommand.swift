@@ -183,14 +183,8 @@ final class HookDispatcher: Sendable {
 
     /// What stat(2) and lstat(2) say about each entry of `directory`.
     private static func entries(of directory: String) throws(Errno) -> [HookFile] {
-        guard let stream = opendir(directory) else { throw Errno(rawValue: errno) }
-        defer { closedir(stream) }
         var files: [HookFile] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name != ".", name != ".." else { continue }
+        for name in try FileSystem.names(in: directory, limit: .max) {
             let path = FilePath(directory + "/" + name)
             guard let link = try? Stat(path, followTargetSymlink: false) else { continue }
             let target = link.type == .symbolicLink ? try? FileSystem.symbolicLinkTarget(of: path.string) : nil

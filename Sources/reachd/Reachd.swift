@@ -64,6 +64,12 @@ struct Reachd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("systemd-networkd's Varlink socket (tests).", visibility: .hidden))
     var networkdSocket: String?
 
+    @Option(name: .long, help: ArgumentHelp("Where ISC dhclient keeps its leases (tests).", visibility: .hidden))
+    var dhclientLeases: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where systemd-networkd keeps its DHCP leases (tests).", visibility: .hidden))
+    var networkdLeases: String?
+
     func validate() throws {
         if checkPath != nil && !checkConfig {
             throw ValidationError("A path argument is only accepted with --check-config.")
@@ -85,7 +91,7 @@ struct Reachd: ParsableCommand {
         let overrides = CommandLineOverrides(
             socketPath: socket, logLevel: logLevel, receiveBufferSize: receiveBufferSize,
             sysfsRoot: sysfsRoot, resolvConfPath: resolvConf, resolvedUpstreamPath: resolvedUpstream,
-            networkdSocket: networkdSocket
+            networkdSocket: networkdSocket, dhclientLeases: dhclientLeases, networkdLeases: networkdLeases
         )
         let configPath = config
         let read: @Sendable () throws(ConfigurationError) -> DaemonOptions = { () throws(ConfigurationError) in
