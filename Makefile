@@ -161,7 +161,9 @@ install:
 	"$$bin/reachctl" --generate-completion-script fish > "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
 	chmod 0644 "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
-	if [ -z "$(DESTDIR)" ]; then systemd-sysusers "$(SYSUSERSDIR)/reachd.conf"; fi; \
+	if [ -z "$(DESTDIR)" ]; then \
+	  systemd-sysusers "$(SYSUSERSDIR)/reachd.conf" || echo "install: create reachd.service's user with: systemd-sysusers $(SYSUSERSDIR)/reachd.conf" >&2; \
+	fi; \
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi; \
 	if [ -z "$(DESTDIR)" ]; then journalctl --update-catalog 2>/dev/null || true; fi; \
 	echo "install: done; enable with: systemctl enable --now reachd.service"
