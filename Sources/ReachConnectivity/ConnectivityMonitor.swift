@@ -49,8 +49,9 @@ package final class ConnectivityMonitor {
     private var networkManagerWatch: NetworkManagerWatch?
     /// The interfaces whose DHCP server said `ANDROID_METERED` (`DHCPLeaseFiles`).
     private var dhcpMetered: Set<Int32> = []
-    /// The links and addresses the leases were last read for: read again when they change.
-    private var leasesReadFor: (links: [Int32: Link], addresses: [InterfaceAddress])?
+    /// The IPv4 addresses the leases were last read for: a lease comes with one, so only
+    /// their change reads again (a carrier flap or an IPv6 address does not).
+    private var leasesReadFor: [InterfaceAddress]?
     /// Counts those changes, so only the latest one's re-reads run.
     private var leaseReads = 0
     /// The links and addresses networkd was last asked about: asked again when they change.
@@ -226,13 +227,13 @@ package final class ConnectivityMonitor {
         }
     }
 
-    /// Reads the DHCP clients' leases, off the loop, when links or addresses changed since
-    /// (a lease comes with an address), and again `leaseRereads` later: a client may write
-    /// its lease file only after it set the address. A different answer is applied like a
-    /// kernel change.
+    /// Reads the DHCP clients' leases, off the loop, when the IPv4 addresses changed since,
+    /// and again `leaseRereads` later: a client may write its lease file only after it set
+    /// the address. A different answer is applied like a kernel change.
     private func readLeasesIfNeeded(_ snapshot: NetworkSnapshot) {
-        if let read = leasesReadFor, read.links == snapshot.links, read.addresses == snapshot.addresses { return }
-        leasesReadFor = (snapshot.links, snapshot.addresses)
+        let ipv4 = snapshot.addresses.filter { $0.family == .ipv4 }
+        if leasesReadFor == ipv4 { return }
+        leasesReadFor = ipv4
         leaseReads += 1
         let generation = leaseReads
         readLeases()

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A stand-in NetworkManager on a private system bus: the D-Bus objects and properties reachd
-reads (docs/network-manager.md), with one device.
+reads (docs/gio-module.md, "Where NetworkManager runs"), with one device.
 
 usage: networkmanager_stub.py BUS_ADDRESS INTERFACE METERED IP4 IP6
   METERED: NMMetered (0 unknown, 1 yes, 2 no, 3 guess-yes, 4 guess-no)
