@@ -55,11 +55,13 @@ public enum DHCPLeases {
     /// interface "eth0"; fixed-address …; option vendor-encapsulated-options …; }`), option 43
     /// a quoted string (octal escapes) or colon-separated hex. Nil when there is none. A `;` or
     /// `}` inside a string cuts it (dhclient escapes quotes, so nothing forges a statement).
+    /// Text after the last `}` is a lease still being written (dhclient appends), so unread.
     public static func dhclientLease(_ text: Substring, interface: String) -> Lease? {
         let wantedInterface = "interface \"\(interface)\""
         let optionPrefix = "option vendor-encapsulated-options "
+        let bounded = text.prefix(textLimit)
         var found: Lease?
-        for block in text.prefix(textLimit).split(separator: "}") {
+        for block in bounded[..<(bounded.lastIndex(of: "}") ?? bounded.startIndex)].split(separator: "}") {
             var statements: [Substring] = []
             for piece in block.split(separator: ";") {
                 let statement: Substring = piece.drop { $0 == " " || $0 == "\n" || $0 == "\t" }

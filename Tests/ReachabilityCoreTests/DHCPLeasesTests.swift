@@ -38,6 +38,8 @@ final class DHCPLeasesTests: XCTestCase {
             ("bad hex", lease("10.55.0.16", "41:zz"), false),
             ("an unterminated string", "lease {\n  interface \"eth0\";\n  fixed-address 10.55.0.16;\n  option vendor-encapsulated-options \"ANDROID_METERED", false),
             ("empty", "", false),
+            ("a newer lease still being written: the complete one counts", lease("10.55.0.16", "\"ANDROID_METERED\"") + "lease {\n  interface \"eth0\";\n  fixed-address 10.55.0.16;\n", true),
+            ("a lease cut before its end", String(lease("10.55.0.16", "\"ANDROID_METERED\"").dropLast(2)), false),
         ]
         for (name, text, expected) in cases {
             XCTAssertEqual(DHCPLeases.dhclientLease(text[...], interface: "eth0")?.isMetered(holding: here) ?? false, expected, name)
