@@ -56,16 +56,14 @@ build:
 run: build
 	$(BINDIR)/reachd
 
-## Every test: unit tables and real-kernel integration tests (root: network namespaces),
-## the client's documentation (a broken link or symbol fails), then the real-systemd suite
-## (the .deb in bookworm and trixie containers; Tests/system).
+## Every test: unit tables and real-kernel integration tests (root: network namespaces) in
+## parallel lanes, the client's documentation (a broken link or symbol fails), and beside
+## them the real-systemd suite (the .deb in bookworm and trixie containers; Tests/system).
 test:
 	@scripts/bootstrap --test
 	$(MAKE) --no-print-directory gio
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
-	$(MAKE) --no-print-directory docs
-	Tests/system/run all
+	SWIFT="$(SWIFT)" scripts/test
 
 ## The GIO network monitor module (docs/gio-module.md): .build-gio/libgioreachd.so, for
 ## GIO_EXTRA_MODULES or GIO's module directory. C, because it runs inside other programs.
