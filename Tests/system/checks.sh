@@ -566,6 +566,192 @@ CONF
   fi
 }
 
+# --- Expensive where it costs money: DHCP option 43, an iPhone hotspot's address plan ---
+
+# reachctl status in full, and eth0's and IFACE's rows of reachctl interfaces with what
+# follows the table about IFACE: what a reader compares side by side.
+reachctl_views() {
+  echo "---- reachctl status as nobody: $2 ($SUITE) ----"
+  as_nobody reachctl status --timeout 5 2>&1
+  echo "---- reachctl interfaces as nobody: $2 ($SUITE) ----"
+  as_nobody reachctl interfaces --timeout 5 2>&1 | awk -v i="$1" 'NR == 1 || $2 == i || $2 == "eth0" || index($0, i ": ") == 1'
+  echo "----"
+}
+# reachctl_expensive_is IFACE WORDS: `reachctl status` names IFACE the primary and says
+# "Expensive: WORDS" (e.g. "yes (dhcp ANDROID_METERED)", "no"), and `reachctl interfaces`
+# agrees ("IFACE: expensive (…)" after the table, or no such line).
+reachctl_expensive_is() {
+  local status interfaces
+  status=$(as_nobody reachctl status --timeout 5) || return 1
+  grep -Eq "^Primary: +$1( |\$)" <<<"$status" && grep -Fxq "Expensive: $2" <<<"$(tr -s ' ' <<<"$status")" || return 1
+  interfaces=$(as_nobody reachctl interfaces --timeout 5) || return 1
+  case $2 in
+    no) ! grep -q "^$1: expensive" <<<"$interfaces" ;;
+    yes*) grep -Fxq "$1: expensive${2#yes}" <<<"$interfaces" ;;
+  esac
+}
+# wait_ms DEADLINE_MS CMD…: polls CMD until it succeeds or the clock (now_ms) passes
+# DEADLINE_MS; prints the time of success (ms since the epoch), status 1 on timeout.
+wait_ms() {
+  local deadline=$1; shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(now_ms)" -lt "$deadline" ] || return 1
+    sleep 0.05
+  done
+  now_ms
+}
+
+# systemd-networkd as dh0's DHCP client (a .network file, DHCP=ipv4), dnsmasq in gw as the
+# server, with and without option 43 ANDROID_METERED (what Android's hotspot and USB
+# tethering send): reachd reads networkd's lease (/run/systemd/netif/leases/IFINDEX) and
+# says expensive (dhcp ANDROID_METERED) within 2 s of a lease with the option, not
+# expensive within 2 s of one without. Each lease is a new one: `networkctl reconfigure`
+# drops dh0's address and asks again (reachd reads leases when IPv4 addresses change).
+# eth0 loses its default route meanwhile, so that dh0 is the path's primary. dnsmasq
+# (dnsmasq-base, fetched into the root like the consumers) runs as a transient unit of the
+# container's systemd in gw's network namespace, so the container's poweroff ends it
+# whatever happens here. Both suites: networkd 252 and 257.
+DHCP_GATEWAY=10.89.0.1
+DHCP_NETWORK_FILE=/run/systemd/network/50-reachd-test-dh0.network
+DNSMASQ_UNIT=reachd-test-dnsmasq
+# serve_dhcp [OPTION…]: (re)starts the server on gwdh0, in the foreground of its unit, no
+# DNS, no ping before an offer (it would cost 3 s); lease database in /run, log in the
+# journal; status 1 unless it says it serves within 5 s.
+serve_dhcp() {
+  cx systemctl stop "$DNSMASQ_UNIT" >/dev/null 2>&1
+  cx systemctl reset-failed "$DNSMASQ_UNIT" >/dev/null 2>&1
+  step cx systemd-run --unit="$DNSMASQ_UNIT" -p NetworkNamespacePath=/run/netns/gw -q \
+    dnsmasq --keep-in-foreground --conf-file=/dev/null --log-facility=- --log-dhcp --user=root \
+    --port=0 --interface=gwdh0 --bind-interfaces --dhcp-authoritative --no-ping \
+    --dhcp-range=10.89.0.10,10.89.0.20,255.255.255.0,10m --dhcp-leasefile=/run/reachd-test-dnsmasq.leases "$@" || return
+  wait_until 5 dnsmasq_listens && return
+  fail "dnsmasq ${*:-without options} serves DHCP on gwdh0 (in gw)" "$(dnsmasq_lines | tail -5)"
+  return 1
+}
+# The unit's current run says it serves (an earlier run's lines do not count).
+dnsmasq_lines() { journal "_SYSTEMD_INVOCATION_ID=$(cx systemctl show -P InvocationID "$DNSMASQ_UNIT")" -o cat; }
+dnsmasq_listens() { dnsmasq_lines | grep -q 'DHCP, IP range'; }
+# The lease file networkd keeps for dh0 holds an address, and VENDOR_SPECIFIC= (option
+# 43) when WANT is "with 43", none when "without 43".
+dh0_lease_file() { echo "/run/systemd/netif/leases/$(cx cat /sys/class/net/dh0/ifindex)"; }
+dh0_lease_is() {
+  local text
+  text=$(cx cat "$(dh0_lease_file)" 2>/dev/null) && grep -q '^ADDRESS=10\.89\.0\.' <<<"$text" || return 1
+  case $1 in
+    "with 43") grep -q '^VENDOR_SPECIFIC=' <<<"$text" ;;
+    "without 43") ! grep -q '^VENDOR_SPECIFIC=' <<<"$text" ;;
+  esac
+}
+dh0_lease_lines() { cx grep -E '^(ADDRESS|ROUTER|LIFETIME|VENDOR_SPECIFIC)=' "$(dh0_lease_file)" 2>&1 | tr '\n' ' '; }
+# The lease file's last write, in ms since the epoch.
+dh0_lease_ms() { cx date -r "$(dh0_lease_file)" +%s%3N; }
+# expect_expense_after_lease WHAT WANT WORDS [views]: once networkd's lease is WANT ("with
+# 43", "without 43"; 10 s), reachctl says "Expensive: WORDS" of dh0 within 2 s of the lease
+# file's last write (polled until 5 s, to show how late it came); "views" prints reachctl's
+# status and interfaces then.
+expect_expense_after_lease() {
+  local what=$1 want=$2 words=$3 lease_ms seen_ms
+  if ! wait_until 10 dh0_lease_is "$want"; then
+    fail "$what: networkd's lease $want" "$(dh0_lease_lines); $(cx networkctl status dh0 --no-pager 2>&1 | tail -8)"
+    return 1
+  fi
+  lease_ms=$(dh0_lease_ms)
+  if seen_ms=$(wait_ms $((lease_ms + 5000)) reachctl_expensive_is dh0 "$words") && [ $((seen_ms - lease_ms)) -le 2000 ]; then
+    pass "$what: reachctl says Expensive: $words for dh0, $((seen_ms - lease_ms)) ms after the lease file was written" \
+      "lease: $(dh0_lease_lines); reachctl: $(reachd_status_lines)"
+  else
+    fail "$what: reachctl says Expensive: $words for dh0 within 2 s of the lease" \
+      "${seen_ms:+only after $((seen_ms - lease_ms)) ms; }lease: $(dh0_lease_lines); reachctl: $(reachd_status_lines); $(as_nobody reachctl interfaces 2>&1 | grep '^dh0')"
+  fi
+  [ "${4:-}" != views ] || reachctl_views dh0 "$what"
+}
+check_networkd_dhcp() {
+  apt_install dnsmasq-base || return
+  step cx ip link add dh0 type veth peer name gwdh0 netns gw || return
+  step cx ip -n gw addr add "$DHCP_GATEWAY/24" dev gwdh0
+  step cx ip -n gw link set gwdh0 up
+  serve_dhcp --dhcp-option-force=43,ANDROID_METERED
+  step cx ip route del default via "$GATEWAY" dev eth0
+  step cx mkdir -p "$(dirname "$DHCP_NETWORK_FILE")"
+  step cx sh -c "printf '[Match]\nName=dh0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' >$DHCP_NETWORK_FILE"
+  expect_ok "systemctl start systemd-networkd ($DHCP_NETWORK_FILE: dh0, DHCP=ipv4)" cx systemctl start systemd-networkd.service
+  expect_expense_after_lease "dnsmasq sends option 43 ANDROID_METERED" "with 43" "yes (dhcp ANDROID_METERED)" views
+  # The same network without the option, then with it again: a new lease each time.
+  serve_dhcp
+  step cx networkctl reconfigure dh0
+  expect_expense_after_lease "dnsmasq without option 43, networkctl reconfigure dh0" "without 43" "no" views
+  serve_dhcp --dhcp-option-force=43,ANDROID_METERED
+  step cx networkctl reconfigure dh0
+  expect_expense_after_lease "option 43 again, networkctl reconfigure dh0" "with 43" "yes (dhcp ANDROID_METERED)"
+  # Back to the suite's network: networkd stopped (its sockets too: a netlink event would
+  # start it again), dh0 gone, dnsmasq stopped, eth0's default route back.
+  step cx systemctl stop systemd-networkd.service 'systemd-networkd*.socket'
+  step cx systemctl stop "$DNSMASQ_UNIT"
+  step cx ip link del dh0
+  step cx rm -f "$DHCP_NETWORK_FILE"
+  step cx ip route add default via "$GATEWAY" dev eth0
+  if wait_until 5 status_is satisfied; then
+    pass "networkd stopped, dh0 gone: satisfied over eth0 again" "reachctl: $(reachd_status_lines)"
+  else
+    fail "networkd stopped, dh0 gone: satisfied over eth0 again" "$(as_nobody reachctl status 2>&1)"
+  fi
+}
+
+# An iPhone Personal Hotspot's address plan: hs0 (a veth to gw) with 172.20.10.2/28 and the
+# default route via 172.20.10.1, eth0 without its default route: reachd says expensive
+# (hotspot address plan) and PackageKit's NetworkState, read through the module, is 5
+# (mobile), reached on network-changed from 2 (packagekitd is not restarted in between).
+# The heuristic switched off (hotspot-address-plan = false, reloaded) → not expensive, 2.
+# After check_packagekit, whose packagekit it reads.
+HOTSPOT_GATEWAY=172.20.10.1
+check_hotspot_plan() {
+  local conf=/etc/reachd/reachd.toml pid
+  if ! wait_until 20 pk_network_state_is 2; then
+    fail "hotspot plan: PackageKit's NetworkState 2 (online) before" "NetworkState: $(pk_network_state 2>&1)"
+    return
+  fi
+  pid=$(pk_pid)
+  step cx ip link add hs0 type veth peer name gwhs0 netns gw || return
+  step cx ip -n gw addr add "$HOTSPOT_GATEWAY/28" dev gwhs0
+  step cx ip -n gw link set gwhs0 up
+  step cx ip addr add 172.20.10.2/28 dev hs0
+  step cx ip link set hs0 up
+  step cx ip route del default via "$GATEWAY" dev eth0
+  step cx ip route add default via "$HOTSPOT_GATEWAY" dev hs0
+  if wait_until 5 reachctl_expensive_is hs0 "yes (hotspot address plan)"; then
+    pass "hs0 172.20.10.2/28, default via $HOTSPOT_GATEWAY: reachctl says Expensive: yes (hotspot address plan)" "reachctl: $(reachd_status_lines)"
+  else
+    fail "hs0 172.20.10.2/28, default via $HOTSPOT_GATEWAY: reachctl says Expensive: yes (hotspot address plan)" \
+      "reachctl: $(as_nobody reachctl status 2>&1 | grep -E '^(Status|Primary|Expensive):' | tr -s ' ' | tr '\n' ' '); $(as_nobody reachctl interfaces 2>&1 | grep '^hs0')"
+  fi
+  reachctl_views hs0 "iPhone hotspot address plan"
+  if wait_until 10 pk_network_state_is 5; then
+    pass "hotspot address plan → PackageKit's NetworkState 5 (mobile), through the module" "packagekitd MainPID $pid, now $(pk_pid)"
+  else
+    fail "hotspot address plan → PackageKit's NetworkState 5 (mobile), through the module" "NetworkState: $(pk_network_state 2>&1); reachctl: $(reachd_status_lines)"
+  fi
+  # The heuristic is switchable: off, the same network is not expensive.
+  step cx cp "$conf" /var/tmp/reachd.toml.hotspot
+  step cx sed -i 's/^#hotspot-address-plan = true$/hotspot-address-plan = false/' "$conf"
+  expect_ok "systemctl reload reachd (hotspot-address-plan = false) exits 0" cx systemctl reload reachd.service
+  if wait_until 5 reachctl_expensive_is hs0 no && wait_until 10 pk_network_state_is 2; then
+    pass "hotspot-address-plan = false → Expensive: no, NetworkState 2 (online)" "reachctl: $(reachd_status_lines)"
+  else
+    fail "hotspot-address-plan = false → Expensive: no, NetworkState 2 (online)" "NetworkState: $(pk_network_state 2>&1); reachctl: $(reachd_status_lines)"
+  fi
+  step cx cp /var/tmp/reachd.toml.hotspot "$conf"
+  step cx systemctl reload reachd.service
+  # Back to the suite's network.
+  step cx ip link del hs0
+  step cx ip route add default via "$GATEWAY" dev eth0
+  if wait_until 5 status_is satisfied && reachctl_expensive_is eth0 no; then
+    pass "hs0 gone: satisfied over eth0, not expensive" "reachctl: $(reachd_status_lines)"
+  else
+    fail "hs0 gone: satisfied over eth0, not expensive" "reachctl: $(reachd_status_lines)"
+  fi
+  step cx systemctl stop packagekit.service
+}
+
 # 3. A route change in the container's network is seen: default route deleted →
 # unsatisfied (and systemd's STATUS follows), added back → satisfied.
 check_route_change() {
