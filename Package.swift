@@ -49,7 +49,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.7.0"),
         // `swift package generate-documentation` (ReachClient's DocC catalogue): 1.5.0.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // CTOML, its C shim over toml++ (ReachDaemon/TOMLDocument.swift reads through it): 0.6.0.
+        // CTOML, its C shim over toml++ (ReachConfiguration/TOMLDocument.swift reads through it): 0.6.0.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -164,7 +164,7 @@ let package = Package(
         .target(
             name: "ReachClient",
             dependencies: [
-                "ReachProtocol",
+                "LinuxSystem", "ReachabilityCore", "ReachProtocol",
                 system, nioCore, nioPosix,
             ]
         ),

@@ -2,9 +2,9 @@ import Glibc
 import SystemPackage
 
 /// The file-system chores reachd needs, by path, with `Errno` errors.
-public enum FileSystem {
+package enum FileSystem {
     /// What is at a path, without following a final symbolic link.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Nothing: the path does not exist.
         case nothing
         /// A Unix socket.
@@ -18,7 +18,7 @@ public enum FileSystem {
     }
 
     /// What is at `path` (`lstat(2)`); `.nothing` for ENOENT, other failures thrown.
-    public static func kind(of path: String) throws(Errno) -> Kind {
+    package static func kind(of path: String) throws(Errno) -> Kind {
         let info: Stat
         do {
             info = try Stat(FilePath(path), followTargetSymlink: false)
@@ -34,26 +34,26 @@ public enum FileSystem {
     }
 
     /// The directory part of `path` (`/a/b` for `/a/b/c`, `/` for `/c`, `.` for `c`).
-    public static func directory(containing path: String) -> String {
+    package static func directory(containing path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The last component of `path`: what its directory lists it as.
-    public static func name(of path: String) -> String {
+    package static func name(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }
 
     /// Whether anything exists at `path` (a dangling symbolic link counts).
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         (try? kind(of: path)).map { $0 != .nothing } ?? false
     }
 
     /// Whether something may be at `path`: false only when `lstat(2)` says nothing is
     /// (ENOENT, ENOTDIR). A directory this process may not search counts as "may", so a
     /// caller goes on to the real error instead of quietly choosing another path.
-    public static func mayExist(_ path: String) -> Bool {
+    package static func mayExist(_ path: String) -> Bool {
         do {
             return try kind(of: path) != .nothing
         } catch .notDirectory {
@@ -66,7 +66,7 @@ public enum FileSystem {
     /// The first path on the way to the Unix socket `path` that denies this process
     /// (real uid) access: a directory it may not search, else the socket itself when it
     /// may not write to it (what `connect(2)` needs). Nil when nothing is denied.
-    public static func firstDenied(onTheWayTo path: String) -> String? {
+    package static func firstDenied(onTheWayTo path: String) -> String? {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/").dropLast() {
             prefix += "/" + component
@@ -81,7 +81,7 @@ public enum FileSystem {
     /// - Throws: the `Errno` of the failed call; `.fileTooLarge` beyond `limit` bytes,
     ///   `.isDirectory` for a directory and `.invalidArgument` for anything else that
     ///   is not a regular file (a FIFO would block forever), unless `regularFileOnly` is false.
-    public static func contents(of path: String, limit: Int = 1 << 20, regularFileOnly: Bool = true) throws(Errno) -> [UInt8] {
+    package static func contents(of path: String, limit: Int = 1 << 20, regularFileOnly: Bool = true) throws(Errno) -> [UInt8] {
         // Non-blocking, so that opening a FIFO nobody writes to returns at once instead of hanging.
         let descriptor = try typedErrno { try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .nonBlocking]) }
         defer { try? descriptor.close() }
@@ -101,7 +101,7 @@ public enum FileSystem {
     }
 
     /// The names in `directory` (not `.` or `..`), in readdir order, at most `limit`.
-    public static func names(in directory: String, limit: Int = 4096) throws(Errno) -> [String] {
+    package static func names(in directory: String, limit: Int = 4096) throws(Errno) -> [String] {
         guard let stream = opendir(directory) else { throw Errno(rawValue: errno) }
         defer { closedir(stream) }
         var names: [String] = []
@@ -115,14 +115,14 @@ public enum FileSystem {
     }
 
     /// The target a symbolic link points to, as written in the link.
-    public static func symbolicLinkTarget(of path: String) throws(Errno) -> String {
+    package static func symbolicLinkTarget(of path: String) throws(Errno) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
         let count = try systemCall { readlink(path, &buffer, buffer.count - 1) }
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Creates `path`'s missing parent directories with `permissions` (`mkdir -p` of the dirname).
-    public static func createParentDirectories(of path: String, permissions: FilePermissions = [.ownerReadWriteExecute, .groupReadExecute, .otherReadExecute]) throws(Errno) {
+    package static func createParentDirectories(of path: String, permissions: FilePermissions = [.ownerReadWriteExecute, .groupReadExecute, .otherReadExecute]) throws(Errno) {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path[..<slash].split(separator: "/") {
@@ -136,7 +136,7 @@ public enum FileSystem {
     }
 
     /// Removes a file; a path that is already gone is fine.
-    public static func remove(_ path: String) throws(Errno) {
+    package static func remove(_ path: String) throws(Errno) {
         do {
             _ = try systemCall { unlink(path) }
         } catch .noSuchFileOrDirectory {
@@ -147,7 +147,7 @@ public enum FileSystem {
     /// Replaces `path` with `contents` atomically: written to a hidden temporary file in the
     /// same directory (`.NAME.PID.tmp`), then renamed over `path`, so a reader sees the old
     /// file or the new one, never a part. The temporary file is removed if anything fails.
-    public static func replace(_ path: String, contents: [UInt8], permissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]) throws(Errno) {
+    package static func replace(_ path: String, contents: [UInt8], permissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]) throws(Errno) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -166,7 +166,7 @@ public enum FileSystem {
     }
 
     /// Sets a file's permission bits.
-    public static func setPermissions(_ path: String, _ permissions: FilePermissions) throws(Errno) {
+    package static func setPermissions(_ path: String, _ permissions: FilePermissions) throws(Errno) {
         _ = try systemCall { chmod(path, permissions.rawValue) }
     }
 }
@@ -174,16 +174,16 @@ public enum FileSystem {
 /// Which file a path named at one moment: device, inode and change time. Compared later,
 /// it tells whether the path still names the same file. The change time is part of it
 /// because file systems hand a deleted file's inode number to the next file created.
-public struct FileIdentity: Sendable, Hashable {
+package struct FileIdentity: Sendable, Hashable {
     /// `st_dev`.
-    public var device: UInt64
+    package var device: UInt64
     /// `st_ino`.
-    public var inode: UInt64
+    package var inode: UInt64
     /// `st_ctim`, in nanoseconds.
-    public var changed: Int64
+    package var changed: Int64
 
     /// Creates an identity from its parts.
-    public init(device: UInt64, inode: UInt64, changed: Int64 = 0) {
+    package init(device: UInt64, inode: UInt64, changed: Int64 = 0) {
         self.device = device
         self.inode = inode
         self.changed = changed
@@ -191,7 +191,7 @@ public struct FileIdentity: Sendable, Hashable {
 
     /// The identity of what is at `path` now, without following a final symbolic link;
     /// nil when nothing is there.
-    public init?(of path: String) throws(Errno) {
+    package init?(of path: String) throws(Errno) {
         let info: Stat
         do {
             info = try Stat(FilePath(path), followTargetSymlink: false)

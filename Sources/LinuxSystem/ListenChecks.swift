@@ -7,7 +7,7 @@ import SystemPackage
 /// the address), EACCES (a port below 1024 without CAP_NET_BIND_SERVICE).
 ///
 /// - Parameter address: 4 or 16 network-order bytes (IPv4, IPv6).
-public func checkTCPBind(address: [UInt8], port: UInt16) throws(Errno) {
+package func checkTCPBind(address: [UInt8], port: UInt16) throws(Errno) {
     let family = address.count == 4 ? AF_INET : AF_INET6
     let descriptor = FileDescriptor(rawValue: try systemCall { socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) })
     defer { try? descriptor.close() }
@@ -39,7 +39,7 @@ private func bind<Address>(_ descriptor: FileDescriptor, to address: Address) th
 
 extension FileSystem {
     /// `path` with every symbolic link, `.` and `..` resolved (`realpath(3)`); it must exist.
-    public static func canonicalPath(_ path: String) throws(Errno) -> String {
+    package static func canonicalPath(_ path: String) throws(Errno) -> String {
         guard let resolved = realpath(path, nil) else { throw Errno(rawValue: errno) }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -3,12 +3,12 @@ import Glibc
 import SystemPackage
 
 /// Process-wide resources: the descriptor limit and memory the allocator keeps.
-public enum ProcessResources {
+package enum ProcessResources {
     /// Raises the soft limit on open descriptors (RLIMIT_NOFILE) to at least `wanted`, up
     /// to the hard limit; returns the soft limit now in force. A server that caps its
     /// connections must be able to hold that many descriptors, whatever limit it inherited.
     @discardableResult
-    public static func raiseDescriptorLimit(to wanted: Int) throws(Errno) -> Int {
+    package static func raiseDescriptorLimit(to wanted: Int) throws(Errno) -> Int {
         var limit = rlimit()
         _ = try systemCall { getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
         let target = min(rlim_t(wanted), limit.rlim_max)
@@ -21,7 +21,7 @@ public enum ProcessResources {
 
     /// Gives freed heap memory back to the system (`malloc_trim(0)`): glibc keeps what a
     /// burst of clients freed, so without this a daemon's RSS only ever grows.
-    public static func returnFreedMemory() {
+    package static func returnFreedMemory() {
         _ = malloc_trim(0)
     }
 
@@ -32,7 +32,7 @@ public enum ProcessResources {
     /// Why it matters: the kernel maps 16 cached pages around every page a fault needs
     /// (fault-around), so a start that touches code in many places leaves megabytes of code
     /// mapped that nothing runs again.
-    public static func releaseStartupCode() {
+    package static func releaseStartupCode() {
         _ = reachd_release_executable_pages()
     }
 }

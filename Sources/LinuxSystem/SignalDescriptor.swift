@@ -8,12 +8,12 @@ import SystemPackage
 ///
 /// The signals are blocked in the creating thread; create it before any other thread
 /// exists so every later thread inherits the mask and the signals reach only this descriptor.
-public final class SignalDescriptor {
+package final class SignalDescriptor {
     /// The descriptor to poll for input.
-    public let descriptor: FileDescriptor
+    package let descriptor: FileDescriptor
 
     /// Blocks `signals` in the calling thread and opens a descriptor that reports them.
-    public init(_ signals: [Int32]) throws(Errno) {
+    package init(_ signals: [Int32]) throws(Errno) {
         var set = sigset_t()
         sigemptyset(&set)
         for number in signals { sigaddset(&set, number) }
@@ -26,7 +26,7 @@ public final class SignalDescriptor {
     deinit { try? descriptor.close() }
 
     /// The next pending signal, or nil when none is pending.
-    public func next() throws(Errno) -> Int32? {
+    package func next() throws(Errno) -> Int32? {
         var info = signalfd_siginfo()
         do {
             _ = try systemCall { read(descriptor.rawValue, &info, MemoryLayout<signalfd_siginfo>.size) }

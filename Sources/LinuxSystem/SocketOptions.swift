@@ -5,7 +5,7 @@ import SystemPackage
 extension FileDescriptor {
     /// Sets the socket's kernel receive buffer with `SO_RCVBUFFORCE`, which may exceed
     /// `net.core.rmem_max` but needs CAP_NET_ADMIN (EPERM without it).
-    public func forceReceiveBufferSize(_ bytes: Int) throws(Errno) {
+    package func forceReceiveBufferSize(_ bytes: Int) throws(Errno) {
         var value = Int32(clamping: bytes)
         _ = try systemCall { setsockopt(rawValue, SOL_SOCKET, SO_RCVBUFFORCE, &value, socklen_t(MemoryLayout<Int32>.size)) }
     }
@@ -14,32 +14,32 @@ extension FileDescriptor {
 /// `struct ucred`, what `SO_PEERCRED` reports about the process at the other end of a
 /// Unix socket. Spelled out here because Glibc's module hides `ucred` behind _GNU_SOURCE;
 /// the layout is the kernel's (pid, uid, gid: three 32-bit fields).
-public struct PeerCredentials: Sendable, Equatable {
+package struct PeerCredentials: Sendable, Equatable {
     /// The peer's process id when it connected.
-    public var pid: Int32
+    package var pid: Int32
     /// The peer's effective user id.
-    public var uid: UInt32
+    package var uid: UInt32
     /// The peer's effective group id.
-    public var gid: UInt32
+    package var gid: UInt32
 
     /// The `SO_PEERCRED` option number.
-    public static let socketOption = SO_PEERCRED
+    package static let socketOption = SO_PEERCRED
 }
 
 /// One classic BPF instruction (`struct sock_filter`): what `attachSocketFilter` installs.
 /// Spelled out in Swift so that programs can be built and checked without the C struct.
-public struct SocketFilterInstruction: Sendable, Hashable {
+package struct SocketFilterInstruction: Sendable, Hashable {
     /// `BPF_CLASS | size | mode` or `BPF_CLASS | op | source`, as in <linux/bpf_common.h>.
-    public var code: UInt16
+    package var code: UInt16
     /// Instructions to skip when a conditional jump holds.
-    public var jumpIfTrue: UInt8
+    package var jumpIfTrue: UInt8
     /// Instructions to skip when it does not.
-    public var jumpIfFalse: UInt8
+    package var jumpIfFalse: UInt8
     /// The constant operand.
-    public var constant: UInt32
+    package var constant: UInt32
 
     /// Creates an instruction.
-    public init(code: UInt16, jumpIfTrue: UInt8 = 0, jumpIfFalse: UInt8 = 0, constant: UInt32 = 0) {
+    package init(code: UInt16, jumpIfTrue: UInt8 = 0, jumpIfFalse: UInt8 = 0, constant: UInt32 = 0) {
         self.code = code
         self.jumpIfTrue = jumpIfTrue
         self.jumpIfFalse = jumpIfFalse
@@ -52,7 +52,7 @@ extension FileDescriptor {
     /// replacing any earlier one; the kernel runs it on every datagram before queueing it,
     /// and a datagram it rejects never reaches the receive buffer. EINVAL: the kernel's
     /// checker refused the program.
-    public func attachSocketFilter(_ program: [SocketFilterInstruction]) throws(Errno) {
+    package func attachSocketFilter(_ program: [SocketFilterInstruction]) throws(Errno) {
         var filters = program.map { sock_filter(code: $0.code, jt: $0.jumpIfTrue, jf: $0.jumpIfFalse, k: $0.constant) }
         _ = try filters.withUnsafeMutableBufferPointer { (buffer) throws(Errno) -> Int32 in
             var fprog = sock_fprog(len: UInt16(clamping: buffer.count), filter: buffer.baseAddress)

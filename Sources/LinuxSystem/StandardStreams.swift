@@ -2,14 +2,14 @@ import SystemPackage
 
 /// Unbuffered lines to standard output and error: each reaches a pipe at once (`watch`
 /// output read line by line), without Foundation's `FileHandle`.
-public enum StandardStreams {
+package enum StandardStreams {
     /// Writes `text` and a newline to standard output.
-    public static func printLine(_ text: String) {
+    package static func printLine(_ text: String) {
         write(text + "\n", to: .standardOutput)
     }
 
     /// Writes `text` and a newline to standard error.
-    public static func printError(_ text: String) {
+    package static func printError(_ text: String) {
         write(text + "\n", to: .standardError)
     }
 

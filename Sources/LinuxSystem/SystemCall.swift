@@ -12,7 +12,7 @@ import SystemPackage
 /// This is swift-system's own convention (its `valueOrErrno` is not public), kept in one
 /// place so no other file reads `errno`.
 @inlinable
-public func systemCall<Result: FixedWidthInteger>(
+package func systemCall<Result: FixedWidthInteger>(
     retryOnInterrupt: Bool = true, _ call: () -> Result
 ) throws(Errno) -> Result {
     while true {
@@ -27,7 +27,7 @@ public func systemCall<Result: FixedWidthInteger>(
 /// Runs a swift-system call, whose declared error is `any Error` but is always an `Errno`,
 /// and rethrows that `Errno` typed.
 @inlinable
-public func typedErrno<Result>(_ call: () throws -> Result) throws(Errno) -> Result {
+package func typedErrno<Result>(_ call: () throws -> Result) throws(Errno) -> Result {
     do {
         return try call()
     } catch let error as Errno {

@@ -2,11 +2,11 @@ import Glibc
 import SystemPackage
 
 /// Unix stream sockets by path: the one place a `sockaddr_un` is filled in.
-public enum UnixSocket {
+package enum UnixSocket {
     /// Calls `body` with the address of the socket at `path`.
     ///
     /// - Throws: `.fileNameTooLong` when the path does not fit `sun_path` (107 bytes).
-    public static func withAddress<Result>(
+    package static func withAddress<Result>(
         _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Errno) -> Result
     ) throws(Errno) -> Result {
         var address = sockaddr_un()
@@ -26,7 +26,7 @@ public enum UnixSocket {
 
     /// A new listening stream socket bound at `path` (which must not exist), non-blocking
     /// and close-on-exec. The caller owns the descriptor and the socket file it created.
-    public static func listen(at path: String, backlog: Int32) throws(Errno) -> FileDescriptor {
+    package static func listen(at path: String, backlog: Int32) throws(Errno) -> FileDescriptor {
         let descriptor = FileDescriptor(rawValue: try systemCall {
             socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         })
@@ -42,7 +42,7 @@ public enum UnixSocket {
 
     /// A blocking stream socket connected to `path`, close-on-exec, whose reads and writes
     /// give up after `timeout` (EAGAIN). For short calls from a worker thread.
-    public static func connect(to path: String, timeout: Duration) throws(Errno) -> FileDescriptor {
+    package static func connect(to path: String, timeout: Duration) throws(Errno) -> FileDescriptor {
         let descriptor = FileDescriptor(rawValue: try systemCall {
             socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         })

@@ -5,7 +5,7 @@ import ReachabilityCore
 /// `RTM_NEWNDUSEROPT` on `RTNLGRP_ND_USEROPT`, a `struct nduseroptmsg` followed by the raw
 /// ND options. Pure parsing of the message payload (after the netlink header); nothing is
 /// sent to learn it.
-public enum NDUserOption {
+package enum NDUserOption {
     /// ND option type of the captive-portal URI (RFC 8910 section 2.3).
     static let captivePortalType: UInt8 = 37
     /// ND option type of PREF64, the network's NAT64 prefix (RFC 8781 section 4).
@@ -15,24 +15,24 @@ public enum NDUserOption {
     /// `sizeof(struct nduseroptmsg)`.
     static let headerSize = 16
     /// The URN meaning "this network has no captive portal" (RFC 8910 section 2).
-    public static let unrestricted = "urn:ietf:params:capport:unrestricted"
+    package static let unrestricted = "urn:ietf:params:capport:unrestricted"
 
     /// What an RA said about a captive portal.
-    public struct CaptivePortal: Sendable, Hashable {
+    package struct CaptivePortal: Sendable, Hashable {
         /// The interface the RA arrived on.
-        public var interfaceIndex: Int32
+        package var interfaceIndex: Int32
         /// The API URI (RFC 8908), or nil when the network says it has none (`unrestricted`).
-        public var apiURI: String?
+        package var apiURI: String?
     }
 
     /// What an RA said about its network's NAT64 prefix (RFC 8781).
-    public struct PREF64: Sendable, Hashable {
+    package struct PREF64: Sendable, Hashable {
         /// The interface the RA arrived on.
-        public var interfaceIndex: Int32
+        package var interfaceIndex: Int32
         /// The prefix (source `routerAdvertisement`), bits past its length cleared.
-        public var prefix: NAT64Prefix
+        package var prefix: NAT64Prefix
         /// How long it may be used; zero says stop using it now.
-        public var lifetime: Duration
+        package var lifetime: Duration
     }
 
     /// The captive-portal option of one `RTM_NEWNDUSEROPT` payload, if it carries one.
@@ -40,7 +40,7 @@ public enum NDUserOption {
     /// the kernel's own option walk would stop; so does a URI that is neither the
     /// `unrestricted` URN nor an `https` URI `WebURI` accepts (an API that cannot be fetched
     /// announces no portal, and its text is never published).
-    public static func captivePortal(inPayload payload: [UInt8]) -> CaptivePortal? {
+    package static func captivePortal(inPayload payload: [UInt8]) -> CaptivePortal? {
         guard let (interfaceIndex, value) = option(captivePortalType, inPayload: payload) else { return nil }
         let text = value.prefix { $0 != 0 }  // padded with NUL to 8 octets
         guard !text.isEmpty, text.count <= WebURI.maximumLength, text.allSatisfy({ (0x21...0x7e).contains($0) }) else { return nil }
@@ -54,7 +54,7 @@ public enum NDUserOption {
     /// exactly 16 octets (RFC 8781 section 4: any other length is ignored), a prefix length
     /// code of 0–5 (96, 64, 56, 48, 40, 32 bits; 6 and 7 are ignored), a 13-bit lifetime in
     /// units of 8 seconds, then the prefix's first 96 bits.
-    public static func pref64(inPayload payload: [UInt8]) -> PREF64? {
+    package static func pref64(inPayload payload: [UInt8]) -> PREF64? {
         guard let (interfaceIndex, value) = option(pref64Type, inPayload: payload), value.count == 14 else { return nil }
         let field = UInt16(value[value.startIndex]) << 8 | UInt16(value[value.startIndex + 1])
         let lengths = [96, 64, 56, 48, 40, 32]

@@ -6,9 +6,9 @@ import SystemPackage
 /// Socket reads and kernel answers (NLMSG_ERROR, NLMSG_DONE) fail with an `Errno`;
 /// libnl calls (allocation, connect, membership, building and sending requests) fail
 /// with a libnl `NLE_*` code. The text for either is made in one place, `message`.
-public struct NetlinkError: Error, CustomStringConvertible, Sendable, Hashable {
+package struct NetlinkError: Error, CustomStringConvertible, Sendable, Hashable {
     /// The code an operation failed with.
-    public enum Code: Sendable, Hashable {
+    package enum Code: Sendable, Hashable {
         /// A Linux error number, from a system call or from the kernel's netlink answer.
         case errno(Errno)
         /// A libnl error code (`NLE_*`, positive), from a libnl call.
@@ -16,24 +16,24 @@ public struct NetlinkError: Error, CustomStringConvertible, Sendable, Hashable {
     }
 
     /// The operation that failed, e.g. `"nl_connect(event)"`.
-    public let operation: String
+    package let operation: String
     /// What it failed with.
-    public let code: Code
+    package let code: Code
 
     /// Creates an error from an `Errno`.
-    public init(operation: String, errno: Errno) {
+    package init(operation: String, errno: Errno) {
         self.operation = operation
         self.code = .errno(errno)
     }
 
     /// Creates an error from a libnl return value (negative or positive `NLE_*`).
-    public init(operation: String, libnlCode: Int32) {
+    package init(operation: String, libnlCode: Int32) {
         self.operation = operation
         self.code = .libnl(Int32(truncatingIfNeeded: libnlCode.magnitude))
     }
 
     /// `strerror` text for an errno, `nl_geterror` text for a libnl code.
-    public var message: String {
+    package var message: String {
         switch code {
         case .errno(let errno): errno.description
         case .libnl(let value): String(cString: nl_geterror(value))
@@ -41,7 +41,7 @@ public struct NetlinkError: Error, CustomStringConvertible, Sendable, Hashable {
     }
 
     /// `operation: message (errno N)` or `operation: message (libnl N)`.
-    public var description: String {
+    package var description: String {
         switch code {
         case .errno(let errno): "\(operation): \(message) (errno \(errno.rawValue))"
         case .libnl(let value): "\(operation): \(message) (libnl \(value))"

@@ -18,10 +18,10 @@ import SystemPackage
 ///
 /// Not `Sendable`: one thread owns it (the daemon's engine thread), polls
 /// `eventDescriptor`, then calls `drain()` and `snapshot()`.
-public final class NetlinkMonitor {
+package final class NetlinkMonitor {
     /// Where the FIB is asked about per family: 8.8.8.8 and 2001:4860:4860::8888.
     /// Only looked up, never contacted.
-    public static let defaultLookupTargets: [AddressFamily: IPAddress] = [
+    package static let defaultLookupTargets: [AddressFamily: IPAddress] = [
         .ipv4: .v4(8, 8, 8, 8),
         .ipv6: IPAddress("2001:4860:4860::8888")!,
     ]
@@ -72,7 +72,7 @@ public final class NetlinkMonitor {
 
     /// Resyncs so far (the initial sync is not counted): after lost events, and each
     /// `resynchronize()` or repeated `start()`.
-    public private(set) var resyncCount = 0
+    package private(set) var resyncCount = 0
 
     /// Opens and configures both sockets; nothing is subscribed or dumped until `start()`.
     ///
@@ -81,7 +81,7 @@ public final class NetlinkMonitor {
     ///   - receiveBufferSize: the event socket's kernel receive buffer in bytes.
     ///   - lookupTargets: the destination looked up per family in `snapshot()`.
     ///   - announcementBudget: how often RA options may change a link's tracked state.
-    public init(
+    package init(
         sysfsRoot: String = "/sys", receiveBufferSize: Int = 8 << 20,
         lookupTargets: [AddressFamily: IPAddress] = NetlinkMonitor.defaultLookupTargets,
         announcementBudget: AnnouncementLimiter<String?>.Configuration = .routerAdvertisements
@@ -96,14 +96,14 @@ public final class NetlinkMonitor {
     }
 
     /// The event socket: poll it for input, then call `drain()`.
-    public var eventDescriptor: FileDescriptor { events.descriptor }
+    package var eventDescriptor: FileDescriptor { events.descriptor }
 
     /// Subscribes to the multicast groups (first call only), then dumps links, addresses
     /// and default routes (the initial sync). A later call resyncs.
     ///
     /// With `deferringRoutes`, only links and addresses are dumped: snapshots then say the
     /// routes of both families are pending, until `readRoutes(of:)` or `finishStart()`.
-    public func start(deferringRoutes: Bool = false) throws(NetlinkError) {
+    package func start(deferringRoutes: Bool = false) throws(NetlinkError) {
         if !subscribed {
             // The filter first, so no irrelevant route event is ever queued.
             try installRouteFilter()
@@ -123,7 +123,7 @@ public final class NetlinkMonitor {
     }
 
     /// Dumps the default routes of `families` that a deferred start left pending.
-    public func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError) {
+    package func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError) {
         for family in AddressFamily.allCases where families.contains(family) && pendingRouteFamilies.contains(family) {
             try apply([.routes(family)], to: &state)
             pendingRouteFamilies.remove(family)
@@ -137,7 +137,7 @@ public final class NetlinkMonitor {
     /// The answer was already published, so events lost meanwhile (ENOBUFS) are what they
     /// are in `drain()`: counted as a resync and reported in the outcome.
     @discardableResult
-    public func finishStart() throws(NetlinkError) -> DrainOutcome {
+    package func finishStart() throws(NetlinkError) -> DrainOutcome {
         guard !pendingRouteFamilies.isEmpty else { return DrainOutcome() }
         try readRoutes(of: pendingRouteFamilies)
         let (stale, lost, removed) = try drainAfterDump()
@@ -153,7 +153,7 @@ public final class NetlinkMonitor {
     ///
     /// - Throws: a read error other than EAGAIN / ENOBUFS, or a failed resync; call
     ///   `resynchronize()` (with backoff) before trusting the state again.
-    public func drain() throws(NetlinkError) -> DrainOutcome {
+    package func drain() throws(NetlinkError) -> DrainOutcome {
         var outcome = DrainOutcome()
         for _ in 0..<Self.maxDatagramsPerDrain {
             let reception = try events.receive { message in
@@ -196,7 +196,7 @@ public final class NetlinkMonitor {
 
     /// When an RA option held over its link's budget may be applied, or a NAT64 prefix
     /// lapses (`releaseHeldAnnouncements(now:)`); nil when nothing is held or expires.
-    public var nextAnnouncementRelease: ContinuousClock.Instant? {
+    package var nextAnnouncementRelease: ContinuousClock.Instant? {
         [announcements.nextRelease, prefixAnnouncements.nextRelease, state.nat64Prefixes.nextExpiry].compactMap { $0 }.min()
     }
 
@@ -204,7 +204,7 @@ public final class NetlinkMonitor {
     /// NAT64 prefixes that lapsed; whether any of it changed the tracked state (take a
     /// snapshot then). A link that went down meanwhile (a resync may have seen it without
     /// an event) keeps nothing of its old network.
-    public func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool {
+    package func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool {
         var changed = state.nat64Prefixes.expire(now: now)
         for (link, uri) in announcements.release(now: now) {
             guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { continue }
@@ -221,20 +221,20 @@ public final class NetlinkMonitor {
     /// Adds a NAT64 prefix another source learnt for `link` (DNS64: lifetime nil holds it
     /// until withdrawn or the link goes down; zero withdraws it). Whether what the link
     /// carries changed (take a snapshot then). Ignored for a link not up with carrier.
-    public func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
+    package func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
         guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { return false }
         return learn(prefix, lifetime: lifetime, on: link, now: now)
     }
 
     /// Drops the NAT64 prefixes `source` gave `link`; whether what the link carries changed.
-    public func withdrawNAT64Prefixes(_ source: NAT64Prefix.Source, on link: Int32) -> Bool {
+    package func withdrawNAT64Prefixes(_ source: NAT64Prefix.Source, on link: Int32) -> Bool {
         let before = state.nat64Prefixes.prefixes(on: link)
         state.nat64Prefixes.withdraw(source, on: link)
         return state.nat64Prefixes.prefixes(on: link) != before
     }
 
     /// The NAT64 prefixes each link holds, with their expiries.
-    public var nat64Prefixes: NAT64PrefixStore { state.nat64Prefixes }
+    package var nat64Prefixes: NAT64PrefixStore { state.nat64Prefixes }
 
     /// Refits the route-event filter when the prefixes links carry changed since it was
     /// installed (before a snapshot's lookups, so no event about a synthesized address is
@@ -259,7 +259,7 @@ public final class NetlinkMonitor {
     /// - Returns: the default routes no longer tracked afterwards (see
     ///   `DrainOutcome.removedDefaultRoutes`).
     @discardableResult
-    public func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> {
+    package func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> {
         resyncCount += 1
         return try synchronize()
     }
@@ -269,7 +269,7 @@ public final class NetlinkMonitor {
     ///
     /// While a deferred start has routes pending, each pending family's default routes
     /// are only the one its lookup matched, if that is a default.
-    public func snapshot() -> NetworkSnapshot {
+    package func snapshot() -> NetworkSnapshot {
         refitForNAT64Prefixes()
         guard !pendingRouteFamilies.isEmpty else {
             var snapshot = state.snapshot()
@@ -370,7 +370,7 @@ public final class NetlinkMonitor {
     /// lookup targets, always watched): the addresses the owner looks up with every
     /// snapshot. Replaces the previous set. Events dropped before the call are not
     /// replayed: look the new addresses up afterwards.
-    public func watch(_ addresses: Set<IPAddress>) throws(NetlinkError) {
+    package func watch(_ addresses: Set<IPAddress>) throws(NetlinkError) {
         guard addresses != watched else { return }
         watched = addresses
         try installRouteFilter()
@@ -399,7 +399,7 @@ public final class NetlinkMonitor {
     /// so `isLinkDown` is also set when the tracked output link has no carrier, which
     /// is exactly when the kernel flags the route's next hop linkdown.
     /// With `uid`, the kernel applies that user's rules (`ip rule … uidrange`).
-    public func lookup(_ destination: IPAddress, uid: UInt32? = nil) -> RouteLookup {
+    package func lookup(_ destination: IPAddress, uid: UInt32? = nil) -> RouteLookup {
         lookup(destination, uid: uid, outputInterface: nil)
     }
 
@@ -416,7 +416,7 @@ public final class NetlinkMonitor {
     /// (`fe80::1%eth0`) out of its interface, found by name among the tracked links. A
     /// scope that names no link is answered `lookupFailed` without asking the kernel
     /// (`TargetDerivation` then says `noInterface`).
-    public func lookup(_ key: TargetKey) -> RouteLookup {
+    package func lookup(_ key: TargetKey) -> RouteLookup {
         guard let scope = key.interface else { return lookup(key.address, uid: key.uid) }
         guard let index = TargetDerivation.interfaceIndex(named: scope, in: state.links) else {
             return .failure(.lookupFailed("no interface named \(UntrustedText.escaped(scope))"))
@@ -597,22 +597,22 @@ public final class NetlinkMonitor {
 }
 
 /// What one `NetlinkMonitor.drain()` did.
-public struct DrainOutcome: Sendable, Equatable {
+package struct DrainOutcome: Sendable, Equatable {
     /// Something arrived that may change the answer (link/address/route/rule event, or a resync).
-    public var changed: Bool
+    package var changed: Bool
     /// Set when events were lost (ENOBUFS) and the state was re-dumped.
-    public var resynchronizedAfterLostEvents: Bool
+    package var resynchronizedAfterLostEvents: Bool
     /// The default routes the batch took out of the tracked state: named by RTM_DELROUTE,
     /// displaced by NLM_F_REPLACE, flushed with their link or its last IPv4 address
     /// (just the hops through it), or gone after a resync. Also when the same batch added
     /// them back. A lookup may still see them for a moment (docs/DESIGN.md rule 6): hand them to
     /// `LookupRecheck` with the snapshot taken after the batch.
-    public var removedDefaultRoutes: Set<DefaultRoute>
+    package var removedDefaultRoutes: Set<DefaultRoute>
     /// Kernel messages read from the event socket, relevant or not.
-    public var events: Int
+    package var events: Int
 
     /// Creates an outcome; by default nothing happened.
-    public init(changed: Bool = false, resynchronizedAfterLostEvents: Bool = false, removedDefaultRoutes: Set<DefaultRoute> = [], events: Int = 0) {
+    package init(changed: Bool = false, resynchronizedAfterLostEvents: Bool = false, removedDefaultRoutes: Set<DefaultRoute> = [], events: Int = 0) {
         self.changed = changed
         self.resynchronizedAfterLostEvents = resynchronizedAfterLostEvents
         self.removedDefaultRoutes = removedDefaultRoutes

@@ -23,7 +23,7 @@ import ReachabilityCore
 ///
 /// Regenerated whenever the watched set changes (`NetlinkMonitor.watch(_:)`); the engine
 /// looks up again after installing it, so nothing between the two is missed.
-public enum RouteEventFilter {
+package enum RouteEventFilter {
     /// The verdict that keeps a whole datagram (the return value is a length to keep).
     static let accept: UInt32 = 0xFFFF_FFFF
     /// The verdict that drops it.
@@ -32,13 +32,13 @@ public enum RouteEventFilter {
     /// after RTA_TABLE).
     static let attributesSearched = 8
     /// The kernel's limit on a classic BPF program (BPF_MAXINSNS).
-    public static let maximumLength = 4096
+    package static let maximumLength = 4096
 
     /// The program that keeps every datagram (too many addresses for one program).
-    public static let keepEverything: [SocketFilterInstruction] = [.ret(accept)]
+    package static let keepEverything: [SocketFilterInstruction] = [.ret(accept)]
 
     /// What passes about one watched gateway's neighbour entry.
-    public enum GatewayEvents: Sendable, Hashable {
+    package enum GatewayEvents: Sendable, Hashable {
         /// Only what can make it unreachable, FAILED and RTM_DELNEIGH, and an administrator's
         /// PERMANENT or NOARP entry (a gateway that answers moves between REACHABLE, STALE,
         /// DELAY and PROBE all day, which changes nothing).
@@ -55,7 +55,7 @@ public enum RouteEventFilter {
     /// Neighbour messages (`ndmsg`, 12 bytes, then NDA_DST first among the attributes) pass
     /// only for a watched gateway (address and `ndm_ifindex`), and then as `GatewayEvents`
     /// says; a busy LAN's ARP and ND churn, and bridge FDB entries, are dropped.
-    public static func program(watching watched: Set<IPAddress>, gateways: [GatewayKey: GatewayEvents] = [:]) -> [SocketFilterInstruction]? {
+    package static func program(watching watched: Set<IPAddress>, gateways: [GatewayKey: GatewayEvents] = [:]) -> [SocketFilterInstruction]? {
         var code = BPFAssembler(acceptVerdict: accept)
         let ordered = watched.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         let (route, family, destination, ipv4) = (code.newLabel(), code.newLabel(), code.newLabel(), code.newLabel())

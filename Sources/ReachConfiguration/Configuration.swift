@@ -273,7 +273,6 @@ extension ReachdConfiguration {
         private enum CodingKeys: String, CodingKey, CaseIterable { case read }
     }
 
-    /// `[probe.trust]`, `[captive-portal.trust]`: an AFSecurityPolicy-style trust policy.
     /// `[metrics]`: where the Prometheus metrics go. Nothing by default.
     package struct Metrics: Sendable, Equatable, ConfigurationTable {
         /// `listen`: serve `GET /metrics` over HTTP here.

@@ -1,56 +1,8 @@
-// Why this file exists: a typo in the configuration file killed the daemon.
-//
-// TOMLKit parses with the toml++ 3.4.0 it bundles (CTOML/Sources/toml.hpp). toml++ checks
-// its parser's internal preconditions with `TOML_ASSERT_ASSUME(…)`, which is `assert()`
-// unless NDEBUG is defined, and `__builtin_assume()` when it is. SwiftPM never defines
-// NDEBUG for C and C++ targets, in debug or release builds alike (`-O0 -DDEBUG=1` or
-// `-O2`, see `swift build -v`), and a dependency's compiler flags are not ours to set. So
-// the asserts are live in every reachd we build, and two of those preconditions do not
-// hold for all inputs: a few bytes of malformed TOML reach `abort()` (exit 134, and a
-// SIGHUP reload with such a file killed the running daemon). With NDEBUG the same inputs
-// reach `__builtin_assume(false)`, which is undefined behaviour: the optimiser may drop
-// the very error branch that would have caught them (clang 21 at -O2 happens to keep it).
-// Neither build is acceptable for input, and TOMLKit cannot be patched from here.
-//
-// The two broken paths (toml++ 3.4.0, lines as in TOMLKit 0.6.0's toml.hpp):
-//
-// 1. `parse_table_header()` skips `[` (and a second `[` right after it) and spaces/tabs,
-//    rejects end of input and `]`, and then calls `parse_key()` whatever the character
-//    is; `parse_key()` asserts it starts a key: a bare-key character or a quote
-//    (toml.hpp:15481). So a header whose name starts with anything else aborts: `[[[`,
-//    `[=`, `[.a]`, `[{`, `[é]`, `[` at the end of a line. (Upstream: toml++ PR #301.)
-// 2. `parse_array()` skips spaces/tabs, line breaks and comments after `[` and after each
-//    `,`, handles `,` and `]`, and calls `parse_value()` for anything else; `parse_value()`
-//    asserts the character is not a value terminator (toml.hpp:14994). The terminators
-//    the loop does not handle itself are `}` and the non-ASCII line separators U+0085,
-//    U+2028, U+2029 (`is_value_terminator` counts them as whitespace; nothing skips them).
-//    So `[}`, `[1, }` and `[` + U+2028 in a value abort.
-// 3. `parse_date_time()` parses `YYYY-MM-DD`, skips the `T`, `t` or space after it, and
-//    calls `parse_time()`, which asserts a digit comes next (toml.hpp:14790). A space is
-//    only taken as the separator when a digit follows it, but `T` and `t` always are: a
-//    value such as `1979-05-27T:` or `2024-01-01T+01:00` aborts. (Found by the fuzzer.)
-// 4. `parse_value()` classifies a value by scanning it up to a terminator (`scan`, which
-//    asserts it does not start on one, toml.hpp:15080). When the scan stops at a space
-//    after ten characters shaped like a date (`_` not counted; the 5th and 8th are `-`)
-//    and a digit follows the space, it takes the digit and scans again, without checking
-//    what comes after it: `1979-05-27 4` and then a line break, space, `,`, `]`, `}` or
-//    `#` aborts. (Found by the fuzzer.)
-//
-// Every other caller checks these preconditions first (`parse_document` and
-// `parse_inline_table` before `parse_key_value_pair_and_insert`, which checks for a
-// terminator before `parse_value`; `parse_value` classifies a value by its first
-// characters before calling the parser for its type), and libFuzzer on toml++ alone, with
-// every other TOML_ASSERT/TOML_ASSUME/TOML_UNREACHABLE made fatal, found no fifth one
-// (docs/testing.md, "Fuzzing"). A guard that knows these four shapes, and TOML's lexical
-// structure well enough to tell a table header from an array and a key from a value,
-// stops the input before toml++ sees it.
-//
-// Third: TOMLKit hands toml++ a C string, so toml++ never sees anything after a NUL; a
-// file with one would be read as if it ended there. TOML allows NUL nowhere, so the
-// guard refuses it too.
+// TOMLKit's bundled toml++ aborts on four malformed shapes and stops at a NUL; this lexer
+// refuses them before it parses (docs/testing.md, "The TOML input guard").
 
 /// Finds what TOMLKit's bundled toml++ cannot be given: the four malformed shapes that make
-/// its parser abort (see the comment at the top of this file) and NUL characters.
+/// its parser abort (docs/testing.md, "The TOML input guard") and NUL characters.
 ///
 /// It is a lexer, not a parser: it follows strings, comments and brackets, so it knows
 /// whether a `[` starts a table header (first thing on a line, outside any array or inline

@@ -2,9 +2,9 @@ import ReachProtocol
 import ReachabilityCore
 
 /// One change the hooks are told of: reachd's answer and what it is to them.
-public struct DispatchEvent: Sendable, Hashable, Coalescible {
+package struct DispatchEvent: Sendable, Hashable, Coalescible {
     /// What the answer is to the dispatcher (`REACHD_EVENT`).
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         /// The first answer after the dispatcher started: the state as it is.
         case initial
         /// The network changed.
@@ -16,18 +16,18 @@ public struct DispatchEvent: Sendable, Hashable, Coalescible {
     }
 
     /// What the answer is.
-    public var kind: Kind
+    package var kind: Kind
     /// reachd's sequence number of the answer.
-    public var sequence: Int
+    package var sequence: Int
     /// The run of reachd that answered.
-    public var instance: String
+    package var instance: String
     /// The path.
-    public var path: Path
+    package var path: Path
     /// What changed since the event the hooks were last told of (empty for `initial`).
-    public var changes: [PathChange]
+    package var changes: [PathChange]
 
     /// Creates an event.
-    public init(kind: Kind, sequence: Int, instance: String, path: Path, changes: [PathChange]) {
+    package init(kind: Kind, sequence: Int, instance: String, path: Path, changes: [PathChange]) {
         self.kind = kind
         self.sequence = sequence
         self.instance = instance
@@ -42,7 +42,7 @@ public struct DispatchEvent: Sendable, Hashable, Coalescible {
     ///   - reply: reachd's answer.
     ///   - kind: what the subscription says the answer is.
     ///   - lastPath: the path of the previous answer, whether or not it was an event.
-    public static func of(_ reply: StatusReply, kind: Kind, lastPath: Path?) -> DispatchEvent? {
+    package static func of(_ reply: StatusReply, kind: Kind, lastPath: Path?) -> DispatchEvent? {
         let changes: [PathChange]
         switch kind {
         case .initial:
@@ -59,7 +59,7 @@ public struct DispatchEvent: Sendable, Hashable, Coalescible {
 
     /// The newer event, carrying the changes of both; the first event of a run of reachd
     /// (`initial`, `restarted`) stays what it is until the hooks have been told of it.
-    public func coalesced(with newer: DispatchEvent) -> DispatchEvent {
+    package func coalesced(with newer: DispatchEvent) -> DispatchEvent {
         var merged = newer
         let all = Set(changes + newer.changes)
         merged.changes = PathChange.allCases.filter(all.contains)
@@ -70,18 +70,18 @@ public struct DispatchEvent: Sendable, Hashable, Coalescible {
 
 /// The environment a hook runs with: the event, and nothing inherited from the dispatcher
 /// but a fixed search path.
-public enum HookEnvironment {
+package enum HookEnvironment {
     /// `PATH` for hooks: the system's directories only.
-    public static let searchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    package static let searchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
     /// Longest value passed, in scalars: a portal URL is the longest anyone could send.
-    public static let valueLimit = 2048
+    package static let valueLimit = 2048
 
     /// Every variable, in a fixed order. Every variable is set, empty when it has no value
     /// (a hook under `set -u` can read any of them). Values taken from the network or
     /// interface names go through `UntrustedText` (no control character reaches a hook);
     /// lists are comma-separated, booleans `yes`/`no`, the way reachd's journal fields are.
-    public static func variables(for event: DispatchEvent) -> [(name: String, value: String)] {
+    package static func variables(for event: DispatchEvent) -> [(name: String, value: String)] {
         let path = event.path
         func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
         let raw: [(String, String)] = [
@@ -110,7 +110,7 @@ public enum HookEnvironment {
     }
 
     /// `NAME=value` strings, as `execve(2)` takes them.
-    public static func entries(for event: DispatchEvent) -> [String] {
+    package static func entries(for event: DispatchEvent) -> [String] {
         variables(for: event).map { "\($0.name)=\($0.value)" }
     }
 }

@@ -1,8 +1,8 @@
 /// What `stat(2)` (following a symbolic link) and `lstat(2)` say about one directory entry:
 /// the facts `HookEligibility` judges, gathered by the caller.
-public struct HookFile: Sendable, Hashable {
+package struct HookFile: Sendable, Hashable {
     /// What the entry is, after following a symbolic link.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// A regular file.
         case regular
         /// A directory.
@@ -14,18 +14,18 @@ public struct HookFile: Sendable, Hashable {
     }
 
     /// The entry's name in the directory.
-    public var name: String
+    package var name: String
     /// What it is.
-    public var kind: Kind
+    package var kind: Kind
     /// The permission bits, set-uid/set-gid included (`st_mode & 07777`).
-    public var mode: UInt32
+    package var mode: UInt32
     /// The owner's uid.
-    public var owner: UInt32
+    package var owner: UInt32
     /// Where the entry points when it is a symbolic link.
-    public var linkTarget: String?
+    package var linkTarget: String?
 
     /// Creates the facts of one entry.
-    public init(name: String, kind: Kind, mode: UInt32, owner: UInt32, linkTarget: String? = nil) {
+    package init(name: String, kind: Kind, mode: UInt32, owner: UInt32, linkTarget: String? = nil) {
         self.name = name
         self.kind = kind
         self.mode = mode
@@ -38,7 +38,7 @@ public struct HookFile: Sendable, Hashable {
 /// file, executable by its owner, owned by root (or by the user the dispatcher runs as),
 /// neither writable by group or others nor set-uid. Anyone who could change such a file
 /// could run code as the dispatcher's user, which is root.
-public enum HookEligibility: Sendable, Hashable {
+package enum HookEligibility: Sendable, Hashable {
     /// The file runs.
     case run
     /// Left out without a word: a dotfile, an editor's backup, a package manager's leftover,
@@ -48,7 +48,7 @@ public enum HookEligibility: Sendable, Hashable {
     case skipped(String)
 
     /// The verdict on one entry for a dispatcher running as `runner` (its effective uid).
-    public static func of(_ file: HookFile, runner: UInt32) -> HookEligibility {
+    package static func of(_ file: HookFile, runner: UInt32) -> HookEligibility {
         if isLeftOut(name: file.name) || file.linkTarget == "/dev/null" { return .ignored }
         switch file.kind {
         case .regular: break
@@ -66,7 +66,7 @@ public enum HookEligibility: Sendable, Hashable {
     }
 
     /// Names never run: dotfiles, editor backups and package managers' leftovers.
-    public static func isLeftOut(name: String) -> Bool {
+    package static func isLeftOut(name: String) -> Bool {
         let suffixes = ["~", ".swp", ".bak", ".orig", ".rej", ".rpmsave", ".rpmorig", ".rpmnew",
                         ".dpkg-old", ".dpkg-dist", ".dpkg-new", ".dpkg-tmp", ".dpkg-bak", ".ucf-old", ".ucf-dist", ".ucf-new"]
         return name.isEmpty || name.hasPrefix(".") || name.hasPrefix("#") || suffixes.contains { name.hasSuffix($0) }
@@ -74,7 +74,7 @@ public enum HookEligibility: Sendable, Hashable {
 
     /// The entries that run, in name order (byte order, as `LC_ALL=C ls` lists them), and
     /// the ones skipped with their reasons, in the same order.
-    public static func plan(_ files: [HookFile], runner: UInt32) -> (run: [String], skipped: [(name: String, reason: String)]) {
+    package static func plan(_ files: [HookFile], runner: UInt32) -> (run: [String], skipped: [(name: String, reason: String)]) {
         var run: [String] = []
         var skipped: [(name: String, reason: String)] = []
         for file in files.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {

@@ -7,9 +7,9 @@ import ReachProtocol
 /// arriving meanwhile are folded into one pending event (`Coalescible`: the newest state,
 /// with every change since the round's own event), never queued: however fast the network
 /// flaps, at most one round follows the one running, and it carries the latest state.
-public struct HookRunner<Event: Coalescible & Sendable>: Sendable {
+package struct HookRunner<Event: Coalescible & Sendable>: Sendable {
     /// One round: the event, the hooks once listed, and which one runs.
-    public enum State: Sendable {
+    package enum State: Sendable {
         /// Nothing runs.
         case idle
         /// The directory is being listed for `event`; `pending` arrived meanwhile.
@@ -19,7 +19,7 @@ public struct HookRunner<Event: Coalescible & Sendable>: Sendable {
     }
 
     /// What the owner does next.
-    public enum Action: Sendable {
+    package enum Action: Sendable {
         /// Nothing: wait for the next event.
         case wait
         /// List the directory, then call `listed(_:)`.
@@ -29,13 +29,13 @@ public struct HookRunner<Event: Coalescible & Sendable>: Sendable {
     }
 
     /// Where the runner stands.
-    public private(set) var state: State = .idle
+    package private(set) var state: State = .idle
 
     /// Creates an idle runner.
-    public init() {}
+    package init() {}
 
     /// A new event: starts a round when idle, else becomes (or folds into) the pending one.
-    public mutating func received(_ event: Event) -> Action {
+    package mutating func received(_ event: Event) -> Action {
         switch state {
         case .idle:
             state = .listing(event: event, pending: nil)
@@ -50,7 +50,7 @@ public struct HookRunner<Event: Coalescible & Sendable>: Sendable {
     }
 
     /// The directory was listed: the hooks that run, in order.
-    public mutating func listed(_ hooks: [String]) -> Action {
+    package mutating func listed(_ hooks: [String]) -> Action {
         guard case let .listing(event, pending) = state else { return .wait }
         guard let first = hooks.first else { return endRound(pending: pending) }
         state = .running(hooks: hooks, index: 0, event: event, pending: pending)
@@ -58,7 +58,7 @@ public struct HookRunner<Event: Coalescible & Sendable>: Sendable {
     }
 
     /// The running hook ended (exited, or was killed at its timeout).
-    public mutating func finished() -> Action {
+    package mutating func finished() -> Action {
         guard case let .running(hooks, index, event, pending) = state else { return .wait }
         let next = index + 1
         guard next < hooks.count else { return endRound(pending: pending) }

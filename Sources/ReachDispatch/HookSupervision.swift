@@ -2,9 +2,9 @@ import ReachabilityCore
 
 /// When a running hook is stopped: SIGTERM to its process group at the timeout, SIGKILL
 /// once `grace` has passed after that. Pure: the caller tells it how long the hook has run.
-public struct HookDeadline: Sendable, Hashable {
+package struct HookDeadline: Sendable, Hashable {
     /// What the hook has been sent so far.
-    public enum Stage: Sendable, Hashable {
+    package enum Stage: Sendable, Hashable {
         /// Nothing: within its time.
         case running
         /// SIGTERM, at the timeout.
@@ -14,7 +14,7 @@ public struct HookDeadline: Sendable, Hashable {
     }
 
     /// What to do now.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Nothing to send; look again within this long (or when the hook exits).
         case wait(Duration)
         /// Send SIGTERM to the hook's process group.
@@ -24,20 +24,20 @@ public struct HookDeadline: Sendable, Hashable {
     }
 
     /// How long a hook may run.
-    public let timeout: Duration
+    package let timeout: Duration
     /// How long a hook has to exit after SIGTERM.
-    public let grace: Duration
+    package let grace: Duration
     /// What it was sent.
-    public private(set) var stage = Stage.running
+    package private(set) var stage = Stage.running
 
     /// A deadline for one run.
-    public init(timeout: Duration, grace: Duration) {
+    package init(timeout: Duration, grace: Duration) {
         self.timeout = timeout
         self.grace = grace
     }
 
     /// The step after the hook has run for `elapsed` and not exited yet.
-    public mutating func step(elapsed: Duration) -> Action {
+    package mutating func step(elapsed: Duration) -> Action {
         switch stage {
         case .running:
             guard elapsed >= timeout else { return .wait(timeout - elapsed) }
@@ -57,18 +57,18 @@ public struct HookDeadline: Sendable, Hashable {
 /// Cuts a hook's output into lines for the log, each shown under `UntrustedText`'s rule
 /// and at most `limit` bytes: a hook that never ends a line cannot make the dispatcher
 /// hold more than that.
-public struct HookOutputLines: Sendable {
+package struct HookOutputLines: Sendable {
     /// Longest line kept whole, in bytes; longer ones are cut into pieces this long.
-    public let limit: Int
+    package let limit: Int
     private var pending: [UInt8] = []
 
     /// A splitter with a line limit.
-    public init(limit: Int = 4096) {
+    package init(limit: Int = 4096) {
         self.limit = limit
     }
 
     /// The lines `bytes` complete (without their newline).
-    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [String] {
+    package mutating func feed(_ bytes: some Sequence<UInt8>) -> [String] {
         var lines: [String] = []
         for byte in bytes {
             if byte == UInt8(ascii: "\n") {
@@ -86,7 +86,7 @@ public struct HookOutputLines: Sendable {
     }
 
     /// What is left once the output ended: an unfinished last line, if any.
-    public mutating func finish() -> [String] {
+    package mutating func finish() -> [String] {
         defer { pending.removeAll() }
         return pending.isEmpty ? [] : [Self.shown(pending)]
     }
@@ -97,14 +97,14 @@ public struct HookOutputLines: Sendable {
 }
 
 /// How a hook's run ended, for the log line.
-public enum HookOutcome: Sendable, Hashable {
+package enum HookOutcome: Sendable, Hashable {
     /// It exited with this status.
     case exited(Int32)
     /// A signal ended it; `timedOut` when the dispatcher sent it at the timeout.
     case signalled(Int32, timedOut: Bool)
 
     /// The log line's end: "exited with status 0", "killed by signal 9 at its timeout".
-    public var description: String {
+    package var description: String {
         switch self {
         case let .exited(status): return "exited with status \(status)"
         case let .signalled(signal, timedOut): return "killed by signal \(signal)" + (timedOut ? " at its timeout" : "")

@@ -32,6 +32,12 @@ public enum SocketLocation {
         return userPath(environment: environment, uid: uid)
     }
 
+    /// Whether something may be at `path` (it exists, or this user may not look): the
+    /// default test of `clientDefault`.
+    public static func mayExist(_ path: String) -> Bool {
+        FileSystem.mayExist(path)
+    }
+
     /// The path clients connect to when not told otherwise.
     ///
     /// `REACHD_SOCKET`; else the system path if that socket may exist (or for root, whose
@@ -41,7 +47,7 @@ public enum SocketLocation {
     public static func clientDefault(
         environment: [String: String] = currentEnvironment(),
         uid: UInt32 = currentUID(),
-        systemSocketMayExist: (String) -> Bool = FileSystem.mayExist(_:)
+        systemSocketMayExist: (String) -> Bool = mayExist(_:)
     ) -> String {
         if let path = nonEmpty(environment[environmentVariable]) { return path }
         if uid == 0 || systemSocketMayExist(systemPath) { return systemPath }

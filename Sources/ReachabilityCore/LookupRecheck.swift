@@ -1,28 +1,7 @@
-/// docs/DESIGN.md rule 6: whether the FIB lookups of a snapshot can be trusted, or may predate a
-/// removal the kernel has already announced and must be made again shortly.
-///
-/// Why: IPv4 `fib_table_delete` sends RTM_DELROUTE *before* `fib_remove_alias` unlinks the
-/// route, and a lookup (RTM_GETROUTE) runs under RCU without RTNL, so a lookup made the
-/// instant the event is read can still answer through the route being deleted. Nothing
-/// later makes reachd look again, so the stale answer would stay. Kernels before 5.6 did
-/// the same for a route displaced by NLM_F_REPLACE (RTM_NEWROUTE before
-/// `hlist_replace_rcu`). Additions cannot race this way: IPv4 `fib_table_insert` and IPv6
-/// `fib6_add_rt2node` notify after linking the route in, and IPv6 `fib6_del_route` after
-/// unlinking it; a lookup made after reading such an event already sees the change.
-///
-/// The rule: a family's lookup is *suspect* when it answers through a default route that
-/// the kernel reported gone (deleted, replaced away, flushed with its link) and no default
-/// route still tracked explains the same answer. While anything is suspect the snapshot is
-/// taken again on a short, bounded schedule; when the schedule is spent the kernel's
-/// answer stands (it may be right: split routes through the same gateway answer exactly
-/// like the deleted default). A lookup that answers through a route the tracked state
-/// still has, or through none of the removed ones, is trusted at once.
-///
-/// Pure: the engine feeds it every evaluation and carries out the verdict (arms or clears
-/// its recheck timer). Suspects carry over from one evaluation to the next until a lookup
-/// stops answering through them, so an unrelated event in between cannot settle a stale
-/// answer; each newly reported removal that a lookup still answers through starts the
-/// schedule over, so the rechecks are bounded per kernel event and never run when idle.
+/// Whether the FIB lookups of a snapshot can be trusted, or may predate a removal the kernel
+/// already announced and must be made again shortly (docs/DESIGN.md, rule 6: IPv4 notifies
+/// RTM_DELROUTE before it unlinks the route). Pure: the engine feeds it every evaluation and
+/// arms or clears its recheck timer as the verdict says.
 public struct LookupRecheck: Sendable, Equatable {
     /// What the owner does after an evaluation.
     public enum Verdict: Sendable, Equatable {
@@ -35,16 +14,8 @@ public struct LookupRecheck: Sendable, Equatable {
         case gaveUp
     }
 
-    /// 1, 2, 4, 8, 16 and 32 ms: six rechecks within 63 ms.
-    ///
-    /// The window is the rest of `fib_table_delete` after the notification: the rest of
-    /// the broadcast (one delivery per route listener on the host: hundreds of
-    /// microseconds with a thousand), an interrupt, or the deleting thread losing its CPU
-    /// (a preemptible kernel, or a VM's vCPU descheduled). The first recheck at 1 ms covers
-    /// the common case; doubling reaches past two of the scheduler's latency periods
-    /// (EEVDF/CFS: about 24 ms with 8+ CPUs) for a deleter that was preempted. The cost is
-    /// at most six snapshots (two FIB lookups each, a few microseconds) per removal a lookup
-    /// still saw, and nothing otherwise.
+    /// 1, 2, 4, 8, 16 and 32 ms: six rechecks within 63 ms, past a preempted deleter
+    /// (docs/DESIGN.md, "Why the recheck schedule").
     public static let schedule: [Duration] = [1, 2, 4, 8, 16, 32].map { .milliseconds($0) }
 
     /// The delays between rechecks, in order; its length bounds them.
