@@ -160,7 +160,7 @@ package struct ReachdConfiguration: Sendable, Equatable, Decodable {
         /// Reads `receive-buffer-size`.
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            receiveBufferSize = try container.setting(ReceiveBufferSize.self, .receiveBufferSize)?.value ?? receiveBufferSize
+            receiveBufferSize = try container.setting(Bounded<ReceiveBufferBytes>.self, .receiveBufferSize)?.value ?? receiveBufferSize
             try decoder.rejectUnknownKeys(CodingKeys.self)
         }
         private enum CodingKeys: String, CodingKey, CaseIterable { case receiveBufferSize = "receive-buffer-size" }
@@ -201,16 +201,16 @@ extension ReachdConfiguration {
             httpsURL = try container.setting(HTTPEndpoint.self, .httpsURL)
             if let url, url.isHTTPS { throw container.invalid(.url, "\(url) is https; name it as https-url (url is the plain HTTP check)") }
             if let httpsURL, !httpsURL.isHTTPS { throw container.invalid(.httpsURL, "\(httpsURL) is not https") }
-            expectation.status = try container.setting(ExpectedStatus.self, .expectStatus)?.value ?? expectation.status
+            expectation.status = try container.setting(Bounded<HTTPStatus>.self, .expectStatus)?.value ?? expectation.status
             expectation.bodyPrefix = try container.setting(String.self, .expectBody)
             expectation.header = try container.setting(ExpectedHeader.self, .expectHeader)?.value
-            timeout = try container.setting(Seconds.self, .timeout)?.value ?? timeout
-            schedule.initialDelay = try container.setting(Seconds.self, .initialDelay)?.value ?? schedule.initialDelay
-            schedule.maximumDelay = try container.setting(Seconds.self, .maximumDelay)?.value ?? schedule.maximumDelay
+            timeout = try container.setting(Bounded<Seconds>.self, .timeout)?.value ?? timeout
+            schedule.initialDelay = try container.setting(Bounded<Seconds>.self, .initialDelay)?.value ?? schedule.initialDelay
+            schedule.maximumDelay = try container.setting(Bounded<Seconds>.self, .maximumDelay)?.value ?? schedule.maximumDelay
             if schedule.maximumDelay < schedule.initialDelay {
                 throw container.invalid(.maximumDelay, "shorter than initial-delay")
             }
-            if let recheck = try container.setting(SecondsOrNever.self, .recheckInterval) {
+            if let recheck = try container.setting(Bounded<SecondsOrNever>.self, .recheckInterval) {
                 schedule.recheckInterval = recheck.value
             }
             if let families = try container.setting([Choice<AddressFamily>].self, .families) {
@@ -467,20 +467,6 @@ struct InterfaceGlob: Setting {
     }
 }
 
-/// `[netlink] receive-buffer-size`: within `Netlink.acceptedReceiveBufferSizes`.
-struct ReceiveBufferSize: Setting {
-    package static let expected = "an integer"
-    package var value: Int
-
-    init(from decoder: any Decoder) throws {
-        value = try decoder.scalar()
-        let range = ReachdConfiguration.Netlink.acceptedReceiveBufferSizes
-        if !range.contains(value) {
-            throw decoder.invalid("\(value) is out of range (\(range.lowerBound)…\(range.upperBound) bytes, 64 KiB…1 GiB)")
-        }
-    }
-}
-
 extension ReachdConfiguration {
     /// `[stall]`: whether the interfaces' TCP traffic is stalled, read from the kernel's socket
     /// state (sock_diag) while someone listens and the path is satisfied. Sends nothing.
@@ -499,7 +485,7 @@ extension ReachdConfiguration {
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             enabled = try container.setting(Bool.self, .enabled) ?? enabled
-            pollInterval = try container.setting(Seconds.self, .pollInterval)?.value ?? pollInterval
+            pollInterval = try container.setting(Bounded<Seconds>.self, .pollInterval)?.value ?? pollInterval
             rule.failPercent = try container.setting(Bounded<Percent>.self, .failPercent)?.value ?? rule.failPercent
             rule.minimumSegments = try container.setting(Bounded<Count>.self, .minimumSegments)?.value ?? rule.minimumSegments
             rule.synSentMinimum = try container.setting(Bounded<Count>.self, .synSentMinimum)?.value ?? rule.synSentMinimum
@@ -537,27 +523,81 @@ extension ReachdConfiguration {
     }
 }
 
-/// The range a `Bounded` integer setting accepts.
-protocol IntegerRange {
+/// One kind of bounded integer setting: what it accepts and what it becomes.
+protocol IntegerBounds {
+    /// What the setting holds once read.
+    associatedtype Value
+    /// The integers accepted.
     static var range: ClosedRange<Int> { get }
+    /// The range as an error message shows it; its bounds by default.
+    static var rangeText: String { get }
+    /// What a type mismatch says the setting takes; "an integer" by default.
+    static var expected: String { get }
+    /// The value an accepted integer stands for.
+    static func value(_ integer: Int) -> Value
+}
+
+extension IntegerBounds {
+    static var rangeText: String { "\(range.lowerBound)…\(range.upperBound)" }
+    static var expected: String { "an integer" }
+}
+
+extension IntegerBounds where Value == Int {
+    static func value(_ integer: Int) -> Int { integer }
+}
+
+/// An integer within `Bounds.range`, as `Bounds.Value`: every number the configuration takes.
+struct Bounded<Bounds: IntegerBounds>: Setting {
+    static var expected: String { Bounds.expected }
+    var value: Bounds.Value
+
+    init(from decoder: any Decoder) throws {
+        let integer: Int = try decoder.scalar()
+        guard Bounds.range.contains(integer) else {
+            throw decoder.invalid("\(integer) is out of range (\(Bounds.rangeText))")
+        }
+        value = Bounds.value(integer)
+    }
 }
 
 /// 1…100 (percent).
-enum Percent: IntegerRange { static let range = 1...100 }
+enum Percent: IntegerBounds { static let range = 1...100 }
 /// 1…1 000 000.
-enum Count: IntegerRange { static let range = 1...1_000_000 }
+enum Count: IntegerBounds { static let range = 1...1_000_000 }
 
-/// An integer in `Range.range`.
-struct Bounded<Range: IntegerRange>: Setting {
-    static var expected: String { "an integer" }
-    var value: Int
+/// Whole seconds, 1…3600.
+enum Seconds: IntegerBounds {
+    static let range = 1...3600
+    static let rangeText = "1…3600 seconds"
+    static let expected = "an integer (seconds)"
+    static func value(_ integer: Int) -> Duration { .seconds(integer) }
+}
 
-    init(from decoder: any Decoder) throws {
-        value = try decoder.scalar()
-        guard Range.range.contains(value) else {
-            throw decoder.invalid("\(value) is out of range (\(Range.range.lowerBound)…\(Range.range.upperBound))")
-        }
-    }
+/// Whole seconds, 1…86400, or 0 for "never" (nil).
+enum SecondsOrNever: IntegerBounds {
+    static let range = 0...86400
+    static let rangeText = "0…86400 seconds, 0: never"
+    static let expected = "an integer (seconds, 0 for never)"
+    static func value(_ integer: Int) -> Duration? { integer == 0 ? nil : .seconds(integer) }
+}
+
+/// `expect-status`: an HTTP status code.
+enum HTTPStatus: IntegerBounds {
+    static let range = 100...599
+    static let rangeText = "100…599, an HTTP status"
+}
+
+/// A uid: 0…4294967294 (`(uid_t) -1` means "none" to the kernel).
+enum UserID: IntegerBounds {
+    static let range = 0...Int(UInt32.max - 1)
+    static let rangeText = "0…4294967294, a uid"
+    static func value(_ integer: Int) -> UInt32 { UInt32(integer) }
+}
+
+/// `[netlink] receive-buffer-size`: within `Netlink.acceptedReceiveBufferSizes`.
+enum ReceiveBufferBytes: IntegerBounds {
+    static var range: ClosedRange<Int> { ReachdConfiguration.Netlink.acceptedReceiveBufferSizes }
+    static let rangeText = "65536…1073741824 bytes, 64 KiB…1 GiB"
 }
 
 /// A string naming a case of `Value`: a log level, an interface type.
@@ -583,41 +623,6 @@ protocol NamedChoice: RawRepresentable<String>, CaseIterable {
 extension Logger.Level: NamedChoice { static let settingName = "log level" }
 extension AddressFamily: NamedChoice { static let settingName = "address family" }
 extension TrustPolicy.Pinning: NamedChoice { static let settingName = "pinning mode" }
-
-/// Whole seconds, 1…3600.
-package struct Seconds: Setting {
-    package static let expected = "an integer (seconds)"
-    package var value: Duration
-
-    package init(from decoder: any Decoder) throws {
-        let seconds: Int = try decoder.scalar()
-        guard (1...3600).contains(seconds) else { throw decoder.invalid("\(seconds) is out of range (1…3600 seconds)") }
-        value = .seconds(seconds)
-    }
-}
-
-/// Whole seconds, 1…86400, or 0 for "never".
-struct SecondsOrNever: Setting {
-    package static let expected = "an integer (seconds, 0 for never)"
-    package var value: Duration?
-
-    init(from decoder: any Decoder) throws {
-        let seconds: Int = try decoder.scalar()
-        guard (0...86400).contains(seconds) else { throw decoder.invalid("\(seconds) is out of range (0…86400 seconds, 0: never)") }
-        value = seconds == 0 ? nil : .seconds(seconds)
-    }
-}
-
-/// `expect-status`: an HTTP status code, 100…599.
-struct ExpectedStatus: Setting {
-    package static let expected = "an integer"
-    package var value: Int
-
-    init(from decoder: any Decoder) throws {
-        value = try decoder.scalar()
-        guard (100...599).contains(value) else { throw decoder.invalid("\(value) is not an HTTP status (100…599)") }
-    }
-}
 
 /// `expect-header`: "Name: value", as NetworkManager's `X-NetworkManager-Status: online`.
 struct ExpectedHeader: Setting {

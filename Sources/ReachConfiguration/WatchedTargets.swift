@@ -71,11 +71,8 @@ package struct WatchedTarget: Sendable, Hashable, Setting, CustomStringConvertib
             ))
         }
         let target = try Self.target(text, decoder: decoder)
-        let uid = try container.setting(Int.self, .uid)
-        if let uid, !(0..<Int(UInt32.max)).contains(uid) {
-            throw container.invalid(.uid, "\(uid) is not a uid (0…\(UInt32.max - 1))")
-        }
-        self.init(target, uid: uid.map(UInt32.init))
+        let uid = try container.setting(Bounded<UserID>.self, .uid)?.value
+        self.init(target, uid: uid)
         try decoder.rejectUnknownKeys(CodingKeys.self)
     }
     private enum CodingKeys: String, CodingKey, CaseIterable { case target, uid }

@@ -183,6 +183,21 @@ final class ConfigurationParserTests: XCTestCase {
             expected: [":2: stall.fail-percent: 101 is out of range (1…100)"]
         ),
         BadCase(
+            name: "probe status outside HTTP's",
+            text: "[probe]\nexpect-status = 600\n",
+            expected: [":2: probe.expect-status: 600 is out of range (100…599, an HTTP status)"]
+        ),
+        BadCase(
+            name: "probe recheck beyond a day",
+            text: "[probe]\nrecheck-interval = 86401\n",
+            expected: [":2: probe.recheck-interval: 86401 is out of range (0…86400 seconds, 0: never)"]
+        ),
+        BadCase(
+            name: "probe timeout as text",
+            text: "[probe]\ntimeout = \"10s\"\n",
+            expected: [":2: probe.timeout: expected an integer (seconds), found string"]
+        ),
+        BadCase(
             name: "stall poll interval of 0",
             text: "[stall]\npoll-interval = 0\n",
             expected: [":2: stall.poll-interval: 0 is out of range (1…3600 seconds)"]
