@@ -665,6 +665,25 @@ expect_expense_after_lease() {
   fi
   [ "${4:-}" != views ] || reachctl_views dh0 "$what"
 }
+# A renewal keeps the address and rewrites the lease: dnsmasq again without the option,
+# `networkctl renew dh0` 2 s after the last address change (past any re-read that change
+# scheduled). The kernel only sees the address's lifetimes refreshed (RTM_NEWADDR, the same
+# address), so reachd has to notice the lease file itself.
+check_lease_renewal() {
+  local address settle_ms wait_ms
+  address=$(cx sed -n 's/^ADDRESS=//p' "$(dh0_lease_file)")
+  settle_ms=$(($(dh0_lease_ms) + 2000))
+  serve_dhcp || return
+  wait_ms=$((settle_ms - $(now_ms)))
+  [ "$wait_ms" -le 0 ] || sleep "$((wait_ms / 1000)).$(printf '%03d' $((wait_ms % 1000)))"
+  step cx networkctl renew dh0 || return
+  expect_expense_after_lease "a renewal without option 43 (networkctl renew dh0, the address kept)" "without 43" "no"
+  if [ "$(cx sed -n 's/^ADDRESS=//p' "$(dh0_lease_file)")" = "$address" ] && cx ip -4 addr show dev dh0 | grep -q "inet $address/"; then
+    pass "the renewal kept dh0's address" "$address"
+  else
+    fail "the renewal kept dh0's address" "was $address; lease: $(dh0_lease_lines); $(cx ip -4 -br addr show dev dh0)"
+  fi
+}
 check_networkd_dhcp() {
   apt_install dnsmasq-base || return
   step cx ip link add dh0 type veth peer name gwdh0 netns gw || return
@@ -683,6 +702,7 @@ check_networkd_dhcp() {
   serve_dhcp --dhcp-option-force=43,ANDROID_METERED
   step cx networkctl reconfigure dh0
   expect_expense_after_lease "option 43 again, networkctl reconfigure dh0" "with 43" "yes (dhcp ANDROID_METERED)"
+  check_lease_renewal
   # Back to the suite's network: networkd stopped (its sockets too: a netlink event would
   # start it again), dh0 gone, dnsmasq stopped, eth0's default route back.
   step cx systemctl stop systemd-networkd.service 'systemd-networkd*.socket'
