@@ -129,9 +129,7 @@ let package = Package(
             name: "ReachConnectivity",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "ReachConfiguration", "ReachSystemd", "ReachTargets",
-                system, logging, nioCore,
-                // EmbeddedChannel: the probe's HTTP handlers fed bytes (ResponseReader.embeddedExchange).
-                nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,
+                system, logging, nioCore, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,
             ]
         ),
         // The Prometheus exposition, its HTTP endpoint and textfile.
@@ -160,6 +158,17 @@ let package = Package(
                 "ReachConfiguration", "ReachTargets", "ReachConnectivity", "ReachMetrics", "ReachServer",
                 system, logging, nioCore, nioHTTP1, nioPosix,
             ]
+        ),
+        // The fuzz targets' entry points, which the regression tests feed their seeds too; and
+        // EmbeddedExchange, one probe over NIO's EmbeddedChannel. Nothing that ships links it.
+        .target(
+            name: "FuzzEntryPoints",
+            dependencies: [
+                "NetlinkMonitor", "ReachabilityCore", "ReachProtocol", "ReachConfiguration",
+                "ReachConnectivity", "ReachServer", "ReachDaemon",
+                nioCore, nioEmbedded, nioHTTP1,
+            ],
+            path: "Fuzz/Sources/FuzzEntryPoints"
         ),
         .target(
             name: "ReachClient",
@@ -208,7 +217,7 @@ let package = Package(
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(
             name: "NetlinkMonitorTests",
-            dependencies: ["LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "TestSupport", system]
+            dependencies: ["FuzzEntryPoints", "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "TestSupport", system]
         ),
         .testTarget(
             name: "ReachProtocolTests",
@@ -234,7 +243,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachConnectivityTests",
-            dependencies: [
+            dependencies: ["FuzzEntryPoints", 
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConnectivity", "ReachConfiguration", "ReachTargets", "ReachSystemd",
                 logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,
             ]
@@ -255,7 +264,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachDaemonTests",
-            dependencies: [
+            dependencies: ["FuzzEntryPoints", 
                 "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "NetlinkMonitor", "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachTargets", "ReachMetrics",
                 logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto, system,
             ]
@@ -290,14 +299,14 @@ for target in package.targets where target.type == .regular || target.type == .e
 // Fuzz targets, for `scripts/fuzz` only: it sets REACHD_FUZZ and builds them in .build-fuzz
 // with `--sanitize fuzzer --sanitize address`. Each is one `LLVMFuzzerTestOneInput` (no
 // `main`: libFuzzer's) calling an entry point the regression tests call too
-// (`FuzzEntryPoints`, `NetlinkFuzzEntryPoint`, package access). Without REACHD_FUZZ they do
+// (the `FuzzEntryPoints` target). Without REACHD_FUZZ they do
 // not exist, so a normal `swift build` / `swift test` neither builds nor links them.
 if Context.environment["REACHD_FUZZ"] != nil {
     package.targets += [
-        .executableTarget(name: "fuzz-config", dependencies: ["ReachConfiguration"], path: "Fuzz/Sources/fuzz-config"),
-        .executableTarget(name: "fuzz-varlink", dependencies: ["ReachServer"], path: "Fuzz/Sources/fuzz-varlink"),
-        .executableTarget(name: "fuzz-netlink", dependencies: ["NetlinkMonitor"], path: "Fuzz/Sources/fuzz-netlink"),
-        .executableTarget(name: "fuzz-network", dependencies: ["ReachDaemon"], path: "Fuzz/Sources/fuzz-network"),
+        .executableTarget(name: "fuzz-config", dependencies: ["FuzzEntryPoints"], path: "Fuzz/Sources/fuzz-config"),
+        .executableTarget(name: "fuzz-varlink", dependencies: ["FuzzEntryPoints"], path: "Fuzz/Sources/fuzz-varlink"),
+        .executableTarget(name: "fuzz-netlink", dependencies: ["FuzzEntryPoints"], path: "Fuzz/Sources/fuzz-netlink"),
+        .executableTarget(name: "fuzz-network", dependencies: ["FuzzEntryPoints"], path: "Fuzz/Sources/fuzz-network"),
     ]
 }
 

@@ -4,7 +4,7 @@ import SystemPackage
 
 /// One FIB lookup: the RTM_GETROUTE request `ip route get` sends (no packet leaves
 /// the host), and the mapping of the kernel's answer to a `RouteLookup`.
-enum FIBLookup {
+package enum FIBLookup {
     /// Asks the kernel how a packet to `destination` would leave, on the blocking
     /// request socket. Socket-level failures come back as `.failure(.lookupFailed(text))`.
     /// With `uid`, the kernel applies the rules for that user (`ip rule … uidrange`); with
@@ -76,7 +76,7 @@ enum FIBLookup {
     /// failures: current kernels answer them with an errno for both families, but IPv6
     /// on older kernels returns the route itself (via `lo`) with its error in
     /// RTA_CACHEINFO, where ENETUNREACH is the null entry ("no route at all").
-    static func interpret(_ message: NetlinkMessage) -> RouteLookup {
+    package static func interpret(_ message: NetlinkMessage) -> RouteLookup {
         if let hazard = message.routeParseHazard { return .failure(.lookupFailed("rtnl_route_parse: \(hazard)")) }
         var parsed: OpaquePointer?
         let result = rtnl_route_parse(message.header, &parsed)

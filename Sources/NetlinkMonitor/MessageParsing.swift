@@ -3,7 +3,7 @@ import ReachabilityCore
 
 /// A default route as one RTM_NEWROUTE / RTM_DELROUTE described it, plus what the
 /// tracked state needs to match updates and deletions against it.
-struct DefaultRouteRecord: Hashable {
+package struct DefaultRouteRecord: Hashable {
     /// The route in the model's terms.
     var route: DefaultRoute
     /// `rtm_tos`: part of an IPv4 route's key.
@@ -13,7 +13,7 @@ struct DefaultRouteRecord: Hashable {
 }
 
 /// What one rtnetlink message means for the tracked state.
-enum ParsedMessage {
+package enum ParsedMessage {
     /// RTM_NEWLINK: a link appeared or changed. Device facts are not filled in yet.
     case link(Link)
     /// RTM_DELLINK (also what a move to another namespace looks like from here).
@@ -59,9 +59,9 @@ enum ParsedMessage {
 /// kernel struct to decide whether the message matters at all; what does is parsed
 /// by libnl-route into an `rtnl_link` / `rtnl_addr` / `rtnl_route` and converted with
 /// libnl's getters. No IO, no libnl cache; every libnl object is released here.
-enum MessageParser {
+package enum MessageParser {
     /// Decodes one message.
-    static func parse(_ message: NetlinkMessage) -> ParsedMessage {
+    package static func parse(_ message: NetlinkMessage) -> ParsedMessage {
         switch message.type {
         case UInt16(RTM_NEWROUTE), UInt16(RTM_DELROUTE):
             return parseRoute(message, removed: message.type == UInt16(RTM_DELROUTE))

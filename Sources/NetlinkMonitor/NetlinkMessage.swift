@@ -6,10 +6,15 @@ import ReachabilityCore
 /// A view, not a copy: it is valid only while that buffer is, which for received
 /// messages means inside the closure `NetlinkSocket.receive` calls. libnl's parsers
 /// (`rtnl_route_parse`, `nlmsg_convert`) read it in place or copy it themselves.
-struct NetlinkMessage {
+package struct NetlinkMessage {
     /// The message, `nlmsg_len` bytes from here. Mutable only because libnl's parsers
     /// take a non-const `struct nlmsghdr *`; nothing writes to it.
     let header: UnsafeMutablePointer<nlmsghdr>
+
+    /// Wraps a message in a buffer the caller owns.
+    package init(header: UnsafeMutablePointer<nlmsghdr>) {
+        self.header = header
+    }
 
     /// `nlmsg_type`.
     var type: UInt16 { header.pointee.nlmsg_type }

@@ -3,7 +3,7 @@ import ReachabilityCore
 /// The links, addresses and default routes the monitor tracks, and the rules for
 /// applying one parsed message to them. Pure value type: no IO except through the
 /// `facts` closure handed to `apply`.
-struct TrackedState {
+package struct TrackedState {
     /// Address identity for updates and deletions: (ifindex, address, prefix length).
     struct AddressKey: Hashable {
         var interfaceIndex: Int32
@@ -26,7 +26,7 @@ struct TrackedState {
     var nat64Prefixes = NAT64PrefixStore()
 
     /// Empty, but for what the networks announced (a resync cannot dump those).
-    init(announcedCaptivePortals: [Int32: String] = [:], nat64Prefixes: NAT64PrefixStore = NAT64PrefixStore()) {
+    package init(announcedCaptivePortals: [Int32: String] = [:], nat64Prefixes: NAT64PrefixStore = NAT64PrefixStore()) {
         self.announcedCaptivePortals = announcedCaptivePortals
         self.nat64Prefixes = nat64Prefixes
     }
@@ -39,7 +39,7 @@ struct TrackedState {
     /// names (as the kernel described them, tracked or not), the ones an NLM_F_REPLACE
     /// displaced, and the next hops flushed with their link or its last IPv4 address.
     @discardableResult
-    mutating func apply(_ message: ParsedMessage, facts: (String) -> DeviceFacts) -> [DefaultRoute] {
+    package mutating func apply(_ message: ParsedMessage, facts: (String) -> DeviceFacts) -> [DefaultRoute] {
         if let voided = Self.announcementsVoided(by: message) {
             announcedCaptivePortals[voided.link] = nil
             nat64Prefixes.forget(voided.link)
@@ -120,7 +120,7 @@ struct TrackedState {
     /// records are merged into one route per (table, metric, type). A next hop's
     /// `isLinkDown` follows its link's current carrier when the link is known: the
     /// kernel sets and clears RTNH_F_LINKDOWN on carrier changes without telling anyone.
-    func snapshot() -> NetworkSnapshot {
+    package func snapshot() -> NetworkSnapshot {
         var routes: [DefaultRoute] = []
         for record in defaultRoutes {
             var route = record.route

@@ -48,6 +48,12 @@ package final class HTTPFetcher {
     package struct Result {
         package var outcome: ProbeOutcome
         package var body: [UInt8] = []
+
+        /// An exchange's outcome, with what was read of the body.
+        package init(outcome: ProbeOutcome, body: [UInt8] = []) {
+            self.outcome = outcome
+            self.body = body
+        }
     }
 
     /// The most body bytes read (RFC 8908's cap; a probe needs less).

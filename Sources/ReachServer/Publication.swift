@@ -13,15 +13,15 @@ import ReachSystemd
 /// `sequence` starts at 1 and grows by one when the unfiltered answer changes. Subscribers
 /// are grouped by filter, so each change derives a filtered path once per distinct filter,
 /// and only groups whose own answer changed are woken.
-struct Publication {
+package struct Publication {
     /// A change for one filter group, before it is framed for the wire.
-    struct GroupUpdate: Equatable {
+    package struct GroupUpdate: Equatable {
         /// The group's answer before the change.
         var previous: ReachabilityState.Answer
         /// The group's answer now.
         var answer: ReachabilityState.Answer
         /// The reply, with `changes` from `previous` to `answer`.
-        var reply: StatusReply
+        package var reply: StatusReply
     }
 
     /// What the owner must do after an input.
@@ -42,13 +42,13 @@ struct Publication {
     /// Identifies this daemon run in every reply.
     let instance: String
     /// The state published now.
-    private(set) var state: ReachabilityState
+    package private(set) var state: ReachabilityState
     /// Grows by one per change of the unfiltered answer.
     private(set) var sequence = 1
     private var groups: [PathFilter: Group] = [:]
 
     /// Starts from the first derived state.
-    init(instance: String, snapshot: NetworkSnapshot, policy: InterfacePolicy) {
+    package init(instance: String, snapshot: NetworkSnapshot, policy: InterfacePolicy) {
         self.instance = instance
         self.state = ReachabilityState(snapshot: snapshot, policy: policy)
     }
@@ -73,7 +73,7 @@ struct Publication {
 
     /// Adds a subscriber with `filter` and returns its first reply (the answer it sees now,
     /// nothing changed yet).
-    mutating func subscribe(filter: PathFilter) -> GroupUpdate {
+    package mutating func subscribe(filter: PathFilter) -> GroupUpdate {
         var group = groups[filter] ?? Group(answer: state.answer(for: filter), subscribers: 0)
         group.subscribers += 1
         groups[filter] = group

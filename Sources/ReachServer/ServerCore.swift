@@ -17,7 +17,7 @@ import ReachTargets
 ///
 /// It carries out the publication's actions: announcements become a log line and a
 /// systemd `STATUS=`, group updates are framed once and handed to each member.
-final class ServerCore {
+package final class ServerCore {
     let eventLoop: any EventLoop
     let logger: Logger
     let notifier: SystemdNotifier
@@ -130,7 +130,7 @@ final class ServerCore {
 
     /// A `Subscribe` reply framed for the wire (`continues: true`). Done once per change
     /// and filter group, so by the direct encoder: the bytes JSONEncoder would give.
-    static func frame(_ reply: StatusReply) -> ByteBuffer {
+    package static func frame(_ reply: StatusReply) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeStatusReplyFrame(VarlinkReply(parameters: reply, continues: true))
         return buffer
@@ -150,7 +150,7 @@ final class ServerCore {
 
     /// The one reply to a call, framed: `GetStatus`'s by the direct encoder, like the
     /// stream's, any other by JSONEncoder.
-    static func replyFrame(_ parameters: any Codable & Sendable) throws -> ByteBuffer {
+    package static func replyFrame(_ parameters: any Codable & Sendable) throws -> ByteBuffer {
         var buffer = ByteBuffer()
         if let status = parameters as? StatusReply {
             buffer.writeStatusReplyFrame(VarlinkReply(parameters: status))
@@ -163,7 +163,7 @@ final class ServerCore {
     // MARK: Metrics
 
     /// The Prometheus exposition of what is published now.
-    func metricsText() -> String {
+    package func metricsText() -> String {
         var facts = metrics.facts(
             state: publication.state, sequence: publication.sequence, subscribers: subscribers.count + targets.count - configured.count,
             refusals: ledger.refusals, probing: connectivity.isActive
@@ -366,7 +366,7 @@ extension Publication.Action {
 }
 
 extension ServerCore: MetricsSource {
-    func refuseMetricsClient(_ what: String, reason: RefusalReason) {
+    package func refuseMetricsClient(_ what: String, reason: RefusalReason) {
         ledger.refuse(nil, reason, what)
     }
 }

@@ -2,7 +2,7 @@ import ReachabilityCore
 import ReachProtocol
 
 /// What to do with one call: the pure half of request handling.
-enum CallOutcome {
+package enum CallOutcome {
     /// Send these parameters as the one reply.
     case reply(any Codable & Sendable)
     /// Send this error.
@@ -28,11 +28,16 @@ enum DeferredAnswer {
 }
 
 /// Maps a call to its outcome given what is published now. No IO.
-struct VarlinkDispatcher {
+package struct VarlinkDispatcher {
     var serviceInfo: ServiceInfo
 
+    /// A dispatcher answering as `serviceInfo`.
+    package init(serviceInfo: ServiceInfo) {
+        self.serviceInfo = serviceInfo
+    }
+
     /// - Parameter privileged: the caller is root or reachd's own user: it may reload.
-    func outcome(for call: AnyVarlinkCall, publication: Publication, privileged: Bool) -> CallOutcome {
+    package func outcome(for call: AnyVarlinkCall, publication: Publication, privileged: Bool) -> CallOutcome {
         let parameters = call.parameters ?? [:]
         if call.wantsUpgrade { return .error(.invalidParameter(parameter: "upgrade")) }
         guard let dot = call.method.lastIndex(of: "."), dot != call.method.startIndex else {

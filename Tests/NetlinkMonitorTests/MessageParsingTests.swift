@@ -5,6 +5,7 @@ import ReachabilityCore
 import SystemPackage
 import TestSupport
 import XCTest
+import FuzzEntryPoints
 
 /// Decoding tests on hand-built messages, through libnl-route as in the monitor, for the
 /// paths the running kernel cannot be made to produce (older kernels' IPv6 lookup

@@ -4,6 +4,7 @@ import NIOHTTP1
 import ReachabilityCore
 @testable import ReachConnectivity
 import XCTest
+import FuzzEntryPoints
 
 
 /// The probe's HTTP handlers (`ResponseReader.addHandlers`) fed a server's bytes on an

@@ -3,6 +3,7 @@
 @testable import ReachServer
 import TestSupport
 import XCTest
+import FuzzEntryPoints
 
 /// Every seed and every input a fuzz run found (`Fuzz/corpus/TARGET/`,
 /// `Fuzz/regressions/TARGET/`), through the entry point `scripts/fuzz TARGET` fuzzes. A

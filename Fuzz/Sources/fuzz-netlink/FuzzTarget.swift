@@ -2,7 +2,7 @@
 // Built and run by `scripts/fuzz netlink SECONDS` only (see Package.swift: REACHD_FUZZ). With
 // `--sanitize fuzzer`, SwiftPM builds an executable target as a library and libFuzzer
 // supplies `main`, which calls this once per input.
-import NetlinkMonitor
+import FuzzEntryPoints
 
 /// libFuzzer's entry point: one input, handed to the entry point the regression tests use.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,3 +1,4 @@
+import ReachConfiguration
 /// What `fuzz-config` (`scripts/fuzz config`) runs on one input, configuration text, and
 /// what the regression tests run on every kept input: the same code, so a fixed crash stays
 /// fixed. Package access only; invariants a fuzzer cannot see from outside are

@@ -1,3 +1,4 @@
+import ReachServer
 import NIOCore
 import ReachabilityCore
 import ReachProtocol

@@ -1,3 +1,4 @@
+import ReachDaemon
 import NIOCore
 import NIOHTTP1
 import NetlinkMonitor

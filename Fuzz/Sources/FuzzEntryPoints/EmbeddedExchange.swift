@@ -1,3 +1,4 @@
+import ReachConnectivity
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

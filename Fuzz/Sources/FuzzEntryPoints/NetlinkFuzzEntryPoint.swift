@@ -1,3 +1,4 @@
+import NetlinkMonitor
 import CNetlink
 import ReachabilityCore
 
