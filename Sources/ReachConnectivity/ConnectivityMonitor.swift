@@ -39,7 +39,8 @@ package final class ConnectivityMonitor {
     private let probeTLS: (any TLSHandshaking)?
     private let apiTLS: (any TLSHandshaking)?
     private let settings: ConnectivitySettings
-    private let resolver: NameResolver
+    /// Where networkd's answers and the lease files are read.
+    private let work: BlockingWork
     private var entries: [ProbeKey: Entry] = [:]
     private var hasNameserver = false
     /// What systemd-networkd says each link's network announced (DHCP or RA).
@@ -64,13 +65,13 @@ package final class ConnectivityMonitor {
     /// Called on the loop whenever `table` changed.
     package var onChange: (ConnectivityTable) -> Void = { _ in }
 
-    package init(settings: ConnectivitySettings, eventLoop: any EventLoop, logger: Logger, resolver: NameResolver,
+    package init(settings: ConnectivitySettings, eventLoop: any EventLoop, logger: Logger, resolver: NameResolver, work: BlockingWork,
          probeTLS: (any TLSHandshaking)?, apiTLS: (any TLSHandshaking)?) {
         self.settings = settings
         self.eventLoop = eventLoop
         self.logger = logger
-        self.resolver = resolver
-        self.fetcher = HTTPFetcher(eventLoop: eventLoop, resolver: resolver)
+        self.work = work
+        self.fetcher = HTTPFetcher(eventLoop: eventLoop, resolver: resolver, work: work)
         self.probeTLS = probeTLS
         self.apiTLS = apiTLS
     }
@@ -220,7 +221,7 @@ package final class ConnectivityMonitor {
         if let asked = askedNetworkdAbout, asked.links == snapshot.links, asked.addresses == snapshot.addresses { return }
         askedNetworkdAbout = (snapshot.links, snapshot.addresses)
         guard FileSystem.exists(socket) else { return }
-        resolver.runOffLoop { NetworkdPortals.ask(socket: socket) }.assumeIsolated().whenSuccess { [self] portals in
+        work.run { NetworkdPortals.ask(socket: socket) }.assumeIsolated().whenSuccess { [self] portals in
             guard let portals, portals != networkdPortals else { return }
             networkdPortals = portals
             if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
@@ -250,7 +251,7 @@ package final class ConnectivityMonitor {
     private func readLeases() {
         guard let (snapshot, _) = lastInputs else { return }
         let (files, links, addresses) = (settings.dhcpLeases, snapshot.links, snapshot.addresses)
-        resolver.runOffLoop { files.meteredInterfaces(links, addresses: addresses) }.assumeIsolated().whenSuccess { [self] metered in
+        work.run { files.meteredInterfaces(links, addresses: addresses) }.assumeIsolated().whenSuccess { [self] metered in
             guard metered != dhcpMetered else { return }
             for index in metered.subtracting(dhcpMetered) {
                 logger.info("the network's DHCP server says ANDROID_METERED", metadata: ["interface": "\(interfaceName(index))"])

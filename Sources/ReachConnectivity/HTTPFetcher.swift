@@ -63,15 +63,18 @@ package final class HTTPFetcher {
 
     private let eventLoop: any EventLoop
     private let resolver: NameResolver
+    /// Where TLS chains are judged.
+    private let work: BlockingWork
     /// Which requests run and which wait.
     private var slots: ProbeSlots
     /// How to start each waiting request, by id.
     private var waiting: [Int: () -> Void] = [:]
     private var nextID = 0
 
-    init(eventLoop: any EventLoop, resolver: NameResolver, slots: ProbeSlots = ProbeSlots()) {
+    init(eventLoop: any EventLoop, resolver: NameResolver, work: BlockingWork, slots: ProbeSlots = ProbeSlots()) {
         self.eventLoop = eventLoop
         self.resolver = resolver
+        self.work = work
         self.slots = slots
     }
 
@@ -173,7 +176,7 @@ package final class HTTPFetcher {
         head.headers.add(name: "Connection", value: "close")
         let tls: (handler: any ChannelHandler, refusal: @Sendable () -> String?)?
         do {
-            tls = try request.tls.map { try $0.makeHandler(serverHostname: endpoint.host, offload: { [resolver] in resolver.runOffLoop($0) }) }
+            tls = try request.tls.map { try $0.makeHandler(serverHostname: endpoint.host, offload: { [work] in work.run($0) }) }
         } catch {
             promise.succeed(Result(outcome: .untrusted("\(error)")))
             return

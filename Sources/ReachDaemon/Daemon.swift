@@ -147,6 +147,7 @@ package enum Daemon {
             socketDirectoryChanged: { restoreSocket(server, logger: logger) }
         )
         events.stalls = server.publish(stalls:)
+        events.runBlocking = server.runBlocking
         // Pinged at half the interval systemd asked for, through the event loop (see pingWatchdog).
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Duration.microseconds($0 / 2) }
         // A socket file deleted under reachd is noticed and put back (not one systemd passed).

@@ -54,6 +54,11 @@ package struct EngineEvents {
     /// The interfaces whose TCP traffic is stalled changed: each stalled one, since when and
     /// on what evidence.
     package var stalls: ([Int32: DataStall]) -> Void = { _ in }
+    /// Runs blocking work (the DNS64 query) where the loop's other blocking work runs, or
+    /// `dropped` when it cannot; by default nothing runs.
+    package var runBlocking: (_ body: @escaping @Sendable () -> Void, _ dropped: @escaping @Sendable () -> Void) -> Void = { _, dropped in
+        dropped()
+    }
 
     /// Creates the set of callbacks.
     package init(
@@ -484,7 +489,7 @@ package final class ReachabilityEngine {
                 stallDetector.reset()
                 publish(stalls: [:], events)
             case let .askDNS64(link):
-                askDNS64(on: link)
+                askDNS64(on: link, events)
             case let .learnDNS64(link, prefixes):
                 var changed = monitor.withdrawNAT64Prefixes(.dns64, on: link)
                 for prefix in prefixes where monitor.learnNAT64Prefix(prefix, lifetime: nil, on: link, now: turn.outcomes.now) { changed = true }
@@ -506,14 +511,13 @@ package final class ReachabilityEngine {
         }
     }
 
-    /// Sends the RFC 7050 query for `link` on a thread of its own; its answer is posted back.
-    private func askDNS64(on link: Int32) {
+    /// Sends the RFC 7050 query for `link` through `events.runBlocking`; its answer is posted back.
+    private func askDNS64(on link: Int32, _ events: EngineEvents) {
         logger.debug("asking interface \(link)'s resolver for the AAAA records of ipv4only.arpa (RFC 7050)")
         let mailbox = self.mailbox
-        let started = DNS64Query.start(interfaceIndex: link, resolvedSocket: resolvedSocket) { answer in
-            mailbox.post(.dns64Answered(link, answer))
-        }
-        if !started { mailbox.post(.dns64Answered(link, .failed)) }
+        let socket = resolvedSocket
+        events.runBlocking({ mailbox.post(.dns64Answered(link, DNS64Query.ask(interfaceIndex: link, resolvedSocket: socket))) },
+                           { mailbox.post(.dns64Answered(link, .failed)) })
     }
 
     /// Reads the TCP sockets, judges them, and hands on the stalls when they changed.

@@ -24,6 +24,8 @@ package final class ServerCore {
     let dispatcher = VarlinkDispatcher(serviceInfo: .reachd)
     /// What the server asks of the engine (a reload, target lookups); each request carries its reply.
     let engine: any EngineRequests
+    /// Every blocking call made for the loop, each on a thread of its own, fairly per uid.
+    let blockingWork: BlockingWork
     /// Resolves target names off the loop (for targets and connectivity probes).
     let resolver: NameResolver
     /// Connectivity probes and captive-portal APIs; what they find is published.
@@ -61,9 +63,10 @@ package final class ServerCore {
         self.logger = logger
         self.notifier = notifier
         self.engine = engine
-        self.resolver = NameResolver(eventLoop: eventLoop, resolvedSocket: settings.resolvedSocket)
+        self.blockingWork = BlockingWork(eventLoop: eventLoop)
+        self.resolver = NameResolver(eventLoop: eventLoop, work: blockingWork, resolvedSocket: settings.resolvedSocket)
         self.connectivity = ConnectivityMonitor(
-            settings: settings.connectivity, eventLoop: eventLoop, logger: logger, resolver: resolver,
+            settings: settings.connectivity, eventLoop: eventLoop, logger: logger, resolver: resolver, work: blockingWork,
             probeTLS: settings.probeTLS, apiTLS: settings.apiTLS
         )
         connectivity.onChange = { [unowned self] table in perform(self.publication.update(connectivity: table)) }
@@ -347,6 +350,7 @@ package final class ServerCore {
         connectivity.stop()
         targets.stopAll()
         resolver.shutdown()
+        blockingWork.shutdown()
         var closing: [EventLoopFuture<Void>] = []
         if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
         serverChannel = nil

@@ -161,6 +161,17 @@ package final class VarlinkServer: Sendable {
         eventLoop.execute { core.value.watch(configured: targets) }
     }
 
+    /// Runs `body` on the loop's `BlockingWork`, in reachd's own share; `dropped` runs instead
+    /// when it never ran (shut down, no thread). Callable from any thread.
+    package func runBlocking(_ body: @escaping @Sendable () -> Void, dropped: @escaping @Sendable () -> Void) {
+        let core = self.core
+        eventLoop.execute {
+            core.value.blockingWork.submit(for: .daemon, body) { ran in
+                if ran == nil { dropped() }
+            }
+        }
+    }
+
     /// Pings the systemd watchdog from the loop, so a ping proves the loop is alive too.
     package func pingWatchdog() {
         let core = self.core

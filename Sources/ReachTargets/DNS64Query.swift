@@ -4,7 +4,7 @@ import ReachabilityCore
 import ReachProtocol
 
 /// The one RFC 7050 query: the AAAA records of `ipv4only.arpa`, asked of the link's own
-/// resolver. Blocking: run it on a worker thread (`start`), never on the engine or the loop.
+/// resolver. Blocking: run it on `BlockingWork`, never on the engine or the loop.
 package enum DNS64Query {
     /// Asks systemd-resolved on `interfaceIndex` when its socket answers (the link's own DNS
     /// servers), else `getaddrinfo(3)` for IPv6 only (the system resolver: it cannot choose
@@ -48,16 +48,5 @@ package enum DNS64Query {
             entry = current.ai_next
         }
         return addresses.isEmpty ? .failed : .addresses(addresses)
-    }
-}
-
-extension DNS64Query {
-    /// Runs `ask` on a thread of its own and hands the answer to `completion` there; false
-    /// when the system refuses a thread. The caller keeps one query per link out at a time,
-    /// so these threads are bounded by the links that qualify.
-    package static func start(
-        interfaceIndex: Int32, resolvedSocket: String?, completion: @escaping @Sendable (DNS64Discovery.Answer) -> Void
-    ) -> Bool {
-        DetachedThread.start { completion(ask(interfaceIndex: interfaceIndex, resolvedSocket: resolvedSocket)) }
     }
 }

@@ -12,9 +12,9 @@ import SystemPackage
 /// resolved cannot be asked) `getaddrinfo(3)`, so nsswitch and the resolver configuration
 /// apply as for any program. Owned by the event loop: every method runs there.
 ///
-/// Each blocking lookup runs on a thread of its own, started for it; `ResolverSchedule`
-/// decides when, so that one uid's lookups (stuck against a server that never answers:
-/// glibc cannot be interrupted) never hold up another uid's or reachd's own. When
+/// Each blocking lookup runs on `BlockingWork`, in its owner's share, so that one uid's
+/// lookups (stuck against a server that never answers: glibc cannot be interrupted) never
+/// hold up another uid's or reachd's own. When
 /// nsswitch.conf asks `files` first, a name of /etc/hosts is answered from the file at
 /// once (`HostsTable`, re-read off the loop when the file changed), without any thread.
 ///
@@ -53,13 +53,13 @@ package final class NameResolver {
     /// systemd-resolved's Varlink socket; nil: never ask it.
     package let resolvedSocket: String?
     private let eventLoop: any EventLoop
+    private let work: BlockingWork
     private let blockingLookup: BlockingLookup
     private let localFiles: LocalFiles?
-    private var schedule: ResolverSchedule
-    private var jobs: [Int: Job] = [:]
+    /// Lookups queued or running, by ticket.
+    private var jobs: [BlockingWork.Ticket: Job] = [:]
     /// The lookup of each owner's name (with its interface), queued or running.
-    private var jobByName: [NameKey: Int] = [:]
-    private var lastJob = 0
+    private var jobByName: [NameKey: BlockingWork.Ticket] = [:]
     private var cache: [String: (expires: NIODeadline, outcome: Outcome)] = [:]
     /// Bumped when answers are forgotten: a lookup started before then is not cached.
     private var generation = 0
@@ -71,16 +71,17 @@ package final class NameResolver {
     /// The most cached answers kept; beyond, expired ones are dropped, then all.
     static let cacheCapacity = 1024
 
+    /// A resolver whose blocking lookups run on `work`.
     package init(
-        eventLoop: any EventLoop, resolvedSocket: String? = NameResolver.systemdResolvedSocket,
+        eventLoop: any EventLoop, work: BlockingWork, resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30),
-        limits: ResolverSchedule.Limits = .init(), localFiles: LocalFiles? = LocalFiles(), blockingLookup: BlockingLookup? = nil
+        localFiles: LocalFiles? = LocalFiles(), blockingLookup: BlockingLookup? = nil
     ) {
         self.eventLoop = eventLoop
+        self.work = work
         self.resolvedSocket = resolvedSocket
         self.timeout = timeout
         self.cacheLifetime = cacheLifetime
-        self.schedule = ResolverSchedule(limits: limits)
         self.localFiles = localFiles
         self.blockingLookup = blockingLookup ?? { name, hasNameserver, interfaceIndex in
             if let resolvedSocket, FileSystem.exists(resolvedSocket),
@@ -96,7 +97,7 @@ package final class NameResolver {
     /// (`noDNSServer`) from one with servers that failed. With `interfaceIndex`,
     /// systemd-resolved asks that interface's DNS servers (a probe's name is resolved as
     /// the network it checks would resolve it); `getaddrinfo` cannot, and ignores it.
-    package func resolve(_ name: String, hasNameserver: Bool, interfaceIndex: Int32? = nil, owner: LookupOwner = .daemon) -> EventLoopFuture<Outcome> {
+    package func resolve(_ name: String, hasNameserver: Bool, interfaceIndex: Int32? = nil, owner: WorkOwner = .daemon) -> EventLoopFuture<Outcome> {
         if isShutDown { return eventLoop.makeSucceededFuture(.failed(.resolutionFailed)) }
         if let localFiles, !hosts.isCurrent(at: .now()) {
             return refreshHostsFile(localFiles).assumeIsolated().flatMap { [self] in
@@ -106,7 +107,7 @@ package final class NameResolver {
         return answer(name, hasNameserver: hasNameserver, interfaceIndex: interfaceIndex, owner: owner)
     }
 
-    private func answer(_ name: String, hasNameserver: Bool, interfaceIndex: Int32?, owner: LookupOwner) -> EventLoopFuture<Outcome> {
+    private func answer(_ name: String, hasNameserver: Bool, interfaceIndex: Int32?, owner: WorkOwner) -> EventLoopFuture<Outcome> {
         if let addresses = hosts.table.addresses(of: name) { return eventLoop.makeSucceededFuture(.addresses(ResolvedAddresses(addresses))) }
         let key = interfaceIndex.map { "\(name)%\($0)" } ?? name
         if let cached = cache[key], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
@@ -114,17 +115,19 @@ package final class NameResolver {
         if let id = jobByName[nameKey], let job = jobs[id] {
             if let promise = job.promise { return promise.futureResult }
             // Its caller gave up, but the lookup still runs: wait for it rather than queue another.
-            _ = schedule.callerReturned(id)
+            _ = work.callerReturned(id)
             return wait(for: id)
         }
-        lastJob += 1
-        let id = lastJob
         let lookup = blockingLookup
-        jobs[id] = Job(owner: owner, name: nameKey, generation: generation, work: { lookup(name, hasNameserver, interfaceIndex) })
+        // A ticket is known only once submitted; the completion never runs before that.
+        var ticket: BlockingWork.Ticket?
+        ticket = work.submit(for: owner, { lookup(name, hasNameserver, interfaceIndex) }) { [self] outcome in
+            if let ticket { finished(ticket, outcome) }
+        }
+        let id = ticket!
+        jobs[id] = Job(name: nameKey, generation: generation)
         jobByName[nameKey] = id
-        let answer = wait(for: id)
-        perform(schedule.enqueue(id, owner: owner))
-        return answer
+        return wait(for: id)
     }
 
     /// A caller's promise for job `id`, answered `resolutionTimedOut` after `timeout`.
@@ -140,43 +143,22 @@ package final class NameResolver {
         jobs[id]?.promise = nil
         jobs[id]?.deadline = nil
         promise.succeed(.failed(.resolutionTimedOut))
-        perform(schedule.callerGaveUp(id))
+        work.callerGaveUp(id)
     }
 
-    private func perform(_ actions: [ResolverSchedule.Action]) {
-        for action in actions {
-            switch action {
-            case let .start(id):
-                guard let work = jobs[id]?.work else { continue }
-                let eventLoop = self.eventLoop
-                let resolver = NIOLoopBound(self, eventLoop: eventLoop)
-                let started = DetachedThread.start {
-                    let outcome = work()
-                    eventLoop.execute { resolver.value.finished(id, outcome) }
-                }
-                // No thread to be had (the system's limit): the lookup fails, its slot is freed.
-                if !started { eventLoop.execute { resolver.value.finished(id, .failed(.resolutionFailed)) } }
-            case let .drop(id):
-                forget(id)
-            }
-        }
-    }
-
-    /// Job `id` returned `outcome` (nil: work that answers its caller itself).
-    private func finished(_ id: Int, _ outcome: Outcome?) {
+    /// Lookup `id` returned `outcome` (nil: it never ran).
+    private func finished(_ id: BlockingWork.Ticket, _ outcome: Outcome?) {
         guard let job = forget(id) else { return }
-        if let outcome, let name = job.name {
-            if job.generation == generation { remember(outcome, for: name.key) }
-            job.promise?.succeed(outcome)
-        }
-        perform(schedule.finished(id))
+        let outcome = outcome ?? .failed(.resolutionFailed)
+        if job.generation == generation { remember(outcome, for: job.name.key) }
+        job.promise?.succeed(outcome)
     }
 
     @discardableResult
-    private func forget(_ id: Int) -> Job? {
+    private func forget(_ id: BlockingWork.Ticket) -> Job? {
         guard let job = jobs.removeValue(forKey: id) else { return nil }
         job.deadline?.cancel()
-        if let name = job.name, jobByName[name] == id { jobByName[name] = nil }
+        if jobByName[job.name] == id { jobByName[job.name] = nil }
         return job
     }
 
@@ -197,12 +179,10 @@ package final class NameResolver {
     /// however many names are asked meanwhile.
     private func refreshHostsFile(_ files: LocalFiles) -> EventLoopFuture<Void> {
         if let checking = hosts.checking { return checking }
-        let promise = eventLoop.makePromise(of: HostsFileState.Reading.self)
         let known = hosts.stamps
-        if !DetachedThread.start({ promise.succeed(HostsFileState.read(files, known: known)) }) {
-            promise.succeed(HostsFileState.Reading(stamps: known, table: nil))
-        }
-        let checked = promise.futureResult.assumeIsolated().map { [self] reading in
+        let reading = work.run { HostsFileState.read(files, known: known) }
+            .recover { _ in HostsFileState.Reading(stamps: known, table: nil) }
+        let checked = reading.assumeIsolated().map { [self] reading in
             hosts.checking = nil
             hosts.checked = .now()
             hosts.stamps = reading.stamps
@@ -225,27 +205,8 @@ package final class NameResolver {
         for id in Array(jobs.keys) {
             guard let job = forget(id) else { continue }
             job.promise?.succeed(.failed(.resolutionFailed))
-            job.cancel?()
+            work.callerGaveUp(id)
         }
-    }
-
-    /// Runs `body` on a worker thread, in reachd's own share (blocking work: another
-    /// service's Varlink socket, which has a timeout of its own).
-    package func runOffLoop<Value: Sendable>(_ body: @escaping @Sendable () -> Value) -> EventLoopFuture<Value> {
-        let promise = eventLoop.makePromise(of: Value.self)
-        if isShutDown {
-            promise.fail(ChannelError.ioOnClosedChannel)
-            return promise.futureResult
-        }
-        lastJob += 1
-        var job = Job(owner: .daemon, name: nil, generation: generation) {
-            promise.succeed(body())
-            return nil
-        }
-        job.cancel = { promise.fail(ChannelError.ioOnClosedChannel) }
-        jobs[lastJob] = job
-        perform(schedule.enqueue(lastJob, owner: .daemon))
-        return promise.futureResult
     }
 
     /// One blocking `getaddrinfo`, both families, addresses in the resolver's order.
@@ -325,31 +286,19 @@ package final class NameResolver {
 
 /// One owner's lookup of one name (on one interface): what concurrent asks share.
 private struct NameKey: Hashable {
-    package var owner: LookupOwner
+    package var owner: WorkOwner
     /// The name, with `%` and the interface index when there is one.
     package var key: String
 }
 
 /// A blocking lookup queued or running, and who waits for it.
 private struct Job {
-    package var owner: LookupOwner
-    /// nil for other blocking work (`runOffLoop`).
-    package var name: NameKey?
+    var name: NameKey
+    /// `NameResolver.generation` when it was asked: a lookup from before `forgetAnswers` is not cached.
     var generation: Int
-    /// Runs on the worker thread; the outcome, or nil when the work answers its caller itself.
-    package var work: @Sendable () -> NameResolver.Outcome?
-    /// The waiting caller's promise; nil once it gave up (or for other work).
-    package var promise: EventLoopPromise<NameResolver.Outcome>?
-    package var deadline: Scheduled<Void>?
-    /// Answers other work's caller when the resolver shuts down first.
-    package var cancel: (() -> Void)?
-
-    init(owner: LookupOwner, name: NameKey?, generation: Int, work: @escaping @Sendable () -> NameResolver.Outcome?) {
-        self.owner = owner
-        self.name = name
-        self.generation = generation
-        self.work = work
-    }
+    /// The waiting caller's promise; nil once it gave up.
+    var promise: EventLoopPromise<NameResolver.Outcome>?
+    var deadline: Scheduled<Void>?
 }
 
 /// What the resolver knows of /etc/hosts: the table (empty unless nsswitch.conf asks

@@ -11,9 +11,10 @@ import XCTest
 final class ConnectivityStallTests: XCTestCase {
     func testStallsReachTheTableAndLeaveIt() {
         let loop = EmbeddedEventLoop()
+        let work = BlockingWork(eventLoop: loop)
         let monitor = ConnectivityMonitor(
             settings: ConnectivitySettings(), eventLoop: loop, logger: Logger(label: "test"),
-            resolver: NameResolver(eventLoop: loop, resolvedSocket: nil), probeTLS: nil, apiTLS: nil
+            resolver: NameResolver(eventLoop: loop, work: work, resolvedSocket: nil), work: work, probeTLS: nil, apiTLS: nil
         )
         var published: [ConnectivityTable] = []
         monitor.onChange = { published.append($0) }

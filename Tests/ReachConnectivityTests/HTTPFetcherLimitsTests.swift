@@ -42,7 +42,8 @@ final class HTTPFetcherLimitsTests: XCTestCase {
         let port = try XCTUnwrap(server.localAddress?.port)
 
         let seen = try loop.flatSubmit { () -> EventLoopFuture<Seen> in
-            let fetcher = HTTPFetcher(eventLoop: loop, resolver: NameResolver(eventLoop: loop, resolvedSocket: nil),
+            let work = BlockingWork(eventLoop: loop)
+            let fetcher = HTTPFetcher(eventLoop: loop, resolver: NameResolver(eventLoop: loop, work: work, resolvedSocket: nil), work: work,
                                       slots: ProbeSlots(capacity: 4, queueLimit: 3))
             let round = FetchCancellation()
             let request = HTTPFetcher.Request(endpoint: HTTPEndpoint("http://127.0.0.1:\(port)/generate_204")!, interfaceIndex: 1,

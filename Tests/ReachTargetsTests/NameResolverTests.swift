@@ -86,12 +86,15 @@ final class NameResolverTests: XCTestCase {
         let started = NIOLockedValueBox(0)
         let blocked = NIOLockedValueBox(0)
         private var resolver: NIOLoopBound<NameResolver>!
+        private var work: NIOLoopBound<BlockingWork>!
 
         init(timeout: TimeAmount, localFiles: NameResolver.LocalFiles? = nil) throws {
             let loop = group.next()
             let gate = self.gate, started = self.started, blocked = self.blocked
+            work = try loop.submit { NIOLoopBound(BlockingWork(eventLoop: loop), eventLoop: loop) }.wait()
+            let work = self.work!
             resolver = try loop.submit {
-                NIOLoopBound(NameResolver(eventLoop: loop, resolvedSocket: nil, timeout: timeout, localFiles: localFiles) { name, _, _ in
+                NIOLoopBound(NameResolver(eventLoop: loop, work: work.value, resolvedSocket: nil, timeout: timeout, localFiles: localFiles) { name, _, _ in
                     started.withLockedValue { $0 += 1 }
                     if name.hasPrefix("stuck") {
                         blocked.withLockedValue { $0 += 1 }
@@ -102,13 +105,13 @@ final class NameResolverTests: XCTestCase {
             }.wait()
         }
 
-        func resolve(_ name: String, owner: LookupOwner) -> EventLoopFuture<NameResolver.Outcome> {
+        func resolve(_ name: String, owner: WorkOwner) -> EventLoopFuture<NameResolver.Outcome> {
             let resolver = self.resolver!
             return resolver.eventLoop.flatSubmit { resolver.value.resolve(name, hasNameserver: true, owner: owner) }
         }
 
         func runOffLoop(_ body: @escaping @Sendable () -> Int) -> EventLoopFuture<Int> {
-            resolver.value.runOffLoop(body)
+            work.value.run(body)
         }
 
         func shutdown() throws {
@@ -137,8 +140,8 @@ final class NameResolverTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - begin, .milliseconds(100), "another uid waited for uid 65534's lookups")
         for answer in flood { XCTAssertEqual(try answer.wait(), .failed(.resolutionTimedOut)) }
         XCTAssertEqual(try harness.resolve("fine2.test", owner: .user(1000)).wait(), .addresses([IPAddress("198.51.100.1")!]))
-        XCTAssertEqual(harness.blocked.withLockedValue { $0 }, ResolverSchedule.Limits().perUser, "only uid 65534's share ever ran")
-        XCTAssertEqual(harness.started.withLockedValue { $0 }, ResolverSchedule.Limits().perUser + 3)
+        XCTAssertEqual(harness.blocked.withLockedValue { $0 }, BlockingSchedule.Limits().perUser, "only uid 65534's share ever ran")
+        XCTAssertEqual(harness.started.withLockedValue { $0 }, BlockingSchedule.Limits().perUser + 3)
         try harness.finish()
     }
 
@@ -176,7 +179,7 @@ final class NameResolverTests: XCTestCase {
         usleep(1_100_000)
         XCTAssertEqual(try harness.resolve("new.test", owner: .user(65534)).wait(), .failed(.resolutionTimedOut), "left to the stuck uid's threads")
         for answer in flood { _ = try answer.wait() }
-        XCTAssertEqual(harness.started.withLockedValue { $0 }, ResolverSchedule.Limits().perUser)
+        XCTAssertEqual(harness.started.withLockedValue { $0 }, BlockingSchedule.Limits().perUser)
         try harness.finish()
     }
 
@@ -189,11 +192,11 @@ final class NameResolverTests: XCTestCase {
         let offLoop = try loop.submit { [harness] in harness.runOffLoop { 7 } }.wait()
         XCTAssertEqual(try offLoop.wait(), 7)
         // The share's threads are started, the rest of the names queued.
-        for _ in 0..<200 where harness.blocked.withLockedValue({ $0 }) < ResolverSchedule.Limits().perUser { usleep(10_000) }
+        for _ in 0..<200 where harness.blocked.withLockedValue({ $0 }) < BlockingSchedule.Limits().perUser { usleep(10_000) }
         try harness.shutdown()
         for answer in waiting { XCTAssertEqual(try answer.wait(), .failed(.resolutionFailed)) }
         XCTAssertEqual(try harness.resolve("fine.test", owner: .user(1000)).wait(), .failed(.resolutionFailed))
-        XCTAssertEqual(harness.started.withLockedValue { $0 }, ResolverSchedule.Limits().perUser)
+        XCTAssertEqual(harness.started.withLockedValue { $0 }, BlockingSchedule.Limits().perUser)
         try harness.finish()
     }
 }

@@ -1,25 +1,24 @@
 import NIOCore
 
-/// Whom a name lookup is for: a client's uid, or reachd itself (probes, networkd).
-package enum LookupOwner: Hashable, Sendable {
+/// Whom blocking work is for: a client's uid (its names), or reachd itself (probes' names and
+/// TLS chains, DNS64, networkd's and NetworkManager's answers, files).
+package enum WorkOwner: Hashable, Sendable {
     /// A Varlink client (`CheckTarget`, `SubscribeTarget`), by uid.
     case user(UInt32)
-    /// reachd's own lookups: probe servers, captive-portal APIs, networkd.
+    /// reachd's own work.
     case daemon
 }
 
-/// Which blocking lookup runs on a worker thread when: a pure state machine the resolver
-/// feeds with events (a lookup asked for, finished, given up by its caller) and that
-/// answers with actions (start this one, forget that one).
+/// Which blocking work runs on a thread when: a pure state machine `BlockingWork` feeds with
+/// events (work asked for, finished, given up by its caller) and that answers with actions
+/// (start this one, forget that one).
 ///
-/// A blocking `getaddrinfo` cannot be cancelled: a lookup whose caller gave up (it got
-/// `resolutionTimedOut`) keeps its thread until the resolver returns, maybe after minutes
-/// against a server that never answers. So each owner holds at most a few threads,
-/// abandoned lookups included, and owners take turns (round-robin, one FIFO queue each):
-/// one uid's pending or stuck lookups never delay another's, and reachd's own lookups
-/// have a share no client can take. A queued lookup whose caller gave up is dropped
-/// without ever running.
-package struct ResolverSchedule {
+/// A blocking `getaddrinfo` cannot be cancelled: a lookup whose caller gave up keeps its
+/// thread until glibc returns, maybe minutes later. So each owner holds at most a few
+/// threads, abandoned work included, and owners take turns (round-robin, one FIFO queue
+/// each): one uid's stuck lookups never delay another's, and reachd's own work has a share
+/// no client can take. Queued work whose caller gave up is dropped without ever running.
+package struct BlockingSchedule {
     /// How many worker threads may exist, and each owner's share of them.
     package struct Limits: Equatable {
         /// The most threads at once (every owner's lookups, running and abandoned).
@@ -40,12 +39,12 @@ package struct ResolverSchedule {
 
     package let limits: Limits
     /// Queued lookups by owner, oldest first; an owner is here only while it has some.
-    private var queues: [LookupOwner: CircularBuffer<Int>] = [:]
+    private var queues: [WorkOwner: CircularBuffer<Int>] = [:]
     /// Owners with queued lookups, in the order they get their next turn.
-    private var turns: [LookupOwner] = []
+    private var turns: [WorkOwner] = []
     /// Lookups on a thread, by id: whose, and whether their caller gave up.
-    private var running: [Int: (owner: LookupOwner, abandoned: Bool)] = [:]
-    private var threadsByOwner: [LookupOwner: Int] = [:]
+    private var running: [Int: (owner: WorkOwner, abandoned: Bool)] = [:]
+    private var threadsByOwner: [WorkOwner: Int] = [:]
     private var clientThreads = 0
 
     init(limits: Limits = Limits()) {
@@ -54,7 +53,7 @@ package struct ResolverSchedule {
 
     /// Lookup `id` for `owner` is asked for: it starts at once if the owner's share allows,
     /// else waits its turn.
-    package mutating func enqueue(_ id: Int, owner: LookupOwner) -> [Action] {
+    package mutating func enqueue(_ id: Int, owner: WorkOwner) -> [Action] {
         if queues[owner] == nil { turns.append(owner) }
         queues[owner, default: []].append(id)
         return startWhatMay()
@@ -103,7 +102,7 @@ package struct ResolverSchedule {
     }
 
     /// Threads `owner` holds, running and abandoned lookups alike.
-    func threads(of owner: LookupOwner) -> Int {
+    func threads(of owner: WorkOwner) -> Int {
         threadsByOwner[owner, default: 0]
     }
 
@@ -111,11 +110,11 @@ package struct ResolverSchedule {
     var threads: Int { running.count }
 
     /// Lookups of `owner` waiting for a thread.
-    package func queued(for owner: LookupOwner) -> Int {
+    package func queued(for owner: WorkOwner) -> Int {
         queues[owner]?.count ?? 0
     }
 
-    private func mayStart(for owner: LookupOwner) -> Bool {
+    private func mayStart(for owner: WorkOwner) -> Bool {
         switch owner {
         case .daemon:
             return threads(of: owner) < limits.daemon

@@ -4,25 +4,25 @@ import XCTest
 
 /// Which lookup gets a worker thread when, event by event, with small limits: 6 threads,
 /// 2 per uid, 2 kept for reachd itself (so clients share 4).
-final class ResolverScheduleTests: XCTestCase {
+final class BlockingScheduleTests: XCTestCase {
     private enum Event {
-        case ask(Int, LookupOwner)
+        case ask(Int, WorkOwner)
         case done(Int)
         case gaveUp(Int)
         case returned(Int, running: Bool)
     }
 
-    private typealias Step = (event: Event, actions: [ResolverSchedule.Action])
+    private typealias Step = (event: Event, actions: [BlockingSchedule.Action])
 
-    private static let alice = LookupOwner.user(1000)
-    private static let mallory = LookupOwner.user(65534)
-    private static let bob = LookupOwner.user(1001)
-    private static let carol = LookupOwner.user(1002)
+    private static let alice = WorkOwner.user(1000)
+    private static let mallory = WorkOwner.user(65534)
+    private static let bob = WorkOwner.user(1001)
+    private static let carol = WorkOwner.user(1002)
 
-    private func run(_ name: String, _ steps: [Step], file: StaticString = #filePath, line: UInt = #line) -> ResolverSchedule {
-        var schedule = ResolverSchedule(limits: .init(threads: 6, perUser: 2, daemon: 2))
+    private func run(_ name: String, _ steps: [Step], file: StaticString = #filePath, line: UInt = #line) -> BlockingSchedule {
+        var schedule = BlockingSchedule(limits: .init(threads: 6, perUser: 2, daemon: 2))
         for (index, step) in steps.enumerated() {
-            let actions: [ResolverSchedule.Action]
+            let actions: [BlockingSchedule.Action]
             switch step.event {
             case let .ask(id, owner): actions = schedule.enqueue(id, owner: owner)
             case let .done(id): actions = schedule.finished(id)
@@ -88,7 +88,7 @@ final class ResolverScheduleTests: XCTestCase {
     /// for a thread, then uids take turns in the order they asked; reachd is never refused
     /// its own 2.
     func testCapAndTurns() {
-        let dave = LookupOwner.user(1003)
+        let dave = WorkOwner.user(1003)
         let schedule = run("cap", [
             (.ask(1, Self.mallory), [.start(1)]), (.ask(2, Self.mallory), [.start(2)]),
             (.ask(3, Self.alice), [.start(3)]), (.ask(4, Self.alice), [.start(4)]),
