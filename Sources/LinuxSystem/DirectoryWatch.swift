@@ -7,54 +7,58 @@ import SystemPackage
 /// A directory watch sees a file replaced by rename, which a watch on the file misses; a
 /// file watch sees a write to the file's inode whatever name or mount it came through (a
 /// bind-mounted file's directory sees nothing of it).
-public final class DirectoryWatch {
+package final class DirectoryWatch {
     /// The descriptor to poll for input.
-    public let descriptor: FileDescriptor
+    package let descriptor: FileDescriptor
 
     /// One watch of this instance (the kernel's watch descriptor). Adding a path whose inode
     /// is already watched gives the same watch.
-    public struct Watch: Hashable, Sendable {
+    package struct Watch: Hashable, Sendable {
         /// What `inotify_add_watch(2)` returned.
-        public var rawValue: Int32
+        package var rawValue: Int32
 
         /// Wraps a watch descriptor.
-        public init(rawValue: Int32) {
+        package init(rawValue: Int32) {
             self.rawValue = rawValue
         }
     }
 
     /// What a watch reports.
-    public enum Subject: Sendable {
+    package enum Subject: Sendable {
         /// A directory's entries: created, deleted, moved in or out, or rewritten.
         case entries
         /// A file's contents rewritten (reported when the writer closes it: a truncating
         /// writer has not written yet when it opens), and the file itself changing links or
         /// mode, removed or moved. Symbolic links are followed to the file.
         case contents
+        /// `entries`, and every write to an entry: a writer that keeps its file open and
+        /// appends (ISC dhclient's leases) never closes it.
+        case entriesAndWrites
 
         var mask: UInt32 {
             switch self {
             case .entries: UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
+            case .entriesAndWrites: Subject.entries.mask | UInt32(IN_MODIFY)
             case .contents: UInt32(IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
             }
         }
     }
 
     /// Opens an inotify instance watching nothing yet.
-    public init() throws(Errno) {
+    package init() throws(Errno) {
         descriptor = FileDescriptor(rawValue: try systemCall { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) })
     }
 
     /// Watches `directory` for entries created, deleted, moved in or out, or rewritten.
     /// Watching a directory already watched changes nothing; false when it does not exist.
     @discardableResult
-    public func watch(_ directory: String) throws(Errno) -> Bool {
+    package func watch(_ directory: String) throws(Errno) -> Bool {
         try add(directory, watching: .entries) != nil
     }
 
     /// Watches `path` for `subject`; nil when it (or the file a symbolic link leads to)
     /// does not exist. A path whose inode is watched already gets `subject` instead.
-    public func add(_ path: String, watching subject: Subject) throws(Errno) -> Watch? {
+    package func add(_ path: String, watching subject: Subject) throws(Errno) -> Watch? {
         do {
             return Watch(rawValue: try systemCall { inotify_add_watch(descriptor.rawValue, path, subject.mask) })
         } catch .noSuchFileOrDirectory, .notDirectory {
@@ -64,7 +68,7 @@ public final class DirectoryWatch {
 
     /// Stops `watch` (the kernel then queues IN_IGNORED for it). One already gone (its
     /// inode freed) is no error.
-    public func remove(_ watch: Watch) {
+    package func remove(_ watch: Watch) {
         _ = inotify_rm_watch(descriptor.rawValue, watch.rawValue)
     }
 
@@ -73,20 +77,20 @@ public final class DirectoryWatch {
     /// What a drain read: which entries of the watched directories events were about, and
     /// whether a watched file was rewritten. The caller re-reads its files when one of
     /// theirs is named or rewritten, instead of replaying events.
-    public struct Events: Sendable, Equatable {
+    package struct Events: Sendable, Equatable {
         /// The names of the entries events named (no directory part: the same name in two
         /// watched directories is one name here).
-        public var names: Set<String>
+        package var names: Set<String>
         /// Whether some event named no entry and was no rewrite: the kernel's queue
         /// overflowed (events were lost), a watched directory or file itself was removed or
         /// moved, a watched file's links or mode changed, or a watch was dropped.
-        public var unnamed: Bool
+        package var unnamed: Bool
         /// Whether a watched file's contents were rewritten in place (its name and inode
         /// stay: reading it again is enough).
-        public var rewritten: Bool
+        package var rewritten: Bool
 
         /// Creates a drain's result.
-        public init(names: Set<String> = [], unnamed: Bool = false, rewritten: Bool = false) {
+        package init(names: Set<String> = [], unnamed: Bool = false, rewritten: Bool = false) {
             self.names = names
             self.unnamed = unnamed
             self.rewritten = rewritten
@@ -94,14 +98,14 @@ public final class DirectoryWatch {
 
         /// Whether these events may concern entries named `entries`: one of them was named,
         /// or some event named nothing (then anything may have changed).
-        public func mayConcern(_ entries: Set<String>) -> Bool {
+        package func mayConcern(_ entries: Set<String>) -> Bool {
             unnamed || !names.isDisjoint(with: entries)
         }
     }
 
     /// Reads every queued event and says what they were about.
     @discardableResult
-    public func drain() -> Events {
+    package func drain() -> Events {
         var events = Events()
         // Room for at least one event with the longest name (16 bytes + NAME_MAX + NUL).
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -116,7 +120,7 @@ public final class DirectoryWatch {
     /// a watched directory or file itself, and for a queue overflow). A nameless
     /// IN_CLOSE_WRITE is a watched file rewritten; a record cut short counts as unnamed:
     /// whatever it was about, the caller should look.
-    public static func parse(_ bytes: ArraySlice<UInt8>, into events: inout Events) {
+    package static func parse(_ bytes: ArraySlice<UInt8>, into events: inout Events) {
         bytes.withUnsafeBytes { raw in
             let header = 16
             var offset = 0

@@ -53,8 +53,12 @@ package final class ConnectivityMonitor {
     /// The IPv4 addresses the leases were last read for: a lease comes with one, so only
     /// their change reads again (a carrier flap or an IPv6 address does not).
     private var leasesReadFor: [InterfaceAddress]?
-    /// Counts those changes, so only the latest one's re-reads run.
+    /// Counts the reads started, so only the latest one's answer is applied.
     private var leaseReads = 0
+    /// Tells when a lease was written (started with the first read); nil once stopped.
+    private var leaseWatch: DHCPLeaseWatch?
+    /// `stop()` ran: no watch is started again.
+    private var leaseWatchStopped = false
     /// The links and addresses networkd was last asked about: asked again when they change.
     private var askedNetworkdAbout: (links: [Int32: Link], addresses: [InterfaceAddress])?
     private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
@@ -228,31 +232,35 @@ package final class ConnectivityMonitor {
         }
     }
 
-    /// Reads the DHCP clients' leases, off the loop, when the IPv4 addresses changed since,
-    /// and again `leaseRereads` later: a client may write its lease file only after it set
-    /// the address. A different answer is applied like a kernel change.
+    /// Reads the DHCP clients' leases, off the loop, when the IPv4 addresses changed since
+    /// (a lease counts only while its address is held) and whenever `DHCPLeaseWatch` sees a
+    /// lease written (a client may write it after it set the address). A different answer
+    /// is applied like a kernel change.
     private func readLeasesIfNeeded(_ snapshot: NetworkSnapshot) {
         let ipv4 = snapshot.addresses.filter { $0.family == .ipv4 }
         if leasesReadFor == ipv4 { return }
         leasesReadFor = ipv4
-        leaseReads += 1
-        let generation = leaseReads
+        watchLeases()
         readLeases()
-        for delay in Self.leaseRereads {
-            eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
-                if leaseReads == generation { readLeases() }  // a later change reads for itself
-            }
-        }
     }
 
-    /// After an address change, the leases are read again this long after.
-    private static let leaseRereads: [TimeAmount] = [.milliseconds(250), .milliseconds(1500)]
+    /// Starts the lease watch the first time; later, has it watch directories that appeared.
+    private func watchLeases() {
+        guard !leaseWatchStopped else { return }
+        if let leaseWatch { return leaseWatch.rewatch() }
+        guard let watch = try? DHCPLeaseWatch() else { return }
+        let (loop, monitor) = (eventLoop, NIOLoopBound(self, eventLoop: eventLoop))
+        if watch.start(settings.dhcpLeases, changed: { loop.execute { monitor.value.readLeases() } }) { leaseWatch = watch }
+    }
 
     private func readLeases() {
-        guard let (snapshot, _) = lastInputs else { return }
+        guard !leaseWatchStopped, let (snapshot, _) = lastInputs else { return }
         let (files, links, addresses) = (settings.dhcpLeases, snapshot.links, snapshot.addresses)
+        leaseReads += 1
+        let generation = leaseReads
         work.run { files.meteredInterfaces(links, addresses: addresses) }.assumeIsolated().whenSuccess { [self] metered in
-            guard metered != dhcpMetered else { return }
+            // A later read started since: its answer, from newer files and addresses, decides.
+            guard generation == leaseReads, metered != dhcpMetered else { return }
             for index in metered.subtracting(dhcpMetered) {
                 logger.info("the network's DHCP server says ANDROID_METERED", metadata: ["interface": "\(interfaceName(index))"])
             }
@@ -282,6 +290,9 @@ package final class ConnectivityMonitor {
     package func stop() {
         networkManagerWatch?.stop()
         networkManagerWatch = nil
+        leaseWatch?.stop()
+        leaseWatch = nil
+        leaseWatchStopped = true
         for key in entries.keys {
             entries[key]?.timer?.cancel()
             entries[key]?.running?.cancel()

@@ -1,11 +1,13 @@
+import Glibc
 import LinuxSystem
 import ReachabilityCore
+import SystemPackage
 
 /// Reads the leases DHCP clients keep, for `DHCPLeases`: systemd-networkd's
 /// `leases/IFINDEX` and ISC dhclient's `dhclient*.leases` (ifupdown's `dhclient.IF.leases`).
-/// World-readable files, so no privilege; read only when links or addresses change (a lease
-/// comes with an address), off the loop. NetworkManager's own DHCP guess arrives over D-Bus
-/// (`Metered` guess-yes); dhcpcd and udhcpc keep nothing reachd reads (docs/untrusted-networks.md).
+/// World-readable files, so no privilege; read off the loop when the IPv4 addresses change
+/// and when `DHCPLeaseWatch` sees a lease written. NetworkManager's own DHCP guess arrives over
+/// D-Bus (`Metered` guess-yes); dhcpcd and udhcpc keep nothing reachd reads (docs/untrusted-networks.md).
 package struct DHCPLeaseFiles: Sendable, Equatable {
     /// systemd-networkd's lease directory.
     package var networkd = "/run/systemd/netif/leases"
@@ -14,6 +16,16 @@ package struct DHCPLeaseFiles: Sendable, Equatable {
 
     /// Files read at most per directory: a host with more leases lying around is no laptop.
     static let fileLimit = 32
+
+    /// The directories `DHCPLeaseWatch` watches.
+    package var directories: [String] { [networkd, dhclient] }
+
+    /// Whether an entry of those directories is a lease reachd reads: networkd's `IFINDEX`
+    /// (not its `.#…` temporary file) or dhclient's `dhclient*.leases`.
+    package static func isLease(_ name: String) -> Bool {
+        (!name.isEmpty && name.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            || (name.hasPrefix("dhclient") && name.hasSuffix(".leases"))
+    }
 
     /// The defaults.
     package init() {}
@@ -37,5 +49,76 @@ package struct DHCPLeaseFiles: Sendable, Equatable {
 
     private func read(_ path: String) -> String? {
         (try? FileSystem.contents(of: path, limit: DHCPLeases.textLimit)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// Says when a lease file may have changed: an inotify watch of the lease directories on a
+/// thread of its own, asleep in poll(2) while nothing changes (no timer, no system call).
+/// A client may write its lease after it set the address (dhclient does), so the read that
+/// follows an address change can come too early; this read comes after the write.
+package final class DHCPLeaseWatch: Sendable {
+    private let stopBell: EventDescriptor
+    private let rewatchBell: EventDescriptor
+
+    /// A watch that has not started.
+    package init() throws(Errno) {
+        stopBell = try EventDescriptor()
+        rewatchBell = try EventDescriptor()
+    }
+
+    /// A burst of writes (a client rewriting its whole file) is told once, this long after
+    /// its first event.
+    static let settle: Duration = .milliseconds(50)
+
+    /// Starts the thread watching `files.directories`; `changed` is called on it after a lease
+    /// (`DHCPLeaseFiles.isLease`) was written, renamed in or removed. False without a thread.
+    package func start(_ files: DHCPLeaseFiles, changed: @escaping @Sendable () -> Void) -> Bool {
+        let (stop, rewatch) = (stopBell, rewatchBell)
+        return DetachedThread.start { Self.run(files.directories, stop: stop, rewatch: rewatch, changed: changed) }
+    }
+
+    /// Ends the thread at once.
+    package func stop() { stopBell.ring() }
+
+    /// Watches the directories that did not exist when last tried (a client installed or
+    /// started since); a directory watched already costs one inotify_add_watch(2).
+    package func rewatch() { rewatchBell.ring() }
+
+    /// The thread's name (`top -H`, `/proc/PID/task/TID/comm`; the tests trace it by it).
+    package static let threadName = "reachd-leases"
+
+    private static func run(_ directories: [String], stop: EventDescriptor, rewatch: EventDescriptor, changed: @Sendable () -> Void) {
+        let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        if comm >= 0 {
+            _ = write(comm, threadName, threadName.utf8.count)
+            close(comm)
+        }
+        guard let watch = try? DirectoryWatch() else { return }
+        func watchDirectories() {
+            for directory in directories { _ = try? watch.add(directory, watching: .entriesAndWrites) }
+        }
+        watchDirectories()
+        var descriptors = PollSet([watch.descriptor, stop.descriptor, rewatch.descriptor])
+        var due: ContinuousClock.Instant?
+        while true {
+            let timeout = due.map { due in
+                let left = (due - .now).components
+                return Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000 + 1))
+            }
+            guard let ready = try? descriptors.wait(timeoutMilliseconds: timeout), !ready[1] else { return }
+            if ready[2] {
+                rewatch.reset()
+                watchDirectories()
+            }
+            if ready[0] {
+                let events = watch.drain()
+                // Unnamed: events were lost or a directory went; a lease may have changed.
+                if events.unnamed || events.names.contains(where: DHCPLeaseFiles.isLease) { due = due ?? .now + settle }
+            }
+            if let pending = due, pending <= .now {
+                due = nil
+                changed()
+            }
+        }
     }
 }

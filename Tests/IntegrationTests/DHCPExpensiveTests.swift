@@ -38,7 +38,7 @@ final class DHCPExpensiveTests: DaemonTestCase {
     /// dnsmasq serving `range` on the router's eth0, with option 43 `ANDROID_METERED` when
     /// `metered`; authoritative, so a client asking for an address outside the range gets a NAK.
     @discardableResult
-    private func startDnsmasq(metered: Bool, range: (String, String) = ("10.77.0.50", "10.77.0.99")) throws -> BackgroundProcess {
+    private func startDnsmasq(metered: Bool, range: (String, String)) throws -> BackgroundProcess {
         let run = "\(directory)/dnsmasq-\(background.count)"
         let log = run + ".log"
         let arguments = [
@@ -55,32 +55,33 @@ final class DHCPExpensiveTests: DaemonTestCase {
     }
 
     /// ISC dhclient on the host's eth0 in the foreground, its lease and pid files in the test's
-    /// directory; the default dhclient-script sets the address and the default route.
-    private func startDhclient() throws -> BackgroundProcess {
-        let client = try BackgroundProcess(
+    /// directory; the default dhclient-script sets the address and the default route. Returns
+    /// the path of its log.
+    private func startDhclient() throws -> String {
+        let log = directory + "/dhclient-\(background.count).log"
+        background.append(try BackgroundProcess(
             ["ip", "netns", "exec", topology.host.name, "dhclient", "-d", "-v", "-lf", leases + "/dhclient.eth0.leases",
              "-pf", directory + "/dhclient.pid", "eth0"],
-            log: directory + "/dhclient-\(background.count).log"
-        )
-        background.append(client)
-        return client
+            log: log
+        ))
+        return log
     }
 
-    /// The complete leases in dhclient's file, oldest first: (address, whether option 43 came).
-    private func dhclientLeases() -> [(address: String, metered: Bool)] {
+    /// A lease dhclient recorded: its address, whether option 43 came, its text.
+    private struct Lease: Equatable {
+        var address: String
+        var metered: Bool
+        var text: String
+    }
+
+    /// The newest complete lease in dhclient's file.
+    private func newestLease() -> Lease? {
         let text = (try? String(contentsOfFile: leases + "/dhclient.eth0.leases", encoding: .utf8)) ?? ""
-        return text.components(separatedBy: "lease {").dropFirst().compactMap { block in
+        return text.components(separatedBy: "lease {").dropFirst().reversed().lazy.compactMap { block -> Lease? in
             guard block.contains("}"), let line = block.components(separatedBy: "\n").first(where: { $0.contains("fixed-address ") }) else { return nil }
             let address = line.replacingOccurrences(of: "fixed-address", with: "").trimmingCharacters(in: CharacterSet(charactersIn: " ;"))
-            return (address, block.contains("vendor-encapsulated-options"))
-        }
-    }
-
-    /// Waits for lease number `count` in dhclient's file; returns it and when it was seen.
-    private func waitForLease(_ count: Int) throws -> (address: String, metered: Bool, seen: ContinuousClock.Instant) {
-        try waitUntil("dhclient's lease \(count)", timeout: .seconds(10)) { dhclientLeases().count >= count }
-        let lease = dhclientLeases()[count - 1]
-        return (lease.address, lease.metered, ContinuousClock.now)
+            return Lease(address: address, metered: block.contains("vendor-encapsulated-options"), text: block)
+        }.first
     }
 
     /// eth0 as reachd describes it.
@@ -108,20 +109,35 @@ final class DHCPExpensiveTests: DaemonTestCase {
         try reachctl(["status", "--socket", daemon.socketPath]).stdout
     }
 
+    /// The network hands out a new lease: the running server and dhclient are killed, a
+    /// server started anew (`metered`, `range`) and dhclient again, which asks for its last
+    /// address and gets it (same range) or a NAK and another address. Returns the lease once
+    /// recorded (dhclient says `bound to` after it wrote it) and when that was seen.
+    private func newLease(metered: Bool, range: (String, String)) throws -> (lease: Lease, seen: ContinuousClock.Instant) {
+        for process in background { process.kill() }
+        try startDnsmasq(metered: metered, range: range)
+        let log = try startDhclient()
+        try waitUntil("dhclient bound", timeout: .seconds(10)) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("bound to ")
+        }
+        let seen = ContinuousClock.now
+        return (try XCTUnwrap(newestLease(), "dhclient's lease"), seen)
+    }
+
     /// A hotspot's lease (option 43 `ANDROID_METERED`) makes eth0, and the path over it,
-    /// expensive with reason dhcp within 2 s of dhclient recording it; a new lease from a
-    /// server that no longer sends the option (another range: the old address is refused)
-    /// makes it not expensive again within 2 s.
+    /// expensive with reason dhcp within 2 s of dhclient recording it. Each new lease decides
+    /// again within 2 s: one without the option from another range (the old address refused)
+    /// makes it not expensive; with the option again, or without it again, for the same
+    /// address (nothing changes on the interface: only the lease file says so) too.
     func testDhclientAndroidMeteredLease() async throws {
         let (daemon, client) = try startReachd()
-        try startDnsmasq(metered: true)
-        var dhclient = try startDhclient()
-        let lease = try waitForLease(1)
+        let first: (String, String) = ("10.77.0.50", "10.77.0.99"), second: (String, String) = ("10.77.0.100", "10.77.0.149")
+        let (lease, leaseSeen) = try newLease(metered: true, range: first)
         XCTAssertTrue(lease.metered, "dnsmasq sent option 43")
-        let expensive = try await eth0(client, by: lease.seen + .seconds(2)) { holds(lease.address)($0) && $0.expensiveReason == .dhcp }
+        let expensive = try await eth0(client, by: leaseSeen + .seconds(2)) { holds(lease.address)($0) && $0.expensiveReason == .dhcp }
         XCTAssertEqual(expensive?.isExpensive, true, "eth0 expensive within 2 s of the lease: \(String(describing: expensive))")
         XCTAssertEqual(expensive?.expensiveReason, .dhcp)
-        print("dhcp: expensive \(ContinuousClock.now - lease.seen) after the lease (polled every 20 ms)")
+        print("dhcp: expensive \(ContinuousClock.now - leaseSeen) after the lease (polled every 20 ms)")
         let path = try await client.status().path
         XCTAssertEqual(path.primaryInterface, "eth0")
         XCTAssertTrue(path.isExpensive)
@@ -134,32 +150,37 @@ final class DHCPExpensiveTests: DaemonTestCase {
 
         // The network changes its mind: its server no longer sends the option and hands out
         // another range, so dhclient's old address is refused and a new lease is recorded.
-        dhclient.kill()
-        for process in background { process.kill() }
-        try startDnsmasq(metered: false, range: ("10.77.0.100", "10.77.0.149"))
-        dhclient = try startDhclient()
-        let plain = try waitForLease(2)
+        let (plain, plainSeen) = try newLease(metered: false, range: second)
         XCTAssertFalse(plain.metered, "this server sends no option 43")
         XCTAssertNotEqual(plain.address, lease.address)
-        let cheap = try await eth0(client, by: plain.seen + .seconds(2)) { holds(plain.address)($0) && !$0.isExpensive }
+        let cheap = try await eth0(client, by: plainSeen + .seconds(2)) { holds(plain.address)($0) && !$0.isExpensive }
         XCTAssertEqual(cheap.map(holds(plain.address)), true, "eth0 holds the new lease's address \(plain.address): \(String(describing: cheap))")
         XCTAssertEqual(cheap?.isExpensive, false, "not expensive within 2 s of a lease without the option: \(String(describing: cheap))")
         XCTAssertNil(cheap?.expensiveReason)
         let after = try await client.status().path
         XCTAssertFalse(after.isExpensive)
+
+        // The same address leased again, with the option and then without: only the lease
+        // file changes (the interface keeps its address).
+        for metered in [true, false] {
+            let (again, againSeen) = try newLease(metered: metered, range: second)
+            XCTAssertEqual(again.address, plain.address, "dhclient asked for its address and got it")
+            XCTAssertEqual(again.metered, metered)
+            let seen = try await eth0(client, by: againSeen + .seconds(2)) { holds(again.address)($0) && $0.isExpensive == metered }
+            XCTAssertEqual(seen?.isExpensive, metered, "a lease for the same address, option 43 \(metered ? "sent" : "absent"): \(String(describing: seen))")
+            XCTAssertEqual(seen?.expensiveReason, metered ? .dhcp : nil)
+        }
     }
 
     /// A network whose server sends no option 43: eth0 holds its lease and stays not expensive.
     func testDhclientLeaseWithoutOptionIsNotExpensive() async throws {
         let (daemon, client) = try startReachd()
-        try startDnsmasq(metered: false)
-        _ = try startDhclient()
-        let lease = try waitForLease(1)
+        let (lease, leaseSeen) = try newLease(metered: false, range: ("10.77.0.50", "10.77.0.99"))
         XCTAssertFalse(lease.metered)
-        let held = try await eth0(client, by: lease.seen + .seconds(2), holds(lease.address))
+        let held = try await eth0(client, by: leaseSeen + .seconds(2), holds(lease.address))
         XCTAssertEqual(held.map(holds(lease.address)), true, "eth0 holds \(lease.address): \(String(describing: held))")
         // Past every read an address change schedules: still not expensive.
-        let deadline = lease.seen + .seconds(2)
+        let deadline = leaseSeen + .seconds(2)
         repeat {
             let now = try await eth0(client)
             XCTAssertEqual(now?.isExpensive, false, "a lease without option 43: \(String(describing: now))")
@@ -171,6 +192,63 @@ final class DHCPExpensiveTests: DaemonTestCase {
         print("dhcp: a plain network (no option 43):\n\(status)")
     }
 
+    /// The lease watch sleeps while nothing changes: its thread makes no system call in
+    /// 1.5 s; a lease appended to dhclient's file (for an address eth0 holds) wakes it, and
+    /// eth0 is expensive within 2 s, with no address change to prompt a read.
+    func testLeaseWatchSleepsUntilALeaseIsWritten() async throws {
+        try requirePrerequisite(Command.exists("strace"), "needs strace (scripts/bootstrap --test)")
+        try topology.configureIPv4()
+        let (daemon, client) = try startReachd()
+        let eth0Now = try await eth0(client)
+        XCTAssertEqual(eth0Now?.isExpensive, false)
+        let pid = daemon.process.processIdentifier
+        let thread = try XCTUnwrap(
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.first { task in
+                (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("reachd-leases") == true
+            }, "reachd's lease watch thread")
+        let leaseFile = leases + "/dhclient.eth0.leases"
+        let lease = "lease {\n  interface \"eth0\";\n  fixed-address 10.77.0.2;\n  option vendor-encapsulated-options \"ANDROID_METERED\";\n}\n"
+
+        XCTAssertTrue(FileManager.default.createFile(atPath: leaseFile, contents: nil))
+        try await Task.sleep(for: .milliseconds(300))  // the read it prompts is done
+        let quiet = try await trace(thread: thread, seconds: 1.5) {}
+        XCTAssertEqual(quiet.count, 0, "system calls of the idle lease watch:\n\(quiet.prefix(20).joined(separator: "\n"))")
+        var written = ContinuousClock.now
+        let woken = try await trace(thread: thread, seconds: 1.5) {
+            // dhclient's way: one write to a file it keeps open, never closed meanwhile.
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: leaseFile, isDirectory: false))
+            handle.write(Data(lease.utf8))
+            written = ContinuousClock.now
+            try await Task.sleep(for: .milliseconds(500))
+            try handle.close()
+        }
+        XCTAssertGreaterThan(woken.count, 0, "the watch woke for the lease written")
+        print("dhcp: the lease watch: \(quiet.count) system calls idle over 1.5 s, \(woken.count) over the 1.5 s a lease was written in")
+        let expensive = try await eth0(client, by: written + .seconds(2)) { $0.expensiveReason == .dhcp }
+        XCTAssertEqual(expensive?.expensiveReason, .dhcp, "expensive with no address change: \(String(describing: expensive))")
+    }
+
+    /// The system calls thread `thread` of reachd made while `body` ran and for `seconds` in all.
+    private func trace(thread: String, seconds: Double, _ body: () async throws -> Void) async throws -> [Substring] {
+        let output = try temporaryDirectory("reachd-dhcp-strace") + "/strace.out"
+        // The test runner's children start with SIGINT and SIGTERM blocked: unblock them so
+        // timeout's SIGINT makes strace detach and write what it saw.
+        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])"
+        let tracer = try BackgroundProcess(["python3", "-c", unblocked, "timeout", "-s", "INT", "\(seconds)", "strace", "-qq", "-o", output, "-p", thread],
+                                           log: output + ".log")
+        // strace prints nothing once attached: give it a moment before the body acts.
+        try await Task.sleep(for: .milliseconds(200))
+        try await body()
+        let deadline = ContinuousClock.now + .seconds(seconds + 5)
+        var status: Int32 = 0
+        while waitpid(tracer.pid, &status, WNOHANG) == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        tracer.kill()
+        return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
+            // What the thread was blocked in when strace attached (never resumed) and the
+            // detach are not calls; a "resumed" line is one that returned: a wakeup.
+            .filter { !$0.isEmpty && !$0.contains("<unfinished ...>") && !$0.contains("<detached ...>") }
+    }
+
     /// Polls `condition` every 20 ms; throws once `timeout` passed without it.
     private func waitUntil(_ what: String, timeout: Duration, _ condition: () -> Bool) throws {
         let deadline = ContinuousClock.now + timeout
@@ -178,7 +256,8 @@ final class DHCPExpensiveTests: DaemonTestCase {
             guard ContinuousClock.now < deadline else {
                 let logs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".log") }.sorted()
                     .map { "--- \($0):\n" + ((try? String(contentsOfFile: directory + "/" + $0, encoding: .utf8)) ?? "") } ?? []
-                throw CommandFailed(command: what, status: 0, stderr: "not within \(timeout)\n" + logs.joined(separator: "\n"))
+                let leaseFile = (try? String(contentsOfFile: leases + "/dhclient.eth0.leases", encoding: .utf8)) ?? "(none)"
+                throw CommandFailed(command: what, status: 0, stderr: "not within \(timeout)\n" + logs.joined(separator: "\n") + "\n--- leases:\n" + leaseFile)
             }
             usleep(20_000)
         }
