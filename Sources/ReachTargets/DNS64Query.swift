@@ -33,20 +33,8 @@ package enum DNS64Query {
 
     /// `getaddrinfo` with `AF_INET6`: an AAAA query through the system's resolver.
     private static func lookUp() -> DNS64Discovery.Answer {
-        var hints = addrinfo()
-        hints.ai_family = AF_INET6
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)  // one entry per address, not per socket type
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(DNS64Discovery.name, nil, &hints, &list) == 0 else { return .failed }
-        defer { freeaddrinfo(list) }
-        var addresses: [IPAddress] = []
-        var entry = list
-        while let current = entry?.pointee, addresses.count < DNS64Discovery.maximumAnswers {
-            if let socketAddress = current.ai_addr, let address = IPAddress(socketAddress: socketAddress), !addresses.contains(address) {
-                addresses.append(address)
-            }
-            entry = current.ai_next
-        }
-        return addresses.isEmpty ? .failed : .addresses(addresses)
+        let (status, addresses) = NameResolver.getAddresses(DNS64Discovery.name, family: AF_INET6)
+        guard status == 0, !addresses.isEmpty else { return .failed }
+        return .addresses(Array(addresses.prefix(DNS64Discovery.maximumAnswers)))
     }
 }

@@ -211,14 +211,22 @@ package final class NameResolver {
 
     /// One blocking `getaddrinfo`, both families, addresses in the resolver's order.
     package static func lookUp(_ name: String, hasNameserver: Bool) -> Outcome {
+        let (status, addresses) = getAddresses(name, family: AF_UNSPEC)
+        guard status == 0 else { return .failed(reason(forError: status, hasNameserver: hasNameserver)) }
+        return addresses.isEmpty ? .failed(.nameNotFound) : .addresses(addresses)
+    }
+
+    /// The one `getaddrinfo(3)` call: `name`'s addresses of `family` (`AF_UNSPEC`: both) in
+    /// the resolver's order, or its `EAI_` error (`status` not 0). Blocking.
+    package static func getAddresses(_ name: String, family: Int32) -> (status: Int32, addresses: ResolvedAddresses) {
         var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
+        hints.ai_family = family
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)  // one entry per address, not per socket type
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(name, nil, &hints, &list)
         defer { if let list { freeaddrinfo(list) } }
-        guard status == 0 else { return .failed(reason(forError: status, hasNameserver: hasNameserver)) }
         var addresses = ResolvedAddresses()
+        guard status == 0 else { return (status, addresses) }
         var entry = list
         while let current = entry?.pointee {
             if let socketAddress = current.ai_addr, let address = IPAddress(socketAddress: socketAddress) {
@@ -228,7 +236,7 @@ package final class NameResolver {
             }
             entry = current.ai_next
         }
-        return addresses.isEmpty ? .failed(.nameNotFound) : .addresses(addresses)
+        return (status, addresses)
     }
 
     /// One `io.systemd.Resolve.ResolveHostname` call; nil when resolved cannot be asked
