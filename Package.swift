@@ -111,12 +111,13 @@ let package = Package(
         .target(
             name: "ReachConfiguration",
             dependencies: [
-                "LinuxSystem", "ReachabilityCore", "ReachProtocol",
+                "LinuxSystem", "ReachabilityCore",
                 system, logging, toml,
             ]
         ),
-        // Targets: names resolved off the loop, fairly per uid (getaddrinfo or systemd-resolved),
-        // CheckTarget's answers and SubscribeTarget's streams.
+        // Targets and blocking work: every blocking call on a thread of its own, fairly per uid
+        // (BlockingWork); names resolved (getaddrinfo or systemd-resolved); CheckTarget's answers
+        // and SubscribeTarget's streams; the one way to ask the engine (EngineRequests).
         .target(
             name: "ReachTargets",
             dependencies: [

@@ -1,5 +1,4 @@
 import ReachabilityCore
-import ReachProtocol
 
 extension ReachdConfiguration {
     /// `[targets]`: hosts reachd watches from start-up on, each as a `SubscribeTarget` stream

@@ -3,6 +3,7 @@ import NIOCore
 import NetlinkMonitor
 import ReachServer
 import ReachabilityCore
+import ReachTargets
 
 /// What woke the engine, gathered by its loop before anything is decided.
 struct EngineWakeUp {

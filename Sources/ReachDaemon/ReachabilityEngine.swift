@@ -72,37 +72,6 @@ package struct EngineEvents {
     }
 }
 
-/// What other threads may ask of the engine. A command that wants an answer carries it.
-package enum EngineCommand: Sendable, Equatable {
-    /// Something the daemon cannot live without failed: stop with this reason.
-    case fail(String)
-    /// A client asked for a reload (`io.systemd.service.Reload`).
-    case reload(reply: EventLoopPromise<ReloadOutcome>)
-    /// A client asked about target addresses: look them up now.
-    case lookUpTargets([TargetKey], reply: EventLoopPromise<[TargetLookup]>)
-    /// Target addresses to look up with every snapshot from now on (counted: a key asked
-    /// for twice must be released twice), and ones no longer wanted.
-    case monitorTargets(add: [TargetKey], remove: [TargetKey])
-    /// Whether someone listens for stalls (a subscriber, the metrics): the TCP sockets are
-    /// read while someone does and the path is satisfied.
-    case someoneListens(Bool)
-    /// The RFC 7050 query on this link came back (`EngineAction.askDNS64`).
-    case dns64Answered(Int32, DNS64Discovery.Answer)
-
-    /// Answers a command the engine will never carry out (it stopped): a reload is refused,
-    /// a lookup fails, so no client waits forever and no promise is dropped.
-    package func abandon() {
-        switch self {
-        case let .reload(reply): reply.succeed(.refused("reachd is stopping"))
-        case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
-        case .fail, .monitorTargets, .someoneListens, .dns64Answered: break
-        }
-    }
-}
-
-/// The engine stopped before it could answer.
-package struct EngineStopped: Error {}
-
 /// The engine's inbox: any thread posts, the engine takes the commands when its doorbell
 /// (an eventfd it polls) rings. Once closed (the engine stopped), what is posted is
 /// answered at once (`EngineCommand.abandon`).
@@ -142,12 +111,6 @@ package final class EngineMailbox: EngineRequests {
         }
         for command in left { command.abandon() }
     }
-
-    package func reload(reply: EventLoopPromise<ReloadOutcome>) { post(.reload(reply: reply)) }
-    package func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) { post(.lookUpTargets(keys, reply: reply)) }
-    package func monitorTargets(add: [TargetKey], remove: [TargetKey]) { post(.monitorTargets(add: add, remove: remove)) }
-    package func fail(_ reason: String) { post(.fail(reason)) }
-    package func someoneListens(_ listens: Bool) { post(.someoneListens(listens)) }
 }
 
 /// What the engine needs from the kernel side: `NetlinkMonitor`, or a stand-in that

@@ -1,6 +1,5 @@
 import ReachabilityCore
 import ReachProtocol
-import ReachSystemd
 
 /// What reachd publishes, and the one place that decides whether it changed.
 ///

@@ -94,7 +94,7 @@ package final class ServerCore {
         let listening = subscribers.count > 0 || metrics.channel != nil || metrics.textfileDirectory != nil
         guard listening != stallListeners else { return }
         stallListeners = listening
-        engine.someoneListens(listening)
+        engine.post(.someoneListens(listening))
     }
 
     /// A new interface policy from a reload.
@@ -194,7 +194,7 @@ package final class ServerCore {
     /// Asks the engine for a reload; the future completes when it is applied or refused.
     func requestReload() -> EventLoopFuture<ReloadOutcome> {
         let promise = eventLoop.makePromise(of: ReloadOutcome.self)
-        engine.reload(reply: promise)
+        engine.post(.reload(reply: promise))
         return promise.futureResult
     }
 
@@ -338,7 +338,7 @@ package final class ServerCore {
         self.socketFile = socketFile
         channel.closeFuture.assumeIsolated().whenComplete { [self] _ in
             guard !isShuttingDown, serverChannel === channel else { return }
-            engine.fail("the listening socket closed unexpectedly")
+            engine.post(.fail("the listening socket closed unexpectedly"))
         }
         // Connections accepted by the old listener stay open: they are not its children to close.
         replaced?.close(promise: nil)

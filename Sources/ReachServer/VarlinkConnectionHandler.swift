@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import ReachabilityCore
 import ReachProtocol
+import ReachTargets
 
 /// One reply of a subscription stream, on its way to one subscriber.
 ///

@@ -25,7 +25,7 @@ package final class TargetWatches {
     }
 
     private let eventLoop: any EventLoop
-    private let engine: any TargetLookups
+    private let engine: any EngineRequests
     private let resolver: NameResolver
     /// The state published now (the core's).
     private let published: () -> ReachabilityState
@@ -34,7 +34,7 @@ package final class TargetWatches {
 
     /// Watches on `eventLoop`, looking addresses up through `engine` and names through
     /// `resolver`, judging answers against what `published` says is published now.
-    package init(eventLoop: any EventLoop, engine: any TargetLookups, resolver: NameResolver, published: @escaping () -> ReachabilityState) {
+    package init(eventLoop: any EventLoop, engine: any EngineRequests, resolver: NameResolver, published: @escaping () -> ReachabilityState) {
         self.eventLoop = eventLoop
         self.engine = engine
         self.resolver = resolver
@@ -87,7 +87,7 @@ package final class TargetWatches {
     package func stop(_ id: Int) -> UInt32? {
         guard let watch = watches.removeValue(forKey: id) else { return nil }
         watch.reresolve?.cancel()
-        if !watch.keys.isEmpty { engine.monitorTargets(add: [], remove: watch.keys) }
+        if !watch.keys.isEmpty { engine.post(.monitorTargets(add: [], remove: watch.keys)) }
         return watch.uid
     }
 
@@ -109,7 +109,7 @@ package final class TargetWatches {
             case .failed: keys = []
             }
             if keys != watch.keys {
-                engine.monitorTargets(add: keys, remove: watch.keys)
+                engine.post(.monitorTargets(add: keys, remove: watch.keys))
                 watch.keys = keys
             }
             if watch.isName {
@@ -145,7 +145,7 @@ package final class TargetWatches {
 
     private func lookUp(_ keys: [TargetKey]) -> EventLoopFuture<[TargetLookup]> {
         let promise = eventLoop.makePromise(of: [TargetLookup].self)
-        engine.lookUp(keys, reply: promise)
+        engine.post(.lookUpTargets(keys, reply: promise))
         return promise.futureResult
     }
 

@@ -2,6 +2,7 @@ import NetlinkMonitor
 import ReachabilityCore
 @testable import ReachDaemon
 import XCTest
+import ReachTargets
 
 /// When the engine asks an IPv6-only link's resolver for its NAT64 prefix (RFC 7050), as
 /// tables of wake-ups: only after a snapshot shows the link qualifies, once, again only

@@ -6,6 +6,7 @@ import ReachabilityCore
 @testable import ReachDaemon
 import ReachServer
 import XCTest
+import ReachTargets
 
 
 /// The engine's loop as tables: what woke it (and what the IO it asked for found) in, its

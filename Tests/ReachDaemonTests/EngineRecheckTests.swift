@@ -9,6 +9,7 @@ import Synchronization
 import SystemPackage
 import TestSupport
 import XCTest
+import ReachTargets
 
 
 /// The engine's loop against a scripted kernel: docs/DESIGN.md rule 6 made deterministic. The
@@ -95,7 +96,7 @@ final class EngineRecheckTests: XCTestCase {
         // Both ready before the loop first polls: one wake-up takes the command and drains
         // a batch that changed nothing (an RA repeating itself).
         let run = try EngineRun(kernel: kernel, directory: temporaryDirectory("reachd-engine")) { mailbox in
-            mailbox.monitorTargets(add: [target], remove: [])
+            mailbox.post(.monitorTargets(add: [target], remove: []))
             kernel.deliver(DrainOutcome(events: 1), tracked: [Self.route], answers: [Self.throughRoute])
         }
         defer { run.stop() }

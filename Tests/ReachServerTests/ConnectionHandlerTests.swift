@@ -9,6 +9,7 @@ import Synchronization
 @testable import ReachSystemd
 import TestSupport
 import XCTest
+import ReachTargets
 
 
 /// The connection handler carries out the dispatcher's, the publication's and the
@@ -339,10 +340,9 @@ private final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
 private final class HeldEngine: EngineRequests {
     private let reloads = Mutex<[EventLoopPromise<ReloadOutcome>]>([])
 
-    func reload(reply: EventLoopPromise<ReloadOutcome>) { reloads.withLock { $0.append(reply) } }
-    func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) {}
-    func monitorTargets(add: [TargetKey], remove: [TargetKey]) {}
-    func fail(_ reason: String) {}
+    func post(_ command: EngineCommand) {
+        if case let .reload(reply) = command { reloads.withLock { $0.append(reply) } }
+    }
 
     /// Answers the oldest reload waiting.
     func answerReload(_ outcome: ReloadOutcome) {

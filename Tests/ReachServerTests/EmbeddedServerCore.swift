@@ -5,6 +5,7 @@ import ReachMetrics
 @testable import ReachServer
 import ReachSystemd
 import TestSupport
+import ReachTargets
 
 extension ServerCore {
     /// A core on `loop` serving `makeSnapshot()`'s network under `ServerSettings.forTests`.

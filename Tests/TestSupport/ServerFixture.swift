@@ -119,24 +119,23 @@ package final class ScriptedEngine: EngineRequests {
         state.withLock { $0.route = route }
     }
 
-    package func reload(reply: EventLoopPromise<ReloadOutcome>) {
-        state.withLock { $0.requests.append(.reload) }
-        reply.succeed(.applied)
-    }
-
-    package func lookUp(_ keys: [TargetKey], reply: EventLoopPromise<[TargetLookup]>) {
-        let route = state.withLock { state in
-            state.requests.append(.lookUp(keys))
-            return state.route
+    package func post(_ command: EngineCommand) {
+        switch command {
+        case let .reload(reply):
+            state.withLock { $0.requests.append(.reload) }
+            reply.succeed(.applied)
+        case let .lookUpTargets(keys, reply):
+            let route = state.withLock { state in
+                state.requests.append(.lookUp(keys))
+                return state.route
+            }
+            reply.succeed(keys.map { TargetLookup($0, route: route($0)) })
+        case let .monitorTargets(add, remove):
+            state.withLock { $0.requests.append(.monitorTargets(add: add, remove: remove)) }
+        case let .fail(reason):
+            state.withLock { $0.requests.append(.fail(reason)) }
+        case .someoneListens, .dns64Answered:
+            break  // no sockets or resolver here
         }
-        reply.succeed(keys.map { TargetLookup($0, route: route($0)) })
-    }
-
-    package func monitorTargets(add: [TargetKey], remove: [TargetKey]) {
-        state.withLock { $0.requests.append(.monitorTargets(add: add, remove: remove)) }
-    }
-
-    package func fail(_ reason: String) {
-        state.withLock { $0.requests.append(.fail(reason)) }
     }
 }

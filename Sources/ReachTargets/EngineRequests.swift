@@ -1,0 +1,49 @@
+import NIOCore
+import ReachabilityCore
+
+/// The one way to ask the engine, the thread that owns the kernel view: post a command.
+/// The engine's mailbox conforms; tests script stand-ins. Callable from any thread.
+package protocol EngineRequests: Sendable {
+    /// Queues `command` for the engine; a command it will never carry out is abandoned
+    /// (`EngineCommand.abandon`), so no promise is dropped.
+    func post(_ command: EngineCommand)
+}
+
+/// What other threads may ask of the engine. A command that wants an answer carries it.
+package enum EngineCommand: Sendable, Equatable {
+    /// Something the daemon cannot live without failed: stop with this reason.
+    case fail(String)
+    /// A client asked for a reload (`io.systemd.service.Reload`).
+    case reload(reply: EventLoopPromise<ReloadOutcome>)
+    /// A client asked about target addresses: look them up now.
+    case lookUpTargets([TargetKey], reply: EventLoopPromise<[TargetLookup]>)
+    /// Target addresses to look up with every snapshot from now on (counted: a key asked
+    /// for twice must be released twice), and ones no longer wanted.
+    case monitorTargets(add: [TargetKey], remove: [TargetKey])
+    /// Whether someone listens for stalls (a subscriber, the metrics): the TCP sockets are
+    /// read while someone does and the path is satisfied.
+    case someoneListens(Bool)
+    /// The RFC 7050 query on this link came back (`EngineAction.askDNS64`).
+    case dns64Answered(Int32, DNS64Discovery.Answer)
+
+    /// Answers a command the engine will never carry out (it stopped): a reload is refused,
+    /// a lookup fails, so no client waits forever and no promise is dropped.
+    package func abandon() {
+        switch self {
+        case let .reload(reply): reply.succeed(.refused("reachd is stopping"))
+        case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
+        case .fail, .monitorTargets, .someoneListens, .dns64Answered: break
+        }
+    }
+}
+
+/// The engine stopped before it could answer.
+package struct EngineStopped: Error {}
+
+/// How a reload ended: what `io.systemd.service.Reload` answers and systemd is told.
+package enum ReloadOutcome: Sendable, Equatable {
+    /// The configuration was read and what may change while running was applied.
+    case applied
+    /// The configuration could not be used (the reason, one line); the running one is kept.
+    case refused(String)
+}
