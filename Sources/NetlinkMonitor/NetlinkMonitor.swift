@@ -160,19 +160,8 @@ package final class NetlinkMonitor {
                 outcome.events += 1
                 let parsed = MessageParser.parse(message)
                 guard parsed.isRelevant else { return }
-                if case let .neighbour(key, state) = parsed {
-                    // Another neighbour (the filter is wider when it could not be fitted) is no news.
-                    // A gateway kept followed that no route uses is no news until one does.
-                    if gatewayFilter[key] != nil, record(key, state), usedGateways.contains(key) { outcome.changed = true }
-                    return
-                }
-                if case let .captivePortal(announcement) = parsed {
-                    // Only an applied change is news: a repeat or a held one changes nothing yet.
-                    if admit(announcement, now: .now) { outcome.changed = true }
-                    return
-                }
-                if case let .pref64(announcement) = parsed {
-                    if admit(announcement, now: .now) { outcome.changed = true }
+                if let news = applyUndumped(parsed) {
+                    if news { outcome.changed = true }
                     return
                 }
                 outcome.changed = true
@@ -501,20 +490,8 @@ package final class NetlinkMonitor {
         while true {
             let reception = try events.receive { message in
                 let parsed = MessageParser.parse(message)
-                if case let .neighbour(key, state) = parsed {
-                    // Gateways' entries are read after the snapshot's lookups, not dumped.
-                    if gatewayFilter[key] != nil { record(key, state) }
-                    return
-                }
-                if case let .captivePortal(announcement) = parsed {
-                    // RAs are not dumped, so one cannot make a dump stale.
-                    _ = admit(announcement, now: .now)
-                    return
-                }
-                if case let .pref64(announcement) = parsed {
-                    _ = admit(announcement, now: .now)
-                    return
-                }
+                // Neither gateways' entries nor RAs are dumped, so they cannot make a dump stale.
+                if applyUndumped(parsed) != nil { return }
                 if parsed.touchesTrackedState {
                     stale = true
                     removed += apply(parsed)
@@ -525,6 +502,26 @@ package final class NetlinkMonitor {
             case .drained: return (stale, false, removed)
             case .eventsLost: return (true, true, removed)
             }
+        }
+    }
+
+    /// Takes what no dump holds, for both drains: a watched gateway's neighbour entry and a
+    /// router advertisement's option. nil when `parsed` is something else; else whether it
+    /// is news.
+    private func applyUndumped(_ parsed: ParsedMessage) -> Bool? {
+        switch parsed {
+        case let .neighbour(key, state):
+            // Another neighbour (the filter is wider when it could not be fitted) is no news;
+            // a gateway kept followed that no route uses is no news until one does.
+            guard gatewayFilter[key] != nil else { return false }
+            return record(key, state) && usedGateways.contains(key)
+        case let .captivePortal(announcement):
+            // Only an applied change is news: a repeat or a held one changes nothing yet.
+            return admit(announcement, now: .now)
+        case let .pref64(announcement):
+            return admit(announcement, now: .now)
+        default:
+            return nil
         }
     }
 
