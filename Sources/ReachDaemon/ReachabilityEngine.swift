@@ -189,20 +189,12 @@ package final class ReachabilityEngine {
     private let recheckSchedule: [Duration]
     /// The interface policy at start (the loop follows reloads from there).
     private let policy: InterfacePolicy
-    /// `[stall]`: how often the TCP sockets are read, how many, and the rule they are judged by.
-    private let stall: ReachdConfiguration.Stall
     /// `[nat64]`: whether DNS64 is asked.
     private let nat64: ReachdConfiguration.NAT64
     /// systemd-resolved's socket for the DNS64 query (nil: the system resolver only).
     private let resolvedSocket: String?
-    /// What the socket reads saw so far.
-    private var stallDetector: DataStallDetector
-    /// The stalls last handed to `EngineEvents.stalls`.
-    private var publishedStalls: [Int32: DataStall] = [:]
-    /// A read skipped sockets past the limit, and the log said so.
-    private var reportedSkippedSockets = false
-    /// A read failed, and the log said so.
-    private var reportedReadFailure = false
+    /// The TCP sockets' reads for stalls (`[stall]`), and the verdicts last handed on.
+    private var stallReads: StallReads
     /// Where the event loop posts commands.
     package let mailbox: EngineMailbox
     /// Netlink events and resyncs, counted for the metrics (read on the event loop).
@@ -250,10 +242,9 @@ package final class ReachabilityEngine {
     ) throws(EngineError) {
         monitor = kernel
         self.policy = policy
-        self.stall = stall
         self.nat64 = nat64
         self.resolvedSocket = resolvedSocket
-        stallDetector = DataStallDetector(rule: stall.rule)
+        stallReads = StallReads(settings: stall)
         do {
             mailbox = try EngineMailbox()
         } catch {
@@ -316,7 +307,7 @@ package final class ReachabilityEngine {
         var polls = PollSet(descriptors)
         var loop = EngineLoop(
             now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: recheckSchedule,
-            stallPollInterval: stall.enabled ? stall.pollInterval : nil, discoverDNS64: nat64.discoverDNS64, policy: policy
+            stallPollInterval: stallReads.settings.enabled ? stallReads.settings.pollInterval : nil, discoverDNS64: nat64.discoverDNS64, policy: policy
         )
 
         // First the routes the first answer did not need (see `init`), published before any
@@ -447,10 +438,11 @@ package final class ReachabilityEngine {
                 // RA options held over their link's budget (NetlinkMonitor) whose time has come.
                 turn.outcomes.announcementsReleased = monitor.releaseHeldAnnouncements(now: turn.outcomes.now)
             case .readSockets:
-                readSockets(events)
+                let (addresses, limit) = (snapshot.addresses, stallReads.settings.socketLimit)
+                let read = Result { () throws(NetlinkError) in try monitor.readSockets(addresses: addresses, limit: limit) }
+                if let stalls = stallReads.judge(read, at: Int(time(nil)), logger: logger) { events.stalls(stalls) }
             case .forgetSockets:
-                stallDetector.reset()
-                publish(stalls: [:], events)
+                if let stalls = stallReads.forget() { events.stalls(stalls) }
             case let .askDNS64(link):
                 askDNS64(on: link, events)
             case let .learnDNS64(link, prefixes):
@@ -481,30 +473,6 @@ package final class ReachabilityEngine {
         let socket = resolvedSocket
         events.runBlocking({ mailbox.post(.dns64Answered(link, DNS64Query.ask(interfaceIndex: link, resolvedSocket: socket))) },
                            { mailbox.post(.dns64Answered(link, .failed)) })
-    }
-
-    /// Reads the TCP sockets, judges them, and hands on the stalls when they changed.
-    private func readSockets(_ events: EngineEvents) {
-        let reading: TCPSocketDiagnostics.Reading
-        do {
-            reading = try monitor.readSockets(addresses: snapshot.addresses, limit: stall.socketLimit)
-        } catch {
-            // Once at warning: a sandbox that refuses sock_diag would refuse every poll.
-            logger.log(level: reportedReadFailure ? .debug : .warning, "cannot read the TCP sockets' state: \(error)")
-            reportedReadFailure = true
-            return
-        }
-        if reading.skipped > 0 && !reportedSkippedSockets {
-            reportedSkippedSockets = true
-            logger.notice("more than \(stall.socketLimit) TCP sockets (socket-limit): the stall check skips the rest")
-        }
-        publish(stalls: stallDetector.poll(reading.samples, at: Int(time(nil))), events)
-    }
-
-    private func publish(stalls: [Int32: DataStall], _ events: EngineEvents) {
-        guard stalls != publishedStalls else { return }
-        publishedStalls = stalls
-        events.stalls(stalls)
     }
 
     /// Says what the loop decided that only the log needs.
