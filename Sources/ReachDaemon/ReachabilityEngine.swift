@@ -186,13 +186,8 @@ package final class ReachabilityEngine {
     private let resolver: ResolverWatcher
     private let signals: SignalDescriptor
     private let logger: Logger
-    private let recheckSchedule: [Duration]
-    /// The interface policy at start (the loop follows reloads from there).
-    private let policy: InterfacePolicy
-    /// `[nat64]`: whether DNS64 is asked.
-    private let nat64: ReachdConfiguration.NAT64
-    /// systemd-resolved's socket for the DNS64 query (nil: the system resolver only).
-    private let resolvedSocket: String?
+    /// What the engine was started with; the loop follows reloads from there.
+    private let started: StartSettings
     /// The TCP sockets' reads for stalls (`[stall]`), and the verdicts last handed on.
     private var stallReads: StallReads
     /// Where the event loop posts commands.
@@ -241,9 +236,9 @@ package final class ReachabilityEngine {
         resolvedSocket: String? = nil
     ) throws(EngineError) {
         monitor = kernel
-        self.policy = policy
-        self.nat64 = nat64
-        self.resolvedSocket = resolvedSocket
+        started = StartSettings(
+            recheckSchedule: recheckSchedule, policy: policy, discoverDNS64: nat64.discoverDNS64, resolvedSocket: resolvedSocket
+        )
         stallReads = StallReads(settings: stall)
         do {
             mailbox = try EngineMailbox()
@@ -253,7 +248,6 @@ package final class ReachabilityEngine {
         self.resolver = resolver
         self.signals = signals
         self.logger = logger
-        self.recheckSchedule = recheckSchedule
         snapshot = NetworkSnapshot()
         snapshot = evaluate()
         do {
@@ -306,8 +300,8 @@ package final class ReachabilityEngine {
         let socketFiles = socketWatch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         var polls = PollSet(descriptors)
         var loop = EngineLoop(
-            now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: recheckSchedule,
-            stallPollInterval: stallReads.settings.enabled ? stallReads.settings.pollInterval : nil, discoverDNS64: nat64.discoverDNS64, policy: policy
+            now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: started.recheckSchedule,
+            stallPollInterval: stallReads.settings.enabled ? stallReads.settings.pollInterval : nil, discoverDNS64: started.discoverDNS64, policy: started.policy
         )
 
         // First the routes the first answer did not need (see `init`), published before any
@@ -470,7 +464,7 @@ package final class ReachabilityEngine {
     private func askDNS64(on link: Int32, _ events: EngineEvents) {
         logger.debug("asking interface \(link)'s resolver for the AAAA records of ipv4only.arpa (RFC 7050)")
         let mailbox = self.mailbox
-        let socket = resolvedSocket
+        let socket = started.resolvedSocket
         events.runBlocking({ mailbox.post(.dns64Answered(link, DNS64Query.ask(interfaceIndex: link, resolvedSocket: socket))) },
                            { mailbox.post(.dns64Answered(link, .failed)) })
     }
@@ -481,9 +475,9 @@ package final class ReachabilityEngine {
         case let .resyncFailed(reason, delay):
             logger.error("netlink resync failed: \(reason); retrying in \(delay)")
         case let .lookingAgain(delay, attempt):
-            logger.debug("a FIB lookup still answers through a default route the kernel reported gone (\(Self.describe(snapshot.lookups))); looking again in \(delay) (\(attempt) of \(recheckSchedule.count))")
+            logger.debug("a FIB lookup still answers through a default route the kernel reported gone (\(Self.describe(snapshot.lookups))); looking again in \(delay) (\(attempt) of \(started.recheckSchedule.count))")
         case .gaveUpRechecking:
-            logger.info("FIB lookups still answer through a default route the kernel reported gone after \(recheckSchedule.count) rechecks; keeping the kernel's answer (\(Self.describe(snapshot.lookups)))")
+            logger.info("FIB lookups still answer through a default route the kernel reported gone after \(started.recheckSchedule.count) rechecks; keeping the kernel's answer (\(Self.describe(snapshot.lookups)))")
         }
     }
 
@@ -532,4 +526,16 @@ package final class ReachabilityEngine {
         let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int32(clamping: milliseconds)
     }
+}
+
+/// What `ReachabilityEngine` was started with.
+private struct StartSettings {
+    /// The delays between lookup rechecks (`LookupRecheck`).
+    var recheckSchedule: [Duration]
+    /// The interface policy at start.
+    var policy: InterfacePolicy
+    /// `[nat64] discover-dns64`.
+    var discoverDNS64: Bool
+    /// systemd-resolved's socket for the DNS64 query (nil: the system resolver only).
+    var resolvedSocket: String?
 }
