@@ -48,8 +48,6 @@ package final class NameResolver {
 
     /// How long an answer may take.
     package let timeout: TimeAmount
-    /// How long a found name's addresses are reused.
-    package let cacheLifetime: TimeAmount
     /// systemd-resolved's Varlink socket; nil: never ask it.
     package let resolvedSocket: String?
     private let eventLoop: any EventLoop
@@ -60,16 +58,14 @@ package final class NameResolver {
     private var jobs: [BlockingWork.Ticket: Job] = [:]
     /// The lookup of each owner's name (with its interface), queued or running.
     private var jobByName: [NameKey: BlockingWork.Ticket] = [:]
-    private var cache: [String: (expires: NIODeadline, outcome: Outcome)] = [:]
-    /// Bumped when answers are forgotten: a lookup started before then is not cached.
-    private var generation = 0
+    private var cache: AnswerCache
+    /// How long a found name's addresses are reused (a watched name is resolved again then).
+    package var cacheLifetime: TimeAmount { cache.lifetime }
     private var hosts = HostsFileState()
     private var isShutDown = false
 
     /// The path where systemd-resolved serves Varlink.
     package static let systemdResolvedSocket = "/run/systemd/resolve/io.systemd.Resolve"
-    /// The most cached answers kept; beyond, expired ones are dropped, then all.
-    static let cacheCapacity = 1024
 
     /// A resolver whose blocking lookups run on `work`.
     package init(
@@ -81,7 +77,7 @@ package final class NameResolver {
         self.work = work
         self.resolvedSocket = resolvedSocket
         self.timeout = timeout
-        self.cacheLifetime = cacheLifetime
+        self.cache = AnswerCache(lifetime: cacheLifetime)
         self.localFiles = localFiles
         self.blockingLookup = blockingLookup ?? { name, hasNameserver, interfaceIndex in
             if let resolvedSocket, FileSystem.exists(resolvedSocket),
@@ -110,7 +106,7 @@ package final class NameResolver {
     private func answer(_ name: String, hasNameserver: Bool, interfaceIndex: Int32?, owner: WorkOwner) -> EventLoopFuture<Outcome> {
         if let addresses = hosts.table.addresses(of: name) { return eventLoop.makeSucceededFuture(.addresses(ResolvedAddresses(addresses))) }
         let key = interfaceIndex.map { "\(name)%\($0)" } ?? name
-        if let cached = cache[key], cached.expires > .now() { return eventLoop.makeSucceededFuture(cached.outcome) }
+        if let cached = cache.answer(for: key, at: .now()) { return eventLoop.makeSucceededFuture(cached) }
         let nameKey = NameKey(owner: owner, key: key)
         if let id = jobByName[nameKey], let job = jobs[id] {
             if let promise = job.promise { return promise.futureResult }
@@ -125,7 +121,7 @@ package final class NameResolver {
             if let ticket { finished(ticket, outcome) }
         }
         let id = ticket!
-        jobs[id] = Job(name: nameKey, generation: generation)
+        jobs[id] = Job(name: nameKey, generation: cache.generation)
         jobByName[nameKey] = id
         return wait(for: id)
     }
@@ -150,7 +146,7 @@ package final class NameResolver {
     private func finished(_ id: BlockingWork.Ticket, _ outcome: Outcome?) {
         guard let job = forget(id) else { return }
         let outcome = outcome ?? .failed(.resolutionFailed)
-        if job.generation == generation { remember(outcome, for: job.name.key) }
+        cache.remember(outcome, for: job.name.key, askedIn: job.generation, at: .now())
         job.promise?.succeed(outcome)
     }
 
@@ -160,19 +156,6 @@ package final class NameResolver {
         job.deadline?.cancel()
         if jobByName[job.name] == id { jobByName[job.name] = nil }
         return job
-    }
-
-    private func remember(_ outcome: Outcome, for key: String) {
-        let lifetime: TimeAmount
-        switch outcome {
-        case .addresses: lifetime = cacheLifetime
-        case .failed(.nameNotFound): lifetime = .seconds(5)
-        case .failed: return
-        }
-        let now = NIODeadline.now()
-        if cache.count >= Self.cacheCapacity { cache = cache.filter { $0.value.expires > now } }
-        if cache.count >= Self.cacheCapacity { cache = [:] }  // a flood of fresh names: start over
-        cache[key] = (now + lifetime, outcome)
     }
 
     /// Re-reads nsswitch.conf and hosts off the loop if they changed; at most once a second,
@@ -194,8 +177,7 @@ package final class NameResolver {
 
     /// Forgets every cached answer (the path changed: another network may answer differently).
     package func forgetAnswers() {
-        cache = [:]
-        generation += 1
+        cache.forgetAll()
     }
 
     /// Answers every waiting caller and starts no more lookups. A lookup stuck in the
@@ -302,7 +284,7 @@ private struct NameKey: Hashable {
 /// A blocking lookup queued or running, and who waits for it.
 private struct Job {
     var name: NameKey
-    /// `NameResolver.generation` when it was asked: a lookup from before `forgetAnswers` is not cached.
+    /// `AnswerCache.generation` when it was asked: a lookup from before `forgetAnswers` is not cached.
     var generation: Int
     /// The waiting caller's promise; nil once it gave up.
     var promise: EventLoopPromise<NameResolver.Outcome>?
