@@ -21,7 +21,8 @@ package final class ServerCore {
     let eventLoop: any EventLoop
     let logger: Logger
     let notifier: SystemdNotifier
-    let dispatcher = VarlinkDispatcher(serviceInfo: .reachd)
+    /// Maps each call to its outcome from what is published (no IO).
+    static let dispatcher = VarlinkDispatcher(serviceInfo: .reachd)
     /// What the server asks of the engine (a reload, target lookups); each request carries its reply.
     let engine: any EngineRequests
     /// Every blocking call made for the loop, each on a thread of its own, fairly per uid.
@@ -31,7 +32,7 @@ package final class ServerCore {
     /// Connectivity probes and captive-portal APIs; what they find is published.
     let connectivity: ConnectivityMonitor
     /// Root and reachd's own user may reload; anyone may ask the rest.
-    private let ownUID = UInt32(geteuid())
+    private static let ownUID = UInt32(geteuid())
 
     private(set) var publication: Publication
     private var subscribers = Subscribers<VarlinkConnectionHandler>()
@@ -186,7 +187,7 @@ package final class ServerCore {
 
     /// The outcome of a call from `ticket`'s client against the state published now.
     func outcome(for call: AnyVarlinkCall, from ticket: ConnectionTicket) -> CallOutcome {
-        let outcome = dispatcher.outcome(for: call, publication: publication, privileged: ticket.uid == 0 || ticket.uid == ownUID)
+        let outcome = Self.dispatcher.outcome(for: call, publication: publication, privileged: ticket.uid == 0 || ticket.uid == Self.ownUID)
         guard case let .reply(status as StatusReply) = outcome, let watched = configured.statuses else { return outcome }
         return .reply(StatusWithTargets(status: status, targets: watched))
     }
