@@ -7,7 +7,8 @@ import SystemPackage
 /// `leases/IFINDEX` and ISC dhclient's `dhclient*.leases` (ifupdown's `dhclient.IF.leases`).
 /// World-readable files, so no privilege; read off the loop when the IPv4 addresses change
 /// and when `DHCPLeaseWatch` sees a lease written. NetworkManager's own DHCP guess arrives over
-/// D-Bus (`Metered` guess-yes); dhcpcd and udhcpc keep nothing reachd reads (docs/untrusted-networks.md).
+/// D-Bus (`Metered` guess-yes); dhcpcd's lease files are root's alone and udhcpc keeps none
+/// (docs/untrusted-networks.md).
 package struct DHCPLeaseFiles: Sendable, Equatable {
     /// systemd-networkd's lease directory.
     package var networkd = "/run/systemd/netif/leases"

@@ -249,16 +249,19 @@ final class DHCPExpensiveTests: DaemonTestCase {
             .filter { !$0.isEmpty && !$0.contains("<unfinished ...>") && !$0.contains("<detached ...>") }
     }
 
+    /// What the servers and clients said, and dhclient's lease file, for a failure's message.
+    private func logs() -> String {
+        let logs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".log") }.sorted()
+            .map { "--- \($0):\n" + ((try? String(contentsOfFile: directory + "/" + $0, encoding: .utf8)) ?? "") } ?? []
+        let leaseFile = (try? String(contentsOfFile: leases + "/dhclient.eth0.leases", encoding: .utf8)) ?? "(none)"
+        return logs.joined(separator: "\n") + "\n--- dhclient's leases:\n" + leaseFile
+    }
+
     /// Polls `condition` every 20 ms; throws once `timeout` passed without it.
     private func waitUntil(_ what: String, timeout: Duration, _ condition: () -> Bool) throws {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
-            guard ContinuousClock.now < deadline else {
-                let logs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".log") }.sorted()
-                    .map { "--- \($0):\n" + ((try? String(contentsOfFile: directory + "/" + $0, encoding: .utf8)) ?? "") } ?? []
-                let leaseFile = (try? String(contentsOfFile: leases + "/dhclient.eth0.leases", encoding: .utf8)) ?? "(none)"
-                throw CommandFailed(command: what, status: 0, stderr: "not within \(timeout)\n" + logs.joined(separator: "\n") + "\n--- leases:\n" + leaseFile)
-            }
+            guard ContinuousClock.now < deadline else { throw CommandFailed(command: what, status: 0, stderr: "not within \(timeout)\n" + logs()) }
             usleep(20_000)
         }
     }
