@@ -4,28 +4,39 @@ import ReachabilityCore
 import SystemPackage
 
 /// Reads the leases DHCP clients keep, for `DHCPLeases`: systemd-networkd's
-/// `leases/IFINDEX` and ISC dhclient's `dhclient*.leases` (ifupdown's `dhclient.IF.leases`).
+/// `leases/IFINDEX`, ISC dhclient's `dhclient*.leases` (ifupdown's `dhclient.IF.leases`) and
+/// what reachd's dhcpcd hook (packaging/dhcpcd-hook) writes, `IFNAME` in networkd's format.
 /// World-readable files, so no privilege; read off the loop when the IPv4 addresses change
 /// and when `DHCPLeaseWatch` sees a lease written. NetworkManager's own DHCP guess arrives over
-/// D-Bus (`Metered` guess-yes); dhcpcd's lease files are root's alone and udhcpc keeps none
+/// D-Bus (`Metered` guess-yes); dhcpcd's own lease files are root's alone and udhcpc keeps none
 /// (docs/untrusted-networks.md).
 package struct DHCPLeaseFiles: Sendable, Equatable {
     /// systemd-networkd's lease directory.
     package var networkd = "/run/systemd/netif/leases"
     /// ISC dhclient's lease directory.
     package var dhclient = "/var/lib/dhcp"
+    /// Where reachd's dhcpcd hook writes (`/usr/lib/dhcpcd/dhcpcd-hooks/90-reachd`).
+    package var hook = "/run/reachd-leases"
 
     /// Files read at most per directory: a host with more leases lying around is no laptop.
     static let fileLimit = 32
 
     /// The directories `DHCPLeaseWatch` watches.
-    package var directories: [String] { [networkd, dhclient] }
+    package var directories: [String] { [networkd, dhclient, hook] }
 
     /// Whether an entry of those directories is a lease reachd reads: networkd's `IFINDEX`
-    /// (not its `.#…` temporary file) or dhclient's `dhclient*.leases`.
+    /// (not its `.#…` temporary file), dhclient's `dhclient*.leases` or the hook's `IFNAME`
+    /// (not its `.IFNAME.…` temporary file). The watch merges the directories' names, so
+    /// another name fit for an interface wakes a read too, which finds nothing new.
     package static func isLease(_ name: String) -> Bool {
         (!name.isEmpty && name.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-            || (name.hasPrefix("dhclient") && name.hasSuffix(".leases"))
+            || (name.hasPrefix("dhclient") && name.hasSuffix(".leases")) || isInterfaceName(name)
+    }
+
+    /// Whether `name` can be an interface's, so a file name in a directory: 1 to 15 bytes,
+    /// no `/`, not starting with `.`.
+    package static func isInterfaceName(_ name: String) -> Bool {
+        (1...15).contains(name.utf8.count) && !name.hasPrefix(".") && !name.utf8.contains(UInt8(ascii: "/"))
     }
 
     /// The defaults.
@@ -42,8 +53,10 @@ package struct DHCPLeaseFiles: Sendable, Equatable {
             let held = addresses.filter { $0.interfaceIndex == index && $0.family == .ipv4 }.map(\.address)
             guard !held.isEmpty else { continue }
             let networkdLease = read("\(networkd)/\(index)").flatMap { DHCPLeases.networkdLease($0[...]) }
+            // Named by a link that exists, never by a directory's entry.
+            let hookLease = Self.isInterfaceName(link.name) ? read("\(hook)/\(link.name)").flatMap { DHCPLeases.networkdLease($0[...]) } : nil
             let dhclientLeases = dhclientTexts.compactMap { DHCPLeases.dhclientLease($0[...], interface: link.name) }
-            if ([networkdLease].compactMap { $0 } + dhclientLeases).contains(where: { $0.isMetered(holding: held) }) { metered.insert(index) }
+            if ([networkdLease, hookLease].compactMap { $0 } + dhclientLeases).contains(where: { $0.isMetered(holding: held) }) { metered.insert(index) }
         }
         return metered
     }

@@ -24,12 +24,15 @@ package struct CommandLineOverrides: Sendable, Equatable {
     package var dhclientLeases: String?
     /// `--networkd-leases` (tests).
     package var networkdLeases: String?
+    /// `--hook-leases` (tests).
+    package var hookLeases: String?
 
     /// No overrides.
     package init(
         socketPath: String? = nil, logLevel: Logger.Level? = nil, receiveBufferSize: Int? = nil,
         sysfsRoot: String? = nil, resolvConfPath: String? = nil, resolvedUpstreamPath: String? = nil,
-        networkdSocket: String? = nil, dhclientLeases: String? = nil, networkdLeases: String? = nil
+        networkdSocket: String? = nil, dhclientLeases: String? = nil, networkdLeases: String? = nil,
+        hookLeases: String? = nil
     ) {
         self.socketPath = socketPath
         self.logLevel = logLevel
@@ -40,6 +43,7 @@ package struct CommandLineOverrides: Sendable, Equatable {
         self.networkdSocket = networkdSocket
         self.dhclientLeases = dhclientLeases
         self.networkdLeases = networkdLeases
+        self.hookLeases = hookLeases
     }
 }
 
@@ -69,6 +73,7 @@ extension DaemonOptions {
         if let networkdSocket = overrides.networkdSocket { connectivity.networkdSocket = networkdSocket }
         if let directory = overrides.dhclientLeases { connectivity.dhcpLeases.dhclient = directory }
         if let directory = overrides.networkdLeases { connectivity.dhcpLeases.networkd = directory }
+        if let directory = overrides.hookLeases { connectivity.dhcpLeases.hook = directory }
         engine.receiveBufferSize = overrides.receiveBufferSize ?? configuration.netlink.receiveBufferSize
         engine.stall = configuration.stall
         engine.nat64 = configuration.nat64

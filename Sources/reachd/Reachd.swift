@@ -70,6 +70,9 @@ struct Reachd: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where systemd-networkd keeps its DHCP leases (tests).", visibility: .hidden))
     var networkdLeases: String?
 
+    @Option(name: .long, help: ArgumentHelp("Where reachd's dhcpcd hook writes its leases (tests).", visibility: .hidden))
+    var hookLeases: String?
+
     func validate() throws {
         if checkPath != nil && !checkConfig {
             throw ValidationError("A path argument is only accepted with --check-config.")
@@ -91,7 +94,8 @@ struct Reachd: ParsableCommand {
         let overrides = CommandLineOverrides(
             socketPath: socket, logLevel: logLevel, receiveBufferSize: receiveBufferSize,
             sysfsRoot: sysfsRoot, resolvConfPath: resolvConf, resolvedUpstreamPath: resolvedUpstream,
-            networkdSocket: networkdSocket, dhclientLeases: dhclientLeases, networkdLeases: networkdLeases
+            networkdSocket: networkdSocket, dhclientLeases: dhclientLeases, networkdLeases: networkdLeases,
+            hookLeases: hookLeases
         )
         let configPath = config
         let read: @Sendable () throws(ConfigurationError) -> DaemonOptions = { () throws(ConfigurationError) in

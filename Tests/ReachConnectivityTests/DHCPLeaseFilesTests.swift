@@ -1,0 +1,50 @@
+import Foundation
+import ReachabilityCore
+import ReachConnectivity
+import XCTest
+
+/// The leases reachd's dhcpcd hook writes (`hook/IFNAME`, networkd's format), case by case:
+/// only a link that exists names a file, and only its address held counts.
+final class DHCPLeaseFilesTests: XCTestCase {
+    private static let marker = "VENDOR_SPECIFIC=414e44524f49445f4d455445524544\n"
+
+    func testHookLeases() throws {
+        let links: [Int32: Link] = [
+            2: Link(index: 2, name: "eth0", flags: [.up, .running], operState: .up, carrier: true),
+            3: Link(index: 3, name: "wlan0", flags: [.up, .running], operState: .up, carrier: true),
+        ]
+        let addresses = [
+            InterfaceAddress(interfaceIndex: 2, address: IPAddress("10.55.0.16")!, prefixLength: 24),
+            InterfaceAddress(interfaceIndex: 3, address: IPAddress("10.66.0.16")!, prefixLength: 24),
+        ]
+        let cases: [(String, [String: String], Set<Int32>)] = [
+            ("eth0's lease with the marker", ["eth0": "ADDRESS=10.55.0.16\n" + Self.marker], [2]),
+            ("without it", ["eth0": "ADDRESS=10.55.0.16\n"], []),
+            ("an address no longer held", ["eth0": "ADDRESS=10.55.0.99\n" + Self.marker], []),
+            ("another link's address", ["eth0": "ADDRESS=10.66.0.16\n" + Self.marker], []),
+            ("both links", ["eth0": "ADDRESS=10.55.0.16\n" + Self.marker, "wlan0": "ADDRESS=10.66.0.16\n" + Self.marker], [2, 3]),
+            ("no link of that name", ["eth9": "ADDRESS=10.55.0.16\n" + Self.marker], []),
+            ("the hook's temporary file", [".eth0.a1B2c3": "ADDRESS=10.55.0.16\n" + Self.marker], []),
+            ("an index, as networkd names it", ["2": "ADDRESS=10.55.0.16\n" + Self.marker], []),
+            ("no directory", [:], []),
+        ]
+        for (name, files, expected) in cases {
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-hook-leases-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            var leaseFiles = DHCPLeaseFiles()
+            (leaseFiles.networkd, leaseFiles.dhclient, leaseFiles.hook) = (root + "/networkd", root + "/dhclient", root + "/hook")
+            if !files.isEmpty { try FileManager.default.createDirectory(atPath: leaseFiles.hook, withIntermediateDirectories: true) }
+            for (file, text) in files { XCTAssertTrue(FileManager.default.createFile(atPath: leaseFiles.hook + "/" + file, contents: Data(text.utf8)), name) }
+            XCTAssertEqual(leaseFiles.meteredInterfaces(links, addresses: addresses), expected, name)
+        }
+    }
+
+    func testLeaseNames() {
+        let cases: [(String, Bool)] = [
+            ("eth0", true), ("wlp0s20f3", true), ("enx001122334455", true), ("2", true), ("dhclient.eth0.leases", true),
+            (".eth0.a1B2c3", false), (".#lease2abc", false), ("", false), ("enx0011223344556", false), ("a/b", false),
+        ]
+        for (name, expected) in cases { XCTAssertEqual(DHCPLeaseFiles.isLease(name), expected, name) }
+        XCTAssertTrue(DHCPLeaseFiles().directories.contains("/run/reachd-leases"))
+    }
+}
