@@ -11,6 +11,8 @@ final class DHCPExpensiveTests: DaemonTestCase {
     private var directory = ""
     /// The leases reachd is pointed at (`--dhclient-leases`); the client writes here.
     private var leases = ""
+    /// The directory reachd's dhcpcd hook writes (`--hook-leases`; `REACHD_LEASES_DIR`).
+    private var hookLeases = ""
     /// Killed and reaped in `tearDown`, whatever the test did.
     private var background: [BackgroundProcess] = []
 
@@ -22,6 +24,8 @@ final class DHCPExpensiveTests: DaemonTestCase {
         leases = directory + "/leases"
         try FileManager.default.createDirectory(atPath: leases, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/networkd", withIntermediateDirectories: true)
+        // Not created here: the dhcpcd hook creates it, as at boot (/run/reachd-leases).
+        hookLeases = directory + "/hook"
     }
 
     override func tearDown() {
@@ -32,7 +36,7 @@ final class DHCPExpensiveTests: DaemonTestCase {
 
     /// reachd in the host namespace, reading leases only from this test's directories.
     private func startReachd() throws -> (DaemonProcess, ReachabilityClient) {
-        try startDaemon(extraArguments: ["--dhclient-leases", leases, "--networkd-leases", directory + "/networkd"])
+        try startDaemon(extraArguments: ["--dhclient-leases", leases, "--networkd-leases", directory + "/networkd", "--hook-leases", hookLeases])
     }
 
     /// dnsmasq serving `range` on the router's eth0, with option 43 `ANDROID_METERED` when
@@ -249,6 +253,68 @@ final class DHCPExpensiveTests: DaemonTestCase {
             .filter { !$0.isEmpty && !$0.contains("<unfinished ...>") && !$0.contains("<detached ...>") }
     }
 
+    /// dhcpcd on the host's eth0 in the foreground, IPv4 only, running packaging/dhcpcd-hook
+    /// (sourced by a wrapper, `-c`) with `REACHD_LEASES_DIR` at the test's directory. dhcpcd
+    /// 9.4.1 keeps its files in /var/lib/dhcpcd and /run/dhcpcd whatever its options, so it
+    /// runs in a mount namespace of its own with tmpfs over /run and /var/lib/dhcpcd.
+    /// Returns the path of its log; the wrapper says `hook ran: REASON` there after the hook.
+    private func startDhcpcd() throws -> String {
+        let run = "\(directory)/dhcpcd-\(background.count)"
+        let log = run + ".log", wrapper = run + ".sh", config = run + ".conf"
+        let hook = Paths.repository.appendingPathComponent("packaging/dhcpcd-hook").path
+        try "#!/bin/sh\n. '\(hook)'\necho \"hook ran: $reason\" >>'\(log)'\n".write(toFile: wrapper, atomically: true, encoding: .utf8)
+        guard chmod(wrapper, 0o755) == 0 else { throw CommandFailed(command: "chmod \(wrapper)", status: errno, stderr: "") }
+        try "noarp\nnoipv4ll\nipv4only\nnodelay\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let mounts = "mount -t tmpfs -o mode=0755 tmpfs /run && mount -t tmpfs -o mode=0755 tmpfs /var/lib/dhcpcd && exec \"$@\""
+        background.append(try BackgroundProcess(
+            ["ip", "netns", "exec", topology.host.name, "unshare", "-m", "sh", "-c", mounts, "sh",
+             "dhcpcd", "-B", "-4", "-d", "-f", config, "-c", wrapper, "-e", "REACHD_LEASES_DIR=\(hookLeases)", "eth0"],
+            log: log
+        ))
+        return log
+    }
+
+    /// The network hands out a new lease to dhcpcd: the running server and dhcpcd are killed
+    /// (dhcpcd's tmpfs goes with it, so it forgets its lease), a server started anew and
+    /// dhcpcd again. Returns what the hook wrote and when its run was seen.
+    private func newDhcpcdLease(metered: Bool, range: (String, String)) throws -> (lease: String, seen: ContinuousClock.Instant) {
+        for process in background { process.kill() }
+        try startDnsmasq(metered: metered, range: range)
+        let log = try startDhcpcd()
+        try waitUntil("dhcpcd's hook ran for BOUND", timeout: .seconds(10)) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("hook ran: BOUND")
+        }
+        let seen = ContinuousClock.now
+        return (try String(contentsOfFile: hookLeases + "/eth0", encoding: .utf8), seen)
+    }
+
+    /// dhcpcd, whose own lease is root's alone, through reachd's hook: a lease with option 43
+    /// makes eth0 expensive (reason dhcp) within 2 s of the hook's file; the next lease,
+    /// without the option, makes it not expensive within 2 s. The hook's directory does not
+    /// exist when reachd starts: the hook makes it at PREINIT, before any address.
+    func testDhcpcdHookAndroidMeteredLease() async throws {
+        try requirePrerequisite(Command.exists("dhcpcd"), "needs dhcpcd (dhcpcd-base; scripts/bootstrap --test)")
+        try requirePrerequisite(!directory.hasPrefix("/run/"), "dhcpcd runs with a tmpfs over /run: TMPDIR must be elsewhere")
+        let (daemon, client) = try startReachd()
+        let range: (String, String) = ("10.77.0.50", "10.77.0.99")
+        let (lease, leaseSeen) = try newDhcpcdLease(metered: true, range: range)
+        XCTAssertTrue(lease.contains("VENDOR_SPECIFIC=414e44524f49445f4d455445524544\n"), lease)
+        let address = try XCTUnwrap(lease.split(separator: "\n").first { $0.hasPrefix("ADDRESS=") }?.dropFirst("ADDRESS=".count)).description
+        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: hookLeases + "/eth0")[.posixPermissions] as? Int)
+        XCTAssertEqual(mode, 0o644, "the hook's file is world-readable")
+        let expensive = try await eth0(client, by: leaseSeen + .seconds(2)) { holds(address)($0) && $0.expensiveReason == .dhcp }
+        XCTAssertEqual(expensive?.expensiveReason, .dhcp, "eth0 expensive within 2 s of dhcpcd's lease: \(String(describing: expensive))\n\(logs())")
+        print("dhcp: dhcpcd: expensive \(ContinuousClock.now - leaseSeen) after the hook wrote the lease (polled every 20 ms)")
+        let status = try reachctlStatus(daemon)
+        XCTAssertTrue(status.contains("Expensive:    yes (dhcp ANDROID_METERED)"), status)
+
+        let (plain, plainSeen) = try newDhcpcdLease(metered: false, range: range)
+        XCTAssertFalse(plain.contains("VENDOR_SPECIFIC="), plain)
+        let cheap = try await eth0(client, by: plainSeen + .seconds(2)) { !$0.isExpensive }
+        XCTAssertEqual(cheap?.isExpensive, false, "not expensive within 2 s of a lease without the option: \(String(describing: cheap))\n\(logs())")
+        print("dhcp: dhcpcd: not expensive \(ContinuousClock.now - plainSeen) after a lease without the option")
+    }
+
     /// What the servers and clients said, and dhclient's lease file, for a failure's message.
     private func logs() -> String {
         let logs = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".log") }.sorted()
@@ -315,7 +381,8 @@ private final class BackgroundProcess {
         self.pid = pid
     }
 
-    /// SIGKILL to the process group, then reaps the process, waiting at most 5 s.
+    /// SIGKILL to the process group, then reaps the process and waits for the group to be
+    /// gone (dhcpcd's privilege-separated helpers), at most 5 s in all.
     func kill() {
         guard !reaped else { return }
         _ = Glibc.kill(-pid, SIGKILL)
@@ -326,6 +393,7 @@ private final class BackgroundProcess {
             if result == pid || (result == -1 && errno == ECHILD) { break }
             usleep(2_000)
         }
+        while ContinuousClock.now < deadline && Glibc.kill(-pid, 0) == 0 { usleep(2_000) }
         reaped = true
     }
 
