@@ -21,6 +21,9 @@ UNITS        = reachd.service reachd.socket reachd-wait-online.service reachd-di
 # installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# dhcpcd reads hooks from its own directory only (Debian's /usr/lib/dhcpcd/dhcpcd-hooks); the
+# hook is installed there when staging (DESTDIR) or when that directory exists.
+DHCPCDHOOKDIR ?= /usr/lib/dhcpcd/dhcpcd-hooks
 # `make install` and `make deb` take release binaries with the Swift runtime and
 # FoundationEssentials linked in statically (in .build-static): they run on any host with
 # glibc 2.36 or later, libstdc++, libnl and libsystemd, without the Swift toolchain.
@@ -115,7 +118,7 @@ man:
 deb:
 	@scripts/deb
 
-## Install reachd, reachctl, the systemd units, the default configuration (never
+## Install reachd, reachctl, the systemd units, the dhcpcd hook, the default configuration (never
 ## overwriting one already there), the man pages and reachctl's shell completions.
 install:
 	@set -e; \
@@ -140,6 +143,9 @@ install:
 	install -d -m 0755 "$(DESTDIR)$(CONFDIR)/dispatcher.d"; \
 	install -m 0644 systemd/reachd.catalog "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
 	install -m 0644 systemd/reachd.sysusers "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf"; \
+	if [ -n "$(DESTDIR)" ] || [ -d "$(DHCPCDHOOKDIR)" ]; then \
+	  install -D -m 0644 packaging/dhcpcd-hook "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
+	fi; \
 	install -m 0755 "$$bin/reachd" "$$bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/"; \
 	install -m 0644 .build-man/reachctl.1 "$(DESTDIR)$(MANDIR)/man1/"; \
 	install -m 0644 .build-man/reachd.toml.5 "$(DESTDIR)$(MANDIR)/man5/"; \
@@ -173,6 +179,7 @@ uninstall:
 	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8"; \
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
 	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog" "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf"; \
+	rm -f "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
 	rm -f "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \
 	if [ -f "$(DESTDIR)$(CONFDIR)/reachd.toml" ]; then \
