@@ -1,7 +1,9 @@
 /* fuzz-reply.c: libFuzzer over the GIO module's reply handling (scripts/fuzz gio).
  *
  * The input is what reachd's socket could send: it is cut at each NUL as the module's
- * reader cuts it, and each message goes through both decoders (status and CheckTarget). */
+ * reader cuts it, and each message goes through every decoder (status, summary and
+ * CheckTarget). Where the summary's scan of reachd's own encoding accepts a message,
+ * json-glib must read the same from it. */
 #include "reachd-reply.h"
 
 #include <stdint.h>
@@ -23,6 +25,18 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
       if (reachd_reply_decode_status ((const char *) data + start, length, &status, &error))
         g_assert (status.connectivity >= G_NETWORK_CONNECTIVITY_LOCAL && status.connectivity <= G_NETWORK_CONNECTIVITY_FULL);
+      else
+        g_assert (error != NULL);
+      g_clear_error (&error);
+      if (reachd_reply_decode_summary ((const char *) data + start, length, &status, &error))
+        {
+          ReachdStatus parsed;
+
+          g_assert (status.connectivity >= G_NETWORK_CONNECTIVITY_LOCAL && status.connectivity <= G_NETWORK_CONNECTIVITY_FULL);
+          g_assert (reachd_reply_decode_summary_json ((const char *) data + start, length, &parsed, NULL));
+          g_assert (parsed.available == status.available && parsed.connectivity == status.connectivity
+                    && parsed.metered == status.metered && parsed.continues == status.continues);
+        }
       else
         g_assert (error != NULL);
       g_clear_error (&error);

@@ -7,18 +7,23 @@
  *
  * Life cycle
  *   init      connects to $REACHD_SOCKET (else /run/reachd/io.reachd.Reachability), sends
- *             one GetStatus and waits for its answer, at most INIT_TIMEOUT_MS. No socket, no
- *             answer in time, a Varlink error (an older or newer reachd that refuses the
- *             call) or a reply without path.status: init fails and GIO takes the next
- *             implementation. The app never waits longer than that deadline.
- *   then      on the same connection, one Subscribe (more=true) read from a GSocket source
- *             on the thread-default main context of construction. Each reply that moves
- *             network-available, connectivity or network-metered updates them (notify::) and
- *             emits network-changed once; other changes (gateways, flags, …) emit nothing.
+ *             SubscribeSummary (more=true) and waits for its first reply, the answer now, at
+ *             most INIT_TIMEOUT_MS. A reachd without that method (MethodNotFound) is asked
+ *             GetStatus instead, then Subscribe. No socket, no answer in time, another
+ *             Varlink error (a reachd that refuses the call) or a reply without status: init
+ *             fails and GIO takes the next implementation. The app never waits longer than
+ *             that deadline.
+ *   then      the stream on the same connection, read from a GSocket source on the
+ *             thread-default main context of construction. SubscribeSummary replies only
+ *             when status, connectivity, isExpensive or isConstrained moved, and a fraction
+ *             of a Subscribe reply's size. Each reply that moves network-available,
+ *             connectivity or network-metered updates them (notify::) and emits
+ *             network-changed once; other changes (gateways, flags, …) emit nothing.
  *   restart   when the stream ends (reachd restarted, a reply over the bounds), the last
  *             answer is kept and nothing is emitted; a timeout on the same context
  *             reconnects after 0.1 s, doubling to 5 s (a stream that lived 5 s starts
- *             again from 0.1 s; one that dies at once does not). The new stream's first reply emits
+ *             again from 0.1 s; one that dies at once does not), with SubscribeSummary and
+ *             Subscribe after a MethodNotFound as at init. The new stream's first reply emits
  *             network-changed only if it differs from the kept answer: an app neither goes
  *             offline because a daemon restarted nor hears about the restart at all.
  *
@@ -67,6 +72,7 @@
 
 static const char get_status_call[] = "{\"method\":\"io.reachd.Reachability.GetStatus\"}";
 static const char subscribe_call[] = "{\"method\":\"io.reachd.Reachability.Subscribe\",\"parameters\":{},\"more\":true}";
+static const char summary_call[] = "{\"method\":\"io.reachd.Reachability.SubscribeSummary\",\"more\":true}";
 
 #define REACHD_TYPE_NETWORK_MONITOR (reachd_network_monitor_get_type ())
 G_DECLARE_FINAL_TYPE (ReachdNetworkMonitor, reachd_network_monitor, REACHD, NETWORK_MONITOR, GObject)
@@ -81,6 +87,10 @@ struct _ReachdNetworkMonitor
   gboolean metered;
   GNetworkConnectivity connectivity;
 
+  /* Looked up once, not by name per change. */
+  GParamSpec *available_pspec, *metered_pspec, *connectivity_pspec;
+  guint changed_signal;
+
   /* Only touched on the monitor's context (and by init, before anyone else can). */
   char *socket_path;
   GMainContext *context;
@@ -88,6 +98,8 @@ struct _ReachdNetworkMonitor
   GSource *read_source;
   GSource *retry_source;
   GByteArray *buffer;       /* bytes of the reply being read */
+  guint scanned;            /* bytes of buffer known to hold no NUL */
+  gboolean summary;         /* the stream is SubscribeSummary's (FALSE: Subscribe's, an older reachd) */
   guint backoff_ms;         /* the next reconnect's delay */
   gint64 stream_since;      /* when the current stream was attached (monotonic µs) */
 };
@@ -228,7 +240,7 @@ receive_reply (GSocket *socket, GByteArray *buffer, gint64 deadline, GCancellabl
 static void
 publish (ReachdNetworkMonitor *self, const ReachdStatus *status)
 {
-  gboolean available_changed, metered_changed, connectivity_changed;
+  gboolean available_changed, metered_changed, connectivity_changed, available;
 
   g_mutex_lock (&self->lock);
   available_changed = self->available != status->available;
@@ -243,13 +255,17 @@ publish (ReachdNetworkMonitor *self, const ReachdStatus *status)
     return;
   g_object_freeze_notify (G_OBJECT (self));
   if (available_changed)
-    g_object_notify (G_OBJECT (self), "network-available");
+    g_object_notify_by_pspec (G_OBJECT (self), self->available_pspec);
   if (metered_changed)
-    g_object_notify (G_OBJECT (self), "network-metered");
+    g_object_notify_by_pspec (G_OBJECT (self), self->metered_pspec);
   if (connectivity_changed)
-    g_object_notify (G_OBJECT (self), "connectivity");
+    g_object_notify_by_pspec (G_OBJECT (self), self->connectivity_pspec);
   g_object_thaw_notify (G_OBJECT (self));
-  g_signal_emit_by_name (self, "network-changed", status->available);
+  /* The value now: a handler above may have run a nested main loop that published again. */
+  g_mutex_lock (&self->lock);
+  available = self->available;
+  g_mutex_unlock (&self->lock);
+  g_signal_emit (self, self->changed_signal, 0, available);
 }
 
 /* ---- The Subscribe stream, on the monitor's context ---- */
@@ -270,16 +286,30 @@ drop_stream (ReachdNetworkMonitor *self)
       g_clear_object (&self->socket);
     }
   g_byte_array_set_size (self->buffer, 0);
+  self->scanned = 0;
 }
 
-/* Reads what is there (one recv per wake-up) and handles each whole reply. */
+/* Ends the stream and schedules the reconnect. */
+static gboolean
+end_stream (ReachdNetworkMonitor *self)
+{
+  drop_stream (self);
+  /* A stream that lived is a restart: retry soon. One that died at once (a reachd in a
+   * crash loop, or one sending what we refuse) keeps doubling the delay. */
+  if (g_get_monotonic_time () - self->stream_since >= BACKOFF_MAX_MS * G_TIME_SPAN_MILLISECOND)
+    self->backoff_ms = BACKOFF_FIRST_MS;
+  schedule_reconnect (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Reads what is there (one recv per wake-up) and handles each whole reply. The source may
+ * recurse (attach_stream), so each reply leaves the buffer before it is published. */
 static gboolean
 on_readable (GSocket *socket, GIOCondition condition, gpointer user_data)
 {
   ReachdNetworkMonitor *self = user_data;
   GByteArray *buffer = self->buffer;
-  guint old = buffer->len, start = 0;
-  gboolean ended = FALSE;
+  guint old = buffer->len;
   GError *error = NULL;
   gssize n;
 
@@ -293,45 +323,50 @@ on_readable (GSocket *socket, GIOCondition condition, gpointer user_data)
       return G_SOURCE_CONTINUE;
     }
   g_clear_error (&error);
-  ended = n <= 0;
+  if (n <= 0)
+    return end_stream (self);
 
-  /* Only the new bytes can hold a NUL: earlier ones were scanned by the last wake-up. */
-  for (guint from = old; !ended;)
+  for (;;)
     {
-      const guint8 *nul = memchr (buffer->data + from, 0, buffer->len - from);
+      const guint8 *nul = memchr (buffer->data + self->scanned, 0, buffer->len - self->scanned);
       ReachdStatus status;
+      gboolean decoded;
       gsize length;
 
       if (nul == NULL)
         break;
-      length = nul - (buffer->data + start);
-      if (!reachd_reply_decode_status ((const char *) buffer->data + start, length, &status, &error))
+      length = nul - buffer->data;
+      decoded = self->summary ? reachd_reply_decode_summary ((const char *) buffer->data, length, &status, &error)
+                              : reachd_reply_decode_status ((const char *) buffer->data, length, &status, &error);
+      g_byte_array_remove_range (buffer, 0, length + 1);
+      self->scanned = 0;
+      if (!decoded && self->summary && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+        {
+          /* A reachd older than SubscribeSummary: Subscribe on the same connection. */
+          g_clear_error (&error);
+          self->summary = FALSE;
+          if (send_call (socket, subscribe_call, strlen (subscribe_call), g_get_monotonic_time (), NULL, NULL))
+            continue;
+          g_debug ("reachd: dropping the stream: cannot send Subscribe");
+          return end_stream (self);
+        }
+      if (!decoded)
         {
           g_debug ("reachd: dropping the stream: %s", error->message);
           g_clear_error (&error);
-          ended = TRUE;
-          break;
+          return end_stream (self);
         }
       publish (self, &status);
-      ended = !status.continues;  /* a stream that says it is over is over */
-      start = from = nul - buffer->data + 1;
+      if (self->socket != socket)
+        return G_SOURCE_REMOVE;  /* a nested main loop in a handler ended this stream */
+      if (!status.continues)
+        return end_stream (self);  /* a stream that says it is over is over */
     }
-  if (!ended)
-    {
-      g_byte_array_remove_range (buffer, 0, start);
-      ended = buffer->len > REACHD_REPLY_MAX_BYTES;
-      if (ended)
-        g_debug ("reachd: dropping the stream: a reply over %d bytes", REACHD_REPLY_MAX_BYTES);
-    }
-  if (!ended)
+  self->scanned = buffer->len;
+  if (buffer->len <= REACHD_REPLY_MAX_BYTES)
     return G_SOURCE_CONTINUE;
-  drop_stream (self);
-  /* A stream that lived is a restart: retry soon. One that died at once (a reachd in a
-   * crash loop, or one sending what we refuse) keeps doubling the delay. */
-  if (g_get_monotonic_time () - self->stream_since >= BACKOFF_MAX_MS * G_TIME_SPAN_MILLISECOND)
-    self->backoff_ms = BACKOFF_FIRST_MS;
-  schedule_reconnect (self);
-  return G_SOURCE_REMOVE;
+  g_debug ("reachd: dropping the stream: a reply over %d bytes", REACHD_REPLY_MAX_BYTES);
+  return end_stream (self);
 }
 
 static void
@@ -340,6 +375,10 @@ attach_stream (ReachdNetworkMonitor *self, GSocket *socket)
   self->socket = socket;
   self->stream_since = g_get_monotonic_time ();
   self->read_source = g_socket_create_source (socket, G_IO_IN, NULL);
+  /* GLib 2.74 takes a non-recursive source's descriptor out of the poll set around each
+   * dispatch, and wakes its own context twice to do so: two eventfd writes and one more
+   * main-loop turn per change. on_readable is safe to recurse. */
+  g_source_set_can_recurse (self->read_source, TRUE);
   g_source_set_callback (self->read_source, G_SOURCE_FUNC (on_readable), self, NULL);
   g_source_set_name (self->read_source, "[reachd] Subscribe stream");
   g_source_attach (self->read_source, self->context);
@@ -354,7 +393,8 @@ on_retry (gpointer user_data)
 
   g_clear_pointer (&self->retry_source, g_source_unref);
   socket = connect_reachd (self->socket_path, now, NULL, NULL);
-  if (socket != NULL && send_call (socket, subscribe_call, strlen (subscribe_call), now, NULL, NULL))
+  self->summary = TRUE;
+  if (socket != NULL && send_call (socket, summary_call, strlen (summary_call), now, NULL, NULL))
     attach_stream (self, socket);  /* its first reply says whether anything changed */
   else
     {
@@ -377,6 +417,37 @@ schedule_reconnect (ReachdNetworkMonitor *self)
 
 /* ---- GInitable ---- */
 
+/* Sends SubscribeSummary and returns the length of its first reply in the buffer (the
+ * answer now); from a reachd without that method, of GetStatus's, and sends Subscribe.
+ * -1 with an error when neither answered. */
+static gssize
+first_answer (ReachdNetworkMonitor *self, GSocket *socket, gint64 deadline, GCancellable *cancellable,
+              ReachdStatus *status, GError **error)
+{
+  GError *local = NULL;
+  gssize length;
+
+  if (!send_call (socket, summary_call, strlen (summary_call), deadline, cancellable, error)
+      || (length = receive_reply (socket, self->buffer, deadline, cancellable, error)) < 0)
+    return -1;
+  self->summary = reachd_reply_decode_summary ((const char *) self->buffer->data, length, status, &local);
+  if (self->summary)
+    return length;
+  if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+    {
+      g_propagate_error (error, local);
+      return -1;
+    }
+  g_error_free (local);
+  g_byte_array_remove_range (self->buffer, 0, length + 1);
+  if (!send_call (socket, get_status_call, strlen (get_status_call), deadline, cancellable, error)
+      || (length = receive_reply (socket, self->buffer, deadline, cancellable, error)) < 0
+      || !reachd_reply_decode_status ((const char *) self->buffer->data, length, status, error)
+      || !send_call (socket, subscribe_call, strlen (subscribe_call), deadline, cancellable, error))
+    return -1;
+  return length;
+}
+
 static gboolean
 reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
@@ -391,15 +462,13 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
   socket = connect_reachd (self->socket_path, deadline, cancellable, error);
   if (socket == NULL)
     return FALSE;
-  if (!send_call (socket, get_status_call, strlen (get_status_call), deadline, cancellable, error)
-      || (length = receive_reply (socket, self->buffer, deadline, cancellable, error)) < 0
-      || !reachd_reply_decode_status ((const char *) self->buffer->data, length, &status, error)
-      || !send_call (socket, subscribe_call, strlen (subscribe_call), deadline, cancellable, error))
+  length = first_answer (self, socket, deadline, cancellable, &status, error);
+  if (length < 0)
     {
       g_object_unref (socket);
       return FALSE;
     }
-  /* Anything after GetStatus's reply already belongs to the stream. */
+  /* Anything after this reply already belongs to the stream. */
   g_byte_array_remove_range (self->buffer, 0, length + 1);
   self->available = status.available;
   self->metered = status.metered;
@@ -575,7 +644,13 @@ reachd_network_monitor_get_property (GObject *object, guint prop_id, GValue *val
 static void
 reachd_network_monitor_init (ReachdNetworkMonitor *self)
 {
+  GObjectClass *klass = G_OBJECT_GET_CLASS (self);
+
   g_mutex_init (&self->lock);
+  self->available_pspec = g_object_class_find_property (klass, "network-available");
+  self->metered_pspec = g_object_class_find_property (klass, "network-metered");
+  self->connectivity_pspec = g_object_class_find_property (klass, "connectivity");
+  self->changed_signal = g_signal_lookup ("network-changed", G_TYPE_NETWORK_MONITOR);
   self->buffer = g_byte_array_new ();
   self->backoff_ms = BACKOFF_FIRST_MS;
   self->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;

@@ -92,9 +92,11 @@ member_true (JsonObject *object, const char *name)
 }
 
 /* Parses one reply and returns its "parameters" (borrowed from *parser_out), or NULL with
- * an error: INVALID_DATA for malformed text, NOT_SUPPORTED for a Varlink error reply. */
+ * an error: INVALID_DATA for malformed text, NOT_SUPPORTED for a Varlink error reply
+ * (NOT_FOUND for MethodNotFound when `method_not_found_apart`). */
 static JsonObject *
-parse_parameters (const char *text, gsize length, JsonParser **parser_out, JsonObject **root_out, GError **error)
+parse_parameters (const char *text, gsize length, gboolean method_not_found_apart, JsonParser **parser_out,
+                  JsonObject **root_out, GError **error)
 {
   JsonParser *parser;
   JsonNode *root;
@@ -124,7 +126,10 @@ parse_parameters (const char *text, gsize length, JsonParser **parser_out, JsonO
   varlink_error = member_string (object, "error");
   if (varlink_error != NULL)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "reachd answered %s", varlink_error);
+      gboolean unknown_method = method_not_found_apart && strcmp (varlink_error, "org.varlink.service.MethodNotFound") == 0;
+
+      g_set_error (error, G_IO_ERROR, unknown_method ? G_IO_ERROR_NOT_FOUND : G_IO_ERROR_NOT_SUPPORTED,
+                   "reachd answered %s", varlink_error);
       g_object_unref (parser);
       return NULL;
     }
@@ -145,7 +150,7 @@ static const char *
 parse_path_status (const char *text, gsize length, const char *what, JsonParser **parser,
                    JsonObject **root, JsonObject **path, GError **error)
 {
-  JsonObject *parameters = parse_parameters (text, length, parser, root, error);
+  JsonObject *parameters = parse_parameters (text, length, FALSE, parser, root, error);
   const char *state;
 
   if (parameters == NULL)
@@ -160,17 +165,11 @@ parse_path_status (const char *text, gsize length, const char *what, JsonParser 
   return state;
 }
 
-gboolean
-reachd_reply_decode_status (const char *text, gsize length, ReachdStatus *status, GError **error)
+/* What a path's (or a summary's) facts say to GLib. */
+static void
+map_facts (const char *state, const char *connectivity, gboolean expensive, gboolean constrained, gboolean continues,
+           ReachdStatus *status)
 {
-  JsonParser *parser;
-  JsonObject *root, *path;
-  const char *state, *connectivity;
-
-  state = parse_path_status (text, length, "path", &parser, &root, &path, error);
-  if (state == NULL)
-    return FALSE;
-  connectivity = member_string (path, "connectivity");
   status->available = strcmp (state, "satisfied") == 0;
   /* The mapping table is at the top of reachd-network-monitor.c. */
   if (!status->available || connectivity == NULL)
@@ -183,10 +182,110 @@ reachd_reply_decode_status (const char *text, gsize length, ReachdStatus *status
     status->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
   else  /* full, partial, unknown (not probed) and any newer value: as GLib's own backends */
     status->connectivity = G_NETWORK_CONNECTIVITY_FULL;
-  status->metered = member_true (path, "isExpensive") || member_true (path, "isConstrained");
-  status->continues = member_true (root, "continues");
+  status->metered = expensive || constrained;
+  status->continues = continues;
+}
+
+/* `facts` holds status (given), connectivity, isExpensive and isConstrained. */
+static void
+map_status (const char *state, JsonObject *facts, JsonObject *root, ReachdStatus *status)
+{
+  map_facts (state, member_string (facts, "connectivity"), member_true (facts, "isExpensive"),
+             member_true (facts, "isConstrained"), member_true (root, "continues"), status);
+}
+
+gboolean
+reachd_reply_decode_status (const char *text, gsize length, ReachdStatus *status, GError **error)
+{
+  JsonParser *parser;
+  JsonObject *root, *path;
+  const char *state;
+
+  state = parse_path_status (text, length, "path", &parser, &root, &path, error);
+  if (state == NULL)
+    return FALSE;
+  map_status (state, path, root, status);
   g_object_unref (parser);
   return TRUE;
+}
+
+gboolean
+reachd_reply_decode_summary_json (const char *text, gsize length, ReachdStatus *status, GError **error)
+{
+  JsonParser *parser;
+  JsonObject *root, *parameters;
+  const char *state;
+
+  parameters = parse_parameters (text, length, TRUE, &parser, &root, error);
+  if (parameters == NULL)
+    return FALSE;
+  state = member_string (parameters, "status");
+  if (state == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reply has no status");
+      g_object_unref (parser);
+      return FALSE;
+    }
+  map_status (state, parameters, root, status);
+  g_object_unref (parser);
+  return TRUE;
+}
+
+/* Consumes `literal` at *at. */
+static gboolean
+take_literal (const char **at, const char *end, const char *literal)
+{
+  gsize length = strlen (literal);
+
+  if ((gsize) (end - *at) < length || memcmp (*at, literal, length) != 0)
+    return FALSE;
+  *at += length;
+  return TRUE;
+}
+
+/* Consumes `true` or `false`. */
+static gboolean
+take_bool (const char **at, const char *end, gboolean *value)
+{
+  *value = take_literal (at, end, "true");
+  return *value || take_literal (at, end, "false");
+}
+
+/* Consumes a string of 1 to 23 ASCII letters and its closing quote into word. */
+static gboolean
+take_word (const char **at, const char *end, char word[24])
+{
+  gsize length = 0;
+
+  while (*at < end && g_ascii_isalpha (**at) && length < 23)
+    word[length++] = *(*at)++;
+  word[length] = '\0';
+  return length > 0 && take_literal (at, end, "\"");
+}
+
+/* reachd's own encoding of a summary stream reply, byte for byte (sorted keys, no spaces,
+ * bare words), read without a parser; anything else goes to json-glib. */
+static gboolean
+decode_canonical_summary (const char *text, gsize length, ReachdStatus *status)
+{
+  const char *at = text, *end = text + length;
+  char state[24], connectivity[24];
+  gboolean expensive, constrained;
+
+  if (!take_literal (&at, end, "{\"continues\":true,\"parameters\":{\"connectivity\":\"")
+      || !take_word (&at, end, connectivity) || !take_literal (&at, end, ",\"isConstrained\":")
+      || !take_bool (&at, end, &constrained) || !take_literal (&at, end, ",\"isExpensive\":")
+      || !take_bool (&at, end, &expensive) || !take_literal (&at, end, ",\"status\":\"")
+      || !take_word (&at, end, state) || !take_literal (&at, end, "}}") || at != end)
+    return FALSE;
+  map_facts (state, connectivity, expensive, constrained, TRUE, status);
+  return TRUE;
+}
+
+gboolean
+reachd_reply_decode_summary (const char *text, gsize length, ReachdStatus *status, GError **error)
+{
+  return decode_canonical_summary (text, length, status) || reachd_reply_decode_summary_json (text, length, status, error);
 }
 
 static const struct {

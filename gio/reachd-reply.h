@@ -26,6 +26,16 @@ typedef struct {
  * Varlink error reply (a reachd that refuses the call). */
 G_GNUC_INTERNAL gboolean reachd_reply_decode_status (const char *text, gsize length, ReachdStatus *status, GError **error);
 
+/* The same for a SubscribeSummary reply (status, connectivity, isExpensive and
+ * isConstrained, without the path around them). A reachd older than that method answers
+ * MethodNotFound: G_IO_ERROR_NOT_FOUND, so the caller can fall back to Subscribe.
+ * reachd's own encoding of a stream reply is read without json-glib (a scan of ~120
+ * bytes); any other text goes to reachd_reply_decode_summary_json. */
+G_GNUC_INTERNAL gboolean reachd_reply_decode_summary (const char *text, gsize length, ReachdStatus *status, GError **error);
+/* json-glib's reading of a SubscribeSummary reply, whatever its shape (the fuzz target
+ * checks that it agrees with the scan wherever the scan accepts). */
+G_GNUC_INTERNAL gboolean reachd_reply_decode_summary_json (const char *text, gsize length, ReachdStatus *status, GError **error);
+
 /* Decodes one CheckTarget reply: TRUE when the target is reachable; otherwise FALSE with
  * the reason mapped to a GResolverError or GIOError (table in reachd-network-monitor.c),
  * or the errors of reachd_reply_decode_status for text that is not a CheckTarget reply. */

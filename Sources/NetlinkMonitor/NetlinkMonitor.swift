@@ -186,7 +186,12 @@ package final class NetlinkMonitor {
     /// When an RA option held over its link's budget may be applied, or a NAT64 prefix
     /// lapses (`releaseHeldAnnouncements(now:)`); nil when nothing is held or expires.
     package var nextAnnouncementRelease: ContinuousClock.Instant? {
-        [announcements.nextRelease, prefixAnnouncements.nextRelease, state.nat64Prefixes.nextExpiry].compactMap { $0 }.min()
+        // Asked after every wake-up: no array for what is nearly always three nils.
+        func earlier(_ one: ContinuousClock.Instant?, _ other: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+            guard let one, let other else { return one ?? other }
+            return min(one, other)
+        }
+        return earlier(earlier(announcements.nextRelease, prefixAnnouncements.nextRelease), state.nat64Prefixes.nextExpiry)
     }
 
     /// Applies the held RA options whose link has budget again at `now` and drops the

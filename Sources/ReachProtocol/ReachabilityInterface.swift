@@ -11,6 +11,8 @@ public enum ReachabilityInterface {
         public static let getStatus = "io.reachd.Reachability.GetStatus"
         /// `Subscribe(requiredInterfaceType?, prohibitedInterfaceTypes?) -> (sequence, instance, path)`, with more.
         public static let subscribe = "io.reachd.Reachability.Subscribe"
+        /// `SubscribeSummary() -> (status, connectivity, isExpensive, isConstrained)`, with more.
+        public static let subscribeSummary = "io.reachd.Reachability.SubscribeSummary"
         /// `ListInterfaces() -> (interfaces)`.
         public static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
         /// `CheckTarget(host?, address?) -> (target, path)`.
@@ -65,6 +67,33 @@ public struct StatusReply: Codable, Sendable, Hashable {
         self.instance = instance
         self.path = path
         self.changes = changes
+    }
+}
+
+/// Reply of `SubscribeSummary`: the few facts of the system-wide path that a desktop's
+/// network monitor shows (GLib's GNetworkMonitor: available, connectivity, metered), each
+/// as `Path` has it.
+public struct SummaryReply: Codable, Sendable, Hashable {
+    /// The path's `status`.
+    public var status: PathStatus
+    /// The path's `connectivity`.
+    public var connectivity: Connectivity
+    /// The path's `isExpensive`.
+    public var isExpensive: Bool
+    /// The path's `isConstrained`.
+    public var isConstrained: Bool
+
+    /// Creates a summary reply.
+    public init(status: PathStatus, connectivity: Connectivity, isExpensive: Bool, isConstrained: Bool) {
+        self.status = status
+        self.connectivity = connectivity
+        self.isExpensive = isExpensive
+        self.isConstrained = isConstrained
+    }
+
+    /// The summary of `path`.
+    public init(_ path: Path) {
+        self.init(status: path.status, connectivity: path.connectivity, isExpensive: path.isExpensive, isConstrained: path.isConstrained)
     }
 }
 

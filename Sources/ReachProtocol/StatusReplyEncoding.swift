@@ -22,6 +22,20 @@ extension ByteBuffer {
     }
 }
 
+extension ByteBuffer {
+    /// Writes `reply` as one Varlink frame (JSON then NUL), without JSONEncoder: the bytes
+    /// `writeVarlinkMessage(_:)` writes for it, as `writeStatusReplyFrame(_:)` does.
+    ///
+    /// - Returns: the number of bytes written.
+    @discardableResult
+    public mutating func writeSummaryReplyFrame(_ reply: VarlinkReply<SummaryReply>) -> Int {
+        var json = JSONBytes(capacity: 160 + (reply.error?.utf8.count ?? 0))
+        json.append(reply)
+        json.bytes.append(VarlinkFraming.terminator)
+        return writeBytes(json.bytes)
+    }
+}
+
 /// JSON text as FoundationEssentials' JSONWriter prints it for `VarlinkCoding`'s options.
 ///
 /// The `append` methods mirror the Codable conformances (synthesized, so
@@ -69,6 +83,32 @@ private struct JSONBytes {
         if let parameters = reply.parameters {
             appendKey(#""parameters":"#, first: &first)
             append(parameters)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    mutating func append(_ reply: VarlinkReply<SummaryReply>) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        if let continues = reply.continues {
+            appendKey(#""continues":"#, first: &first)
+            appendBool(continues)
+        }
+        if let error = reply.error {
+            appendKey(#""error":"#, first: &first)
+            appendString(error)
+        }
+        if let summary = reply.parameters {
+            appendKey(#""parameters":"#, first: &first)
+            appendText(#"{"connectivity":"#)
+            appendString(summary.connectivity.rawValue)
+            appendText(#","isConstrained":"#)
+            appendBool(summary.isConstrained)
+            appendText(#","isExpensive":"#)
+            appendBool(summary.isExpensive)
+            appendText(#","status":"#)
+            appendString(summary.status.rawValue)
+            bytes.append(UInt8(ascii: "}"))
         }
         bytes.append(UInt8(ascii: "}"))
     }

@@ -11,7 +11,8 @@ import ReachProtocol
 ///
 /// `sequence` starts at 1 and grows by one when the unfiltered answer changes. Subscribers
 /// are grouped by filter, so each change derives a filtered path once per distinct filter,
-/// and only groups whose own answer changed are woken.
+/// and only groups whose own answer changed are woken. Summary subscribers
+/// (`SubscribeSummary`) are woken only when the unfiltered path's summary changed.
 package struct Publication {
     /// A change for one filter group, before it is framed for the wire.
     package struct GroupUpdate: Equatable {
@@ -31,6 +32,8 @@ package struct Publication {
         case announce(AnnouncedChange)
         /// A group's answer changed: send `update` to every subscriber with `filter`.
         case notify(filter: PathFilter, update: GroupUpdate)
+        /// The summary changed: send it to every summary subscriber.
+        case notifySummary(SummaryReply)
     }
 
     private struct Group {
@@ -45,11 +48,15 @@ package struct Publication {
     /// Grows by one per change of the unfiltered answer.
     private(set) var sequence = 1
     private var groups: [PathFilter: Group] = [:]
+    /// The unfiltered path's summary, as summary subscribers were last sent it.
+    private(set) var summary: SummaryReply
+    private var summarySubscribers = 0
 
     /// Starts from the first derived state.
     package init(instance: String, snapshot: NetworkSnapshot, policy: InterfacePolicy) {
         self.instance = instance
         self.state = ReachabilityState(snapshot: snapshot, policy: policy)
+        self.summary = SummaryReply(state.path)
     }
 
     /// The engine saw the kernel change (or only thinks it did: equal snapshots are no-ops).
@@ -87,8 +94,19 @@ package struct Publication {
         groups[filter] = group.subscribers > 0 ? group : nil
     }
 
-    /// Number of subscribers, all filters together.
-    var subscriberCount: Int { groups.values.reduce(0) { $0 + $1.subscribers } }
+    /// Adds a summary subscriber and returns its first reply (the summary now).
+    mutating func subscribeSummary() -> SummaryReply {
+        summarySubscribers += 1
+        return summary
+    }
+
+    /// Removes one summary subscriber.
+    mutating func unsubscribeSummary() {
+        summarySubscribers = max(0, summarySubscribers - 1)
+    }
+
+    /// Number of subscribers, all filters and summaries together.
+    var subscriberCount: Int { groups.values.reduce(summarySubscribers) { $0 + $1.subscribers } }
 
     /// The `GetStatus` reply now.
     var statusReply: StatusReply { StatusReply(sequence: sequence, instance: instance, path: state.path) }
@@ -111,6 +129,11 @@ package struct Publication {
             groups.values[index].answer = answer
             let reply = StatusReply(sequence: sequence, instance: instance, path: answer.path, changes: answer.changes(since: before))
             actions.append(.notify(filter: filter, update: GroupUpdate(previous: before, answer: answer, reply: reply)))
+        }
+        let summary = SummaryReply(next.path)
+        if summary != self.summary {
+            self.summary = summary
+            if summarySubscribers > 0 { actions.append(.notifySummary(summary)) }
         }
         return actions
     }

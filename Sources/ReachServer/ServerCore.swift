@@ -82,7 +82,10 @@ package final class ServerCore {
     func update(snapshot: NetworkSnapshot) {
         perform(publication.update(snapshot: snapshot))
         for waiting in subscribers.release(where: { !publication.state.awaitsRoutes(for: $0) }) {
-            subscribe(waiting.member, ticket: waiting.ticket, filter: waiting.filter).map(waiting.member.deliver)
+            switch waiting.subscription {
+            case let .path(filter): subscribe(waiting.member, ticket: waiting.ticket, filter: filter).map(waiting.member.deliver)
+            case .summary: subscribeSummary(waiting.member, ticket: waiting.ticket).map(waiting.member.deliver)
+            }
         }
         targets.refresh()
         connectivity.update(snapshot: snapshot, policy: publication.state.policy)
@@ -123,13 +126,26 @@ package final class ServerCore {
             resolver.forgetAnswers()
             targets.resolveNamesAgain()
         case let .notify(filter, update):
-            guard let group = subscribers.group(filter) else { return }
+            guard let group = subscribers.group(.path(filter)) else { return }
             // One update (and one frame) for the whole group, handed to each member.
             let shared = SubscriberUpdate(group: update, frame: Self.frame(update.reply))
             for member in group {
                 member.deliver(shared)
             }
+        case let .notifySummary(summary):
+            guard let group = subscribers.group(.summary) else { return }
+            let frame = Self.frame(summary)
+            for member in group {
+                member.deliver(summary: frame)
+            }
         }
+    }
+
+    /// A `SubscribeSummary` reply framed for the wire (`continues: true`), once per change.
+    static func frame(_ summary: SummaryReply) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeSummaryReplyFrame(VarlinkReply(parameters: summary, continues: true))
+        return buffer
     }
 
     /// A `Subscribe` reply framed for the wire (`continues: true`). Done once per change
@@ -205,13 +221,25 @@ package final class ServerCore {
     func subscribe(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, filter: PathFilter) -> SubscriberUpdate? {
         if publication.state.awaitsRoutes(for: filter) {
             logger.debug("a Subscribe waits for the routes its filter's answer needs, still being read")
-            subscribers.hold(.init(member: handler, ticket: ticket, filter: filter))
+            subscribers.hold(.init(member: handler, ticket: ticket, subscription: .path(filter)))
             return nil
         }
-        subscribers.add(handler, id: ticket.id, filter: filter)
+        subscribers.add(handler, id: ticket.id, to: .path(filter))
         updateStallListeners()
         let first = publication.subscribe(filter: filter)
         return SubscriberUpdate(group: first, frame: Self.frame(first.reply))
+    }
+
+    /// Adds `handler` to the summary subscribers and returns its first reply, framed; nil
+    /// while the unfiltered answer still waits for routes (then as `subscribe`).
+    func subscribeSummary(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket) -> ByteBuffer? {
+        if publication.state.awaitsRoutes(for: .none) {
+            subscribers.hold(.init(member: handler, ticket: ticket, subscription: .summary))
+            return nil
+        }
+        subscribers.add(handler, id: ticket.id, to: .summary)
+        updateStallListeners()
+        return Self.frame(publication.subscribeSummary())
     }
 
     // MARK: Targets
@@ -308,9 +336,15 @@ package final class ServerCore {
     private func release(_ ticket: ConnectionTicket) {
         guard ledger.release(ticket) else { return }
         if let uid = targets.stop(ticket.id) { targetBudget.finishStream(uid: uid) }
-        if let filter = subscribers.remove(ticket.id) {
+        switch subscribers.remove(ticket.id) {
+        case let .path(filter)?:
             publication.unsubscribe(filter: filter)
             updateStallListeners()
+        case .summary?:
+            publication.unsubscribeSummary()
+            updateStallListeners()
+        case nil:
+            break
         }
     }
 

@@ -43,12 +43,15 @@ struct SubscriberUpdate: Coalescible {
     }
 }
 
-/// One reply of either stream a connection may carry: `Subscribe` or `SubscribeTarget`.
+/// One reply of any stream a connection may carry: `Subscribe`, `SubscribeSummary` or
+/// `SubscribeTarget`.
 enum StreamUpdate: Coalescible {
     case path(SubscriberUpdate)
+    /// A summary, framed once for every summary subscriber.
+    case summary(ByteBuffer)
     case target(TargetReply)
 
-    /// Path replies merge their changes; a target reply simply replaces an older one.
+    /// Path replies merge their changes; a summary or target reply simply replaces an older one.
     func coalesced(with newer: StreamUpdate) -> StreamUpdate {
         if case let .path(older) = self, case let .path(newest) = newer { return .path(older.coalesced(with: newest)) }
         return newer
@@ -58,6 +61,7 @@ enum StreamUpdate: Coalescible {
     var frame: ByteBuffer? {
         switch self {
         case let .path(update): return update.frame ?? ServerCore.frame(update.group.reply)
+        case let .summary(frame): return frame
         case let .target(reply): return ServerCore.frame(reply)
         }
     }
@@ -163,6 +167,10 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             // The first reply is the current state; nothing has changed yet. (Or, just after
             // the start, the state once the routes this filter's answer needs are read.)
             if let first = core.subscribe(self, ticket: ticket, filter: filter) { deliver(first) }
+        case .subscribeSummary:
+            guard !oneway else { return }
+            carryOut(machine.streamStarted(writable: context.channel.isWritable), context: context)
+            if let first = core.subscribeSummary(self, ticket: ticket) { deliver(summary: first) }
         }
     }
 
@@ -206,6 +214,12 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     func deliver(_ update: SubscriberUpdate) {
         guard let context else { return }
         carryOut(machine.offer(.path(update)), context: context)
+    }
+
+    /// A new summary for this subscriber (called by the core when it changed), framed.
+    func deliver(summary frame: ByteBuffer) {
+        guard let context else { return }
+        carryOut(machine.offer(.summary(frame)), context: context)
     }
 
     /// A new answer for this connection's target (called by the core when it changed).

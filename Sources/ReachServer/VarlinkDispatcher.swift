@@ -9,6 +9,8 @@ package enum CallOutcome {
     case error(VarlinkError)
     /// Start a subscription stream with this filter.
     case subscribe(PathFilter)
+    /// Start a summary stream (`SubscribeSummary`).
+    case subscribeSummary
     /// Reload the configuration, and answer once that is done.
     case reload
     /// Answer for this target once its name is resolved and its addresses looked up.
@@ -90,6 +92,10 @@ package struct VarlinkDispatcher {
                 }
                 guard call.wantsMore else { return .error(.expectedMore) }
                 return .subscribe(validated.filter)
+            case ReachabilityInterface.Method.subscribeSummary:
+                if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
+                guard call.wantsMore else { return .error(.expectedMore) }
+                return .subscribeSummary
             default:
                 return .error(.methodNotFound(method: call.method))
             }

@@ -47,7 +47,13 @@ public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
 
     /// The budget in force.
     public let configuration: Configuration
-    private var buckets: [Int32: Bucket] = [:]
+    private var buckets: [Int32: Bucket] = [:] {
+        // Kept with every change: the engine asks after every wake-up, changes are rare.
+        didSet {
+            let interval = configuration.interval
+            nextRelease = buckets.values.lazy.filter { !$0.held.isEmpty }.map { $0.refilledAt + interval }.min()
+        }
+    }
 
     /// A limiter where every link starts with a full budget.
     public init(configuration: Configuration) {
@@ -89,9 +95,7 @@ public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
     }
 
     /// When `release(now:)` next has something to hand back; nil when nothing is held.
-    public var nextRelease: ContinuousClock.Instant? {
-        buckets.values.filter { !$0.held.isEmpty }.map { $0.refilledAt + configuration.interval }.min()
-    }
+    public private(set) var nextRelease: ContinuousClock.Instant?
 
     /// Whether a change on `link` is held.
     public func holds(on link: Int32) -> Bool {

@@ -197,7 +197,11 @@ public struct NAT64PrefixStore: Sendable, Hashable {
 
     /// The earliest expiry of any held prefix; nil when none expires (no timer needed).
     public var nextExpiry: ContinuousClock.Instant? {
-        entries.values.lazy.flatMap { $0 }.compactMap(\.expiry).min()
+        var earliest: ContinuousClock.Instant?
+        for held in entries.values {
+            for case let expiry? in held.lazy.map(\.expiry) where earliest.map({ expiry < $0 }) ?? true { earliest = expiry }
+        }
+        return earliest
     }
 
     /// The entries `link` holds, in the order they were learnt.

@@ -261,6 +261,41 @@ final class GIOModuleIntegrationTests: DaemonTestCase {
         print("gio: silent reachd: \(first.type ?? "-") chosen after \(first.elapsed ?? -1) s")
     }
 
+    /// A reachd older than SubscribeSummary (a stand-in answering MethodNotFound to it, a
+    /// canned path to GetStatus and Subscribe): the module falls back to those two and
+    /// answers from the path.
+    func testOlderReachdWithoutSummaryIsFollowedThroughSubscribe() throws {
+        let directory = try temporaryDirectory("reachd-gio-older")
+        let socket = directory + "/io.reachd.Reachability"
+        let path = Path(status: .satisfied, reachability: .reachableViaWired, flags: [.reachable], primaryInterface: "eth0",
+                        primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], supportsIPv4: true, isExpensive: true,
+                        connectivity: .portal, captivePortal: CaptivePortal(captive: true))
+        let status = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(
+            StatusReply(sequence: 1, instance: "older", path: path, changes: [])))
+        let replies = directory + "/replies.json"
+        try JSONSerialization.data(withJSONObject: [
+            ReachabilityInterface.Method.getStatus: status, ReachabilityInterface.Method.subscribe: status,
+        ]).write(to: URL(fileURLWithPath: replies))
+        let ready = Pipe()
+        let stub = try Command.launch(
+            ["python3", Paths.repository.appendingPathComponent("Tests/Fixtures/canned_reachd.py").path, socket, replies], stdout: ready)
+        defer {
+            kill(stub.processIdentifier, SIGKILL)
+            stub.waitUntilExit()
+        }
+        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"))
+
+        let (app, first) = try launchApp(socket: socket)
+        XCTAssertEqual(first.type, Self.ours, "MethodNotFound to SubscribeSummary is no reason to step aside")
+        XCTAssertEqual(first.available, true)
+        XCTAssertEqual(first.connectivity, "portal")
+        XCTAssertEqual(first.metered, true)
+        XCTAssertNil(app.next(timeout: .milliseconds(500)) { $0.event == "changed" }, "Subscribe's first reply changes nothing")
+        XCTAssertEqual(app.state()?.connectivity, "portal", "still connected, still the same answer")
+        print("gio: a reachd without SubscribeSummary: \(first.type ?? "-") chosen, connectivity \(first.connectivity ?? "-"), "
+              + "metered \(first.metered.map(String.init) ?? "-") from GetStatus and Subscribe")
+    }
+
     /// reachd restarted under the app: no network-changed when nothing changed, exactly
     /// one when the network changed while it was gone, and changes arrive afterwards.
     func testReachdRestartIsSurvived() async throws {

@@ -6,8 +6,21 @@ import XCTest
 final class IDLAgreementTests: XCTestCase {
     /// Field name → declared type text, for `type Name (...)` in the IDL.
     private func fields(ofType name: String) throws -> [String: String] {
+        try fields(following: "type \(name) (")
+    }
+
+    /// Field name → declared type text of a method's output parameters.
+    private func outputs(ofMethod name: String) throws -> [String: String] {
         let text = IDL.text
-        let header = try XCTUnwrap(text.range(of: "type \(name) ("), "type \(name) missing from the IDL")
+        let method = try XCTUnwrap(text.range(of: "method \(name)("), "method \(name) missing from the IDL")
+        let arrow = try XCTUnwrap(text.range(of: ") -> (", range: method.upperBound..<text.endIndex))
+        return try fields(following: String(text[method.lowerBound..<arrow.upperBound]))
+    }
+
+    /// Field name → declared type text of the parenthesised list that `header` opens.
+    private func fields(following header: String) throws -> [String: String] {
+        let text = IDL.text
+        let header = try XCTUnwrap(text.range(of: header), "\(header) missing from the IDL")
         var depth = 1
         var index = header.upperBound
         var body = ""
@@ -165,8 +178,17 @@ final class IDLAgreementTests: XCTestCase {
         }
     }
 
+    func testSummaryMatches() throws {
+        let summary = SummaryReply(status: .satisfied, connectivity: .full, isExpensive: true, isConstrained: false)
+        let declared = try outputs(ofMethod: "SubscribeSummary")
+        XCTAssertEqual(try jsonKeys(summary), Set(declared.keys))
+        let path = try fields(ofType: "Path")
+        for field in declared.keys { XCTAssertEqual(declared[field], path[field], "\(field) as Path declares it") }
+    }
+
     func testMethodsDeclared() {
-        for method in [ReachabilityInterface.Method.getStatus, ReachabilityInterface.Method.subscribe, ReachabilityInterface.Method.listInterfaces] {
+        for method in [ReachabilityInterface.Method.getStatus, ReachabilityInterface.Method.subscribe, ReachabilityInterface.Method.listInterfaces,
+                       ReachabilityInterface.Method.subscribeSummary] {
             let short = method.split(separator: ".").last!
             XCTAssertTrue(IDL.text.contains("method \(short)("), "\(method) not declared")
         }

@@ -185,4 +185,30 @@ final class StatusReplyEncodingTests: XCTestCase {
         let frame = try VarlinkCoding.encodeFrame(reply)
         XCTAssertEqual(Array(buffer.readableBytesView), Array("before\0".utf8) + frame + frame)
     }
+
+    /// `SubscribeSummary`'s direct encoder: every status, connectivity and cost, every envelope.
+    func testSummarySameBytesAsJSONEncoder() throws {
+        var envelopes: [VarlinkReply<SummaryReply>] = [
+            VarlinkReply(parameters: nil), VarlinkReply(parameters: nil, continues: true), VarlinkReply(parameters: nil, error: "e\"\\/"),
+        ]
+        for status in PathStatus.allCases {
+            for connectivity in Connectivity.allCases {
+                for (expensive, constrained) in [(false, false), (true, false), (false, true), (true, true)] {
+                    let summary = SummaryReply(status: status, connectivity: connectivity, isExpensive: expensive, isConstrained: constrained)
+                    envelopes += [VarlinkReply(parameters: summary, continues: true), VarlinkReply(parameters: summary),
+                                  VarlinkReply(parameters: summary, continues: true, error: "e")]
+                }
+            }
+        }
+        for envelope in envelopes {
+            var buffer = ByteBuffer(string: "x")
+            let written = buffer.writeSummaryReplyFrame(envelope)
+            let expected = try VarlinkCoding.encodeFrame(envelope)
+            XCTAssertEqual(Array(buffer.readableBytesView), Array("x".utf8) + expected, "\(envelope)")
+            XCTAssertEqual(written, expected.count)
+        }
+        let path = Self.fullPath
+        XCTAssertEqual(SummaryReply(path), SummaryReply(status: path.status, connectivity: path.connectivity,
+                                                          isExpensive: path.isExpensive, isConstrained: path.isConstrained))
+    }
 }

@@ -158,6 +158,32 @@ final class ConnectionHandlerTests: XCTestCase {
         XCTAssertEqual(try statusReplies().map(\.changes), [[.gateways]], "back to one reply per change")
     }
 
+    /// A summary subscriber is answered at once; while its socket is full the summaries
+    /// fold into the newest, and one still held for routes at start is answered once they
+    /// are read; closing forgets it.
+    func testSummarySubscriberGetsTheNewestAndIsForgottenOnClose() throws {
+        func statuses() throws -> [JSONValue?] { try replies().map { $0.parameters?["status"] } }
+        try send(ReachabilityInterface.Method.subscribeSummary, more: true)
+        XCTAssertEqual(try statuses(), [.string("satisfied")])
+        XCTAssertEqual(core.publication.subscriberCount, 1)
+        core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
+        XCTAssertEqual(try replies().count, 0, "a gateway is not in the summary")
+
+        setWritable(false)
+        core.update(snapshot: NetworkSnapshot())
+        core.update(snapshot: makeSnapshot())
+        core.update(snapshot: NetworkSnapshot())
+        XCTAssertEqual(try replies().count, 0, "nothing is written while the socket is full")
+        setWritable(true)
+        XCTAssertEqual(try statuses(), [.string("unsatisfied")], "the newest only")
+
+        try channel.close().wait()
+        (channel.eventLoop as? EmbeddedEventLoop)?.run()
+        XCTAssertEqual(core.publication.subscriberCount, 0)
+        core.update(snapshot: makeSnapshot())
+        XCTAssertEqual(try replies().count, 0)
+    }
+
     func testSubscribingWhileUnwritableWaitsForTheSocket() throws {
         setWritable(false)
         try send(ReachabilityInterface.Method.subscribe, [:], more: true)
@@ -202,6 +228,18 @@ final class ConnectionHandlerTests: XCTestCase {
         XCTAssertEqual(replies.first?.path.status, .satisfied)
         XCTAssertEqual(replies.first?.path.primaryInterface, "wlan0")
         XCTAssertEqual(replies.first?.changes, [], "a first reply")
+        XCTAssertEqual(core.publication.subscriberCount, 1)
+    }
+
+    func testASummarySubscriberWaitsForTheRoutesItsAnswerNeeds() throws {
+        var snapshot = Self.provisionalSnapshot()
+        snapshot.lookups[.ipv4] = .failure(.noRoute)  // the unfiltered answer needs the routes now
+        core.update(snapshot: snapshot)
+        XCTAssertTrue(core.publication.state.awaitsRoutes(for: .none))
+        try send(ReachabilityInterface.Method.subscribeSummary, more: true)
+        XCTAssertEqual(try replies().count, 0)
+        core.update(snapshot: makeSnapshot())
+        XCTAssertEqual(try replies().map { $0.parameters?["status"] }, [.string("satisfied")])
         XCTAssertEqual(core.publication.subscriberCount, 1)
     }
 

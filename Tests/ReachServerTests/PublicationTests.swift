@@ -83,6 +83,8 @@ final class PublicationTests: XCTestCase {
                     XCTAssertEqual(update.reply.sequence, publication.sequence, testCase.name)
                     XCTAssertEqual(update.reply.path, update.answer.path, testCase.name)
                     XCTAssertEqual(update.reply.changes, update.answer.changes(since: update.previous), testCase.name)
+                case .notifySummary:
+                    XCTFail("\(testCase.name): no summary subscriber")
                 }
             }
             XCTAssertEqual(publication.sequence, testCase.expected.sequence, testCase.name)
@@ -129,5 +131,30 @@ final class PublicationTests: XCTestCase {
         XCTAssertEqual(first.reply.sequence, 2)
         XCTAssertEqual(first.reply.path.gateways, ["10.0.0.254"])
         XCTAssertEqual(publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254")), [])
+    }
+
+    /// Summary subscribers hear only of a change of status, connectivity or cost, once each.
+    func testSummarySubscribersHearOnlyWhatTheSummarySays() {
+        var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+        let first = publication.subscribeSummary()
+        XCTAssertEqual(first, SummaryReply(status: .satisfied, connectivity: .unknown, isExpensive: false, isConstrained: false))
+        XCTAssertEqual(publication.subscriberCount, 1)
+        func summaries(_ actions: [Publication.Action]) -> [SummaryReply] {
+            actions.compactMap { if case let .notifySummary(summary) = $0 { summary } else { nil } }
+        }
+
+        XCTAssertEqual(summaries(publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))), [], "a gateway is not in it")
+        XCTAssertEqual(summaries(publication.update(snapshot: NetworkSnapshot())),
+                       [SummaryReply(status: .unsatisfied, connectivity: .none, isExpensive: false, isConstrained: false)])
+        XCTAssertEqual(summaries(publication.update(snapshot: makeSnapshot())), [first])
+        let portal = [Int32(2): InterfaceConnectivity(ipv4: .portal, captivePortal: CaptivePortal(captive: true))]
+        XCTAssertEqual(summaries(publication.update(connectivity: portal)),
+                       [SummaryReply(status: .satisfied, connectivity: .portal, isExpensive: false, isConstrained: false)])
+        XCTAssertEqual(summaries(publication.update(policy: InterfacePolicy(ignoredPatterns: ["wlan*"]))), [], "another backup: nothing")
+
+        publication.unsubscribeSummary()
+        XCTAssertEqual(publication.subscriberCount, 0)
+        XCTAssertEqual(summaries(publication.update(snapshot: NetworkSnapshot())), [], "nobody listens")
+        XCTAssertEqual(publication.subscribeSummary().status, .unsatisfied, "a later subscriber starts from now")
     }
 }

@@ -9,7 +9,7 @@ import XCTest
 /// the pure dispatcher; the integration tests carry a reload out for real.
 final class VarlinkDispatcherTests: XCTestCase {
     private enum Expected: Equatable {
-        case reply, reload, metrics, target(Target), connectivity(String?), error(VarlinkError)
+        case reply, reload, metrics, summary, target(Target), connectivity(String?), error(VarlinkError)
     }
 
     func testSystemdServiceInterface() {
@@ -32,9 +32,14 @@ final class VarlinkDispatcherTests: XCTestCase {
             (ReachabilityInterface.Method.getMetrics, nil, false, .metrics),
             (ReachabilityInterface.Method.getMetrics, [:], false, .metrics),
             (ReachabilityInterface.Method.getMetrics, ["format": .string("json")], false, .error(.invalidParameter(parameter: "format"))),
+            (ReachabilityInterface.Method.subscribeSummary, nil, false, .summary),
+            (ReachabilityInterface.Method.subscribeSummary, [:], false, .summary),
+            (ReachabilityInterface.Method.subscribeSummary, ["requiredInterfaceType": .string("wifi")], false,
+             .error(.invalidParameter(parameter: "requiredInterfaceType"))),
         ]
         for test in cases {
-            let call = AnyVarlinkCall(method: test.method, parameters: test.parameters)
+            let streams = test.method == ReachabilityInterface.Method.subscribeSummary
+            let call = AnyVarlinkCall(method: test.method, parameters: test.parameters, more: streams)
             let got: Expected
             switch dispatcher.outcome(for: call, publication: publication, privileged: test.privileged) {
             case .reply: got = .reply
@@ -44,9 +49,15 @@ final class VarlinkDispatcherTests: XCTestCase {
             case let .checkConnectivity(interface): got = .connectivity(interface)
             case let .error(error): got = .error(error)
             case .subscribe: got = .error(.other(name: "subscribe", parameters: [:]))
+            case .subscribeSummary: got = .summary
             }
             XCTAssertEqual(got, test.expected, "\(test.method) \(test.parameters ?? [:]) privileged: \(test.privileged)")
         }
+        let once = AnyVarlinkCall(method: ReachabilityInterface.Method.subscribeSummary)
+        guard case let .error(error) = dispatcher.outcome(for: once, publication: publication, privileged: false) else {
+            return XCTFail("SubscribeSummary without more must be refused")
+        }
+        XCTAssertEqual(error, .expectedMore)
     }
 
     /// CheckTarget: exactly one of host and address; names checked before anything is resolved.

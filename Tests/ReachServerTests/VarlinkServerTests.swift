@@ -150,6 +150,41 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(try all.status().0.path.availableInterfaces, ["eth0"])
     }
 
+    /// SubscribeSummary: the summary at once, then a reply only when status, connectivity or
+    /// cost moved, in reachd's direct encoding (JSONEncoder's bytes); a slow reader gets the newest.
+    func testSummaryStreamsOnlyWhatItCarries() throws {
+        func summary(_ connection: VarlinkConnection) throws -> SummaryReply? {
+            guard case let .message(text) = connection.next() else { return nil }
+            let reply = try VarlinkCoding.decode(VarlinkReply<SummaryReply>.self, from: Array(text.utf8))
+            XCTAssertTrue(reply.isContinuing)
+            XCTAssertEqual(Array(text.utf8) + [0], try VarlinkCoding.encodeFrame(reply))
+            return reply.parameters
+        }
+        let connection = try connect()
+        try connection.call(ReachabilityInterface.Method.subscribeSummary, nil, more: true)
+        let satisfied = SummaryReply(status: .satisfied, connectivity: .unknown, isExpensive: false, isConstrained: false)
+        XCTAssertEqual(try summary(connection), satisfied)
+
+        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254"))
+        XCTAssertEqual(connection.next(timeout: 0.3), .timeout, "a gateway is not in the summary")
+        fixture.server.publish(NetworkSnapshot())
+        XCTAssertEqual(try summary(connection)?.status, .unsatisfied)
+        for index in 1...1000 {
+            fixture.server.publish(index % 2 == 0 ? NetworkSnapshot() : makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)"))
+        }
+        var last: SummaryReply?
+        while case let .message(text) = connection.next(timeout: 1) {
+            last = try VarlinkCoding.decode(VarlinkReply<SummaryReply>.self, from: Array(text.utf8)).parameters
+        }
+        XCTAssertEqual(last?.status, .unsatisfied, "the newest summary arrives last")
+
+        try connection.call(ReachabilityInterface.Method.getStatus)
+        XCTAssertEqual(connection.next(timeout: 0.2), .timeout, "a summary stream serves nothing else")
+        let other = try connect()
+        try other.call(ReachabilityInterface.Method.subscribeSummary, ["requiredInterfaceType": .string("wifi")], more: true)
+        XCTAssertEqual(try other.reply().varlinkError, .invalidParameter(parameter: "requiredInterfaceType"))
+    }
+
     func testSubscribedConnectionServesNothingElse() throws {
         let connection = try connect()
         try connection.call(ReachabilityInterface.Method.subscribe, nil, more: true)
@@ -212,8 +247,11 @@ final class VarlinkServerTests: XCTestCase {
             let connection = try connect()
             try connection.call(ReachabilityInterface.Method.subscribe, ["prohibitedInterfaceTypes": .array([.string("wifi")])], more: true)
             _ = try connection.status()
+            let summary = try connect()
+            try summary.call(ReachabilityInterface.Method.subscribeSummary, nil, more: true)
+            _ = try summary.reply()
             let subscribed = try await fixture.server.subscriptionCount().get()
-            XCTAssertEqual(subscribed, 1)
+            XCTAssertEqual(subscribed, 2)
         }
         // The connection is closed when it goes out of scope; the hub must forget it.
         var remaining = -1

@@ -78,6 +78,8 @@ package enum VarlinkFuzzEntryPoint {
             encoded = try? VarlinkCoding.encodeFrame(AnyVarlinkReply(error: error))
         case let .subscribe(filter):
             encoded = Array(ServerCore.frame(publication.subscribe(filter: filter).reply).readableBytesView)
+        case .subscribeSummary:
+            encoded = Array(ServerCore.frame(publication.subscribeSummary()).readableBytesView)
         case .reload:
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
         case .metrics:
