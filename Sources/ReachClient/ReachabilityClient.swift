@@ -168,8 +168,10 @@ public final class ReachabilityClient: Sendable {
             do {
                 return try await connectOnce()
             } catch where Self.isBacklogFull(error) {
-                guard ContinuousClock.now + pause < deadline else { throw ReachClientError.timedOut(socketPath: socketPath, after: timeout) }
-                try await Task.sleep(for: pause)
+                // The whole timeout is waited out: the last pause is cut to what is left.
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw ReachClientError.timedOut(socketPath: socketPath, after: timeout) }
+                try await Task.sleep(for: min(pause, left))
                 pause = min(pause * 2, .milliseconds(100))
             }
         }

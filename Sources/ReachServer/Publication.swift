@@ -95,7 +95,7 @@ package struct Publication {
     }
 
     /// Adds a summary subscriber and returns its first reply (the summary now).
-    mutating func subscribeSummary() -> SummaryReply {
+    package mutating func subscribeSummary() -> SummaryReply {
         summarySubscribers += 1
         return summary
     }

@@ -142,7 +142,7 @@ package final class ServerCore {
     }
 
     /// A `SubscribeSummary` reply framed for the wire (`continues: true`), once per change.
-    static func frame(_ summary: SummaryReply) -> ByteBuffer {
+    package static func frame(_ summary: SummaryReply) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeSummaryReplyFrame(VarlinkReply(parameters: summary, continues: true))
         return buffer

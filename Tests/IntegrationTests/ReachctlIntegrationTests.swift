@@ -83,12 +83,19 @@ final class ReachctlIntegrationTests: DaemonTestCase {
         let (daemon, _) = try startDaemon()
         let out = Pipe()
         let process = try launchReachctl(["watch", "--json", "--socket", daemon.socketPath], stdout: out)
-        usleep(300_000)
+        // The first line (the path at once) before the change, however slow reachctl starts.
+        var first = Data()
+        while !first.contains(UInt8(ascii: "\n")) {
+            let more = out.fileHandleForReading.availableData
+            if more.isEmpty { break }  // reachctl ended
+            first.append(more)
+        }
         try topology.host.ip("route", "del", "default")
         usleep(300_000)
         daemon.terminate()  // watch ends when the daemon goes away
         process.waitUntilExit()
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        first.append(out.fileHandleForReading.readDataToEndOfFile())
+        let lines = String(decoding: first, as: UTF8.self).split(separator: "\n")
         XCTAssertEqual(lines.count, 2, "\(lines)")
         let replies = try lines.map { try JSONDecoder().decode(StatusReply.self, from: Data($0.utf8)) }
         XCTAssertEqual(replies.map(\.path.status), [.satisfied, .unsatisfied])

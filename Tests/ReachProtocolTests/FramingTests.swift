@@ -102,8 +102,8 @@ final class FramingTests: XCTestCase {
         XCTAssertEqual(buffer.readableBytes, 0)
     }
 
-    /// A message that trickles in is searched for its NUL once, not again with every read
-    /// (which would take minutes here).
+    /// A message that trickles in is searched for its NUL once, not again with every read:
+    /// rescanning would read about 2 TB here (hours); once takes seconds even on a loaded machine.
     func testTricklingMessageIsScannedOnce() throws {
         let size = 16 << 20, piece = [UInt8](repeating: 0x20, count: 64)
         var decoder = VarlinkFrameDecoder(maximumMessageSize: size)
@@ -116,6 +116,6 @@ final class FramingTests: XCTestCase {
         }
         buffer.writeInteger(UInt8(0))
         XCTAssertEqual(try decoder.decode(buffer: &buffer)?.readableBytes, size)
-        XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(60))
     }
 }
