@@ -163,6 +163,9 @@ final class ConnectionHandlerTests: XCTestCase {
     /// are read; closing forgets it.
     func testSummarySubscriberGetsTheNewestAndIsForgottenOnClose() throws {
         func statuses() throws -> [JSONValue?] { try replies().map { $0.parameters?["status"] } }
+        // No route, the same links and addresses: nothing here starts work off the loop.
+        var unsatisfied = makeSnapshot()
+        (unsatisfied.defaultRoutes, unsatisfied.lookups) = ([], [.ipv4: .failure(.noRoute)])
         try send(ReachabilityInterface.Method.subscribeSummary, more: true)
         XCTAssertEqual(try statuses(), [.string("satisfied")])
         XCTAssertEqual(core.publication.subscriberCount, 1)
@@ -170,9 +173,9 @@ final class ConnectionHandlerTests: XCTestCase {
         XCTAssertEqual(try replies().count, 0, "a gateway is not in the summary")
 
         setWritable(false)
-        core.update(snapshot: NetworkSnapshot())
+        core.update(snapshot: unsatisfied)
         core.update(snapshot: makeSnapshot())
-        core.update(snapshot: NetworkSnapshot())
+        core.update(snapshot: unsatisfied)
         XCTAssertEqual(try replies().count, 0, "nothing is written while the socket is full")
         setWritable(true)
         XCTAssertEqual(try statuses(), [.string("unsatisfied")], "the newest only")
