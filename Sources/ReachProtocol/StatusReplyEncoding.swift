@@ -70,6 +70,11 @@ private struct JSONBytes {
     }
 
     mutating func append(_ reply: VarlinkReply<StatusReply>) {
+        appendEnvelope(reply) { $0.append($1) }
+    }
+
+    /// A reply's envelope in JSONEncoder's key order, `parameters` written by `body`.
+    private mutating func appendEnvelope<Parameters>(_ reply: VarlinkReply<Parameters>, _ body: (inout Self, Parameters) -> Void) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
         if let continues = reply.continues {
@@ -82,35 +87,23 @@ private struct JSONBytes {
         }
         if let parameters = reply.parameters {
             appendKey(#""parameters":"#, first: &first)
-            append(parameters)
+            body(&self, parameters)
         }
         bytes.append(UInt8(ascii: "}"))
     }
 
     mutating func append(_ reply: VarlinkReply<SummaryReply>) {
-        bytes.append(UInt8(ascii: "{"))
-        var first = true
-        if let continues = reply.continues {
-            appendKey(#""continues":"#, first: &first)
-            appendBool(continues)
+        appendEnvelope(reply) { encoder, summary in
+            encoder.appendText(#"{"connectivity":"#)
+            encoder.appendString(summary.connectivity.rawValue)
+            encoder.appendText(#","isConstrained":"#)
+            encoder.appendBool(summary.isConstrained)
+            encoder.appendText(#","isExpensive":"#)
+            encoder.appendBool(summary.isExpensive)
+            encoder.appendText(#","status":"#)
+            encoder.appendString(summary.status.rawValue)
+            encoder.bytes.append(UInt8(ascii: "}"))
         }
-        if let error = reply.error {
-            appendKey(#""error":"#, first: &first)
-            appendString(error)
-        }
-        if let summary = reply.parameters {
-            appendKey(#""parameters":"#, first: &first)
-            appendText(#"{"connectivity":"#)
-            appendString(summary.connectivity.rawValue)
-            appendText(#","isConstrained":"#)
-            appendBool(summary.isConstrained)
-            appendText(#","isExpensive":"#)
-            appendBool(summary.isExpensive)
-            appendText(#","status":"#)
-            appendString(summary.status.rawValue)
-            bytes.append(UInt8(ascii: "}"))
-        }
-        bytes.append(UInt8(ascii: "}"))
     }
 
     mutating func append(_ status: StatusReply) {
