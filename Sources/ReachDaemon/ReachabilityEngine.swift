@@ -386,11 +386,15 @@ package final class ReachabilityEngine {
     /// Hands one wake-up to `loop` and carries out what it decides, call by call.
     private func carryOut(_ wakeUp: EngineWakeUp, in loop: inout EngineLoop, _ events: EngineEvents, clock: ContinuousClock) throws(EngineError) -> Wait {
         var turn = Turn(outcomes: EngineOutcomes(now: wakeUp.now))
-        try carryOut(loop.wokeUp(wakeUp), targets: loop.targets, events, &turn)
+        let woke = loop.wokeUp(wakeUp)
+        try carryOut(woke.actions, targets: loop.targets, events, &turn)
         if let wait = turn.wait { return wait }
+        guard case let .next(_, found) = woke else { throw EngineError(description: "the engine's loop stopped without a signal") }
         turn.outcomes.now = clock.now
-        try carryOut(loop.carriedOut(turn.outcomes), targets: loop.targets, events, &turn)
-        let settled = loop.settle(now: clock.now, evaluated: turn.evaluated, heldAnnouncementsDue: monitor.nextAnnouncementRelease)
+        let decided = loop.carriedOut(turn.outcomes, findings: found)
+        try carryOut(decided.actions, targets: loop.targets, events, &turn)
+        guard case let .next(_, findings) = decided else { throw EngineError(description: "the engine's loop stopped without a reason") }
+        let settled = loop.settle(findings, now: clock.now, evaluated: turn.evaluated, heldAnnouncementsDue: monitor.nextAnnouncementRelease)
         try carryOut(settled, targets: loop.targets, events, &turn)
         return turn.wait ?? .sleep(until: nil, pollingNetlink: true, pollingResolverFiles: true)
     }

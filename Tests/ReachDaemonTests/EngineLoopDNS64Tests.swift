@@ -45,12 +45,13 @@ final class EngineLoopDNS64Tests: XCTestCase {
         var loop = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: discoverDNS64)
         for (index, turn) in turns.enumerated() {
             let now = start + turn.at
-            var actions = loop.wokeUp(EngineWakeUp(now: now, commands: turn.commands, netlink: turn.netlink, resolverFiles: turn.resolverFiles))
+            let woke = loop.wokeUp(EngineWakeUp(now: now, commands: turn.commands, netlink: turn.netlink, resolverFiles: turn.resolverFiles))
+            guard case let .next(wokeActions, found) = woke else { return XCTFail("\(name), wake-up \(index): stopped") }
             var outcomes = EngineOutcomes(now: now)
-            if actions.contains(where: { if case .learnDNS64 = $0 { true } else { false } }) { outcomes.nat64Changed = turn.learnChanges }
-            let decided = loop.carriedOut(outcomes)
-            actions += decided
-            actions += loop.settle(now: now, evaluated: decided.contains(.evaluate) ? turn.snapshot : nil, heldAnnouncementsDue: nil)
+            if wokeActions.contains(where: { if case .learnDNS64 = $0 { true } else { false } }) { outcomes.nat64Changed = turn.learnChanges }
+            guard case let .next(decided, findings) = loop.carriedOut(outcomes, findings: found) else { return XCTFail("\(name), wake-up \(index): stopped") }
+            var actions = wokeActions + decided
+            actions += loop.settle(findings, now: now, evaluated: decided.contains(.evaluate) ? turn.snapshot : nil, heldAnnouncementsDue: nil)
             XCTAssertEqual(actions, turn.expect, "\(name), wake-up \(index)")
         }
     }
@@ -75,9 +76,10 @@ final class EngineLoopDNS64Tests: XCTestCase {
         var loop = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: true)
         XCTAssertEqual(loop.started(with: Self.ipv6Only, now: start), [.askDNS64(2)])
         // The first wake-up's snapshot shows the same: no second query.
-        let woke = loop.wokeUp(EngineWakeUp(now: start, netlink: Self.changed))
-        let decided = loop.carriedOut(EngineOutcomes(now: start))
-        let settled = loop.settle(now: start, evaluated: Self.ipv6Only, heldAnnouncementsDue: nil)
+        guard case let .next(woke, found) = loop.wokeUp(EngineWakeUp(now: start, netlink: Self.changed)),
+              case let .next(decided, findings) = loop.carriedOut(EngineOutcomes(now: start), findings: found)
+        else { return XCTFail("the loop stopped") }
+        let settled = loop.settle(findings, now: start, evaluated: Self.ipv6Only, heldAnnouncementsDue: nil)
         XCTAssertEqual(woke + decided + settled, [.evaluate, Self.asleep])
         var off = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: false)
         XCTAssertEqual(off.started(with: Self.ipv6Only, now: start), [])

@@ -97,12 +97,13 @@ final class EngineLoopTests: XCTestCase {
                               resolverRest: row.resolverRest, stallPollInterval: row.stallPollInterval)
         for (index, turn) in row.turns.enumerated() {
             let now = time(turn.at)
-            var actions = loop.wokeUp(EngineWakeUp(
+            let woke = loop.wokeUp(EngineWakeUp(
                 now: now, signals: turn.signals, commands: turn.commands, netlink: turn.netlink,
                 resolverFiles: turn.resolverFiles, socketFileMayBeGone: turn.socketFileMayBeGone,
                 heldAnnouncementsDue: turn.held.map(time)
             ))
-            if !Self.ends(actions) {
+            var actions = woke.actions
+            if case let .next(_, found) = woke {
                 var outcomes = EngineOutcomes(now: now)
                 for action in actions {
                     switch action {
@@ -114,11 +115,11 @@ final class EngineLoopTests: XCTestCase {
                     default: break
                     }
                 }
-                let decided = loop.carriedOut(outcomes)
-                actions += decided
-                if !Self.ends(decided) {
-                    let snapshot = decided.contains(.evaluate) ? turn.snapshot : nil
-                    actions += loop.settle(now: now, evaluated: snapshot, heldAnnouncementsDue: turn.heldAfter.map(time))
+                let decided = loop.carriedOut(outcomes, findings: found)
+                actions += decided.actions
+                if case let .next(decidedActions, findings) = decided {
+                    let snapshot = decidedActions.contains(.evaluate) ? turn.snapshot : nil
+                    actions += loop.settle(findings, now: now, evaluated: snapshot, heldAnnouncementsDue: turn.heldAfter.map(time))
                 }
             }
             XCTAssertEqual(actions, turn.expect, "\(row.name), wake-up \(index) at \(turn.at)", file: file, line: line)
