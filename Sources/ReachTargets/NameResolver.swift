@@ -48,8 +48,6 @@ package final class NameResolver {
 
     /// How long an answer may take.
     package let timeout: TimeAmount
-    /// systemd-resolved's Varlink socket; nil: never ask it.
-    package let resolvedSocket: String?
     private let eventLoop: any EventLoop
     private let work: BlockingWork
     private let blockingLookup: BlockingLookup
@@ -67,7 +65,8 @@ package final class NameResolver {
     /// The path where systemd-resolved serves Varlink.
     package static let systemdResolvedSocket = "/run/systemd/resolve/io.systemd.Resolve"
 
-    /// A resolver whose blocking lookups run on `work`.
+    /// A resolver whose blocking lookups run on `work`, asking systemd-resolved at
+    /// `resolvedSocket` first when it exists (nil: never).
     package init(
         eventLoop: any EventLoop, work: BlockingWork, resolvedSocket: String? = NameResolver.systemdResolvedSocket,
         timeout: TimeAmount = .seconds(5), cacheLifetime: TimeAmount = .seconds(30),
@@ -75,7 +74,6 @@ package final class NameResolver {
     ) {
         self.eventLoop = eventLoop
         self.work = work
-        self.resolvedSocket = resolvedSocket
         self.timeout = timeout
         self.cache = AnswerCache(lifetime: cacheLifetime)
         self.localFiles = localFiles
