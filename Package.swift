@@ -6,6 +6,7 @@ let system: Target.Dependency = .product(name: "SystemPackage", package: "swift-
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioEmbedded: Target.Dependency = .product(name: "NIOEmbedded", package: "swift-nio")
+let nioConcurrencyHelpers: Target.Dependency = .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
@@ -112,6 +113,7 @@ let package = Package(
             name: "ReachConfiguration",
             dependencies: [
                 "LinuxSystem", "ReachabilityCore",
+                // TOMLKit's C shim, CTOML, is imported too; it is no product, so this product brings it.
                 system, logging, toml,
             ]
         ),
@@ -165,7 +167,7 @@ let package = Package(
         .target(
             name: "FuzzEntryPoints",
             dependencies: [
-                "NetlinkMonitor", "ReachabilityCore", "ReachProtocol", "ReachConfiguration",
+                "CNetlink", "NetlinkMonitor", "ReachabilityCore", "ReachProtocol", "ReachConfiguration",
                 "ReachConnectivity", "ReachServer", "ReachDaemon",
                 nioCore, nioEmbedded, nioHTTP1,
             ],
@@ -184,7 +186,7 @@ let package = Package(
             name: "reachd",
             dependencies: [
                 "LinuxSystem", "ReachDaemon", "ReachConfiguration", "ReachSystemd", "ReachServer", "ReachConnectivity",
-                "reachctl",
+                "ReachProtocol", "reachctl",
                 argumentParser, logging,
             ]
         ),
@@ -195,7 +197,7 @@ let package = Package(
         .target(
             name: "reachctl",
             dependencies: [
-                "LinuxSystem", "ReachClient", "ReachProtocol", "ReachDispatch",
+                "LinuxSystem", "ReachabilityCore", "ReachClient", "ReachProtocol", "ReachDispatch",
                 argumentParser, system,
             ]
         ),
@@ -211,14 +213,15 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachProtocol", "ReachabilityCore", "LinuxSystem",
-                logging, x509, asn1, crypto, nioPosix, system,
+                "ReachMetrics", "ReachTargets",
+                logging, x509, asn1, crypto, nioCore, nioPosix, system,
             ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(
             name: "NetlinkMonitorTests",
-            dependencies: ["FuzzEntryPoints", "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "TestSupport", system]
+            dependencies: ["CNetlink", "FuzzEntryPoints", "LinuxSystem", "NetlinkMonitor", "ReachabilityCore", "TestSupport", system]
         ),
         .testTarget(
             name: "ReachProtocolTests",
@@ -231,21 +234,21 @@ let package = Package(
         .testTarget(
             name: "ReachConfigurationTests",
             dependencies: [
-                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConfiguration", "ReachSystemd",
+                "CLinux", "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConfiguration", "ReachSystemd",
                 logging, system,
             ]
         ),
         .testTarget(
             name: "ReachTargetsTests",
             dependencies: [
-                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachTargets",
-                nioCore, nioPosix, system,
+                "CLinux", "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachTargets",
+                nioCore, nioConcurrencyHelpers, nioPosix, system,
             ]
         ),
         .testTarget(
             name: "ReachConnectivityTests",
-            dependencies: ["FuzzEntryPoints", 
-                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConnectivity", "ReachConfiguration", "ReachTargets", "ReachSystemd",
+            dependencies: [
+                "FuzzEntryPoints", "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConnectivity", "ReachConfiguration", "ReachTargets", "ReachSystemd",
                 logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,
             ]
         ),
@@ -265,15 +268,15 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachDaemonTests",
-            dependencies: ["FuzzEntryPoints", 
-                "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "NetlinkMonitor", "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachTargets", "ReachMetrics",
+            dependencies: [
+                "FuzzEntryPoints", "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "NetlinkMonitor", "ReachDaemon", "ReachServer", "ReachSystemd", "ReachConfiguration", "ReachConnectivity", "ReachTargets", "ReachMetrics",
                 logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto, system,
             ]
         ),
         .testTarget(
             name: "ReachClientTests",
             dependencies: [
-                "ReachClient", "ReachServer", "ReachProtocol", "ReachabilityCore", "TestSupport", "ReachConfiguration",
+                "LinuxSystem", "ReachClient", "ReachServer", "ReachProtocol", "ReachabilityCore", "TestSupport", "ReachConfiguration",
                 nioCore, system, nioPosix,
             ]
         ),
