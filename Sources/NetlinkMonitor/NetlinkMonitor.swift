@@ -41,38 +41,23 @@ package final class NetlinkMonitor {
         // Neighbour entries: only the watched gateways' pass the filter (`RouteEventFilter`).
         RTNLGRP_NEIGH,
     ]
-    /// Rounds of reading gateways' entries and refitting the filter before every event
-    /// about them is let through instead.
-    static let maxGatewayRounds = 3
-
     private let events: NetlinkSocket
     private let requests: NetlinkSocket
     private let sysfs: SysfsDeviceFacts
     private let lookupTargets: [AddressFamily: IPAddress]
     private var state = TrackedState()
-    private var subscribed = false
-    private var synchronizedOnce = false
-    /// What the installed route-event filter lets through, besides `lookupTargets`.
-    private var watched: Set<IPAddress> = []
-    /// The watched gateways' neighbour entries (`GatewayNeighbours.watched`).
-    private var gatewayEntries: [GatewayKey: GatewayNeighbour] = [:]
-    /// What the installed filter lets through about each watched gateway; emptied to have
-    /// every entry read again (after a resync).
-    private var gatewayFilter: [GatewayKey: RouteEventFilter.GatewayEvents] = [:]
-    /// The gateways the routes use now (`gatewayFilter` may follow a few more).
-    private var usedGateways: Set<GatewayKey> = []
-    /// Families whose default routes a deferred start has not read yet.
-    private var pendingRouteFamilies: Set<AddressFamily> = []
+    /// Subscribed yet, started yet, routes still to read, resyncs so far.
+    private var lifecycle = MonitorLifecycle()
+    /// What the installed route-event filter lets through, besides the gateways.
+    private var watched = WatchedDestinations()
+    /// The gateways' neighbour entries, and what the filter lets through about them.
+    private var gateways = GatewayFollowing()
     /// How often RA options may change what is tracked, per link.
-    private var announcements: AnnouncementLimiter<String?>
-    /// The NAT64 prefixes the installed route-event filter was made for.
-    private var filteredPrefixes: [Int32: [NAT64Prefix]] = [:]
-    /// How often PREF64 options may change a link's NAT64 prefixes (a refresh is free).
-    private var prefixAnnouncements: AnnouncementLimiter<NDUserOption.PREF64?>
+    private var announcements: AnnouncementAdmission
 
     /// Resyncs so far (the initial sync is not counted): after lost events, and each
     /// `resynchronize()` or repeated `start()`.
-    package private(set) var resyncCount = 0
+    package var resyncCount: Int { lifecycle.resyncCount }
 
     /// Opens and configures both sockets; nothing is subscribed or dumped until `start()`.
     ///
@@ -86,8 +71,7 @@ package final class NetlinkMonitor {
         lookupTargets: [AddressFamily: IPAddress] = NetlinkMonitor.defaultLookupTargets,
         announcementBudget: AnnouncementLimiter<String?>.Configuration = .routerAdvertisements
     ) throws(NetlinkError) {
-        announcements = AnnouncementLimiter(configuration: announcementBudget)
-        prefixAnnouncements = AnnouncementLimiter(configuration: AnnouncementLimiter.Configuration(burst: announcementBudget.burst, interval: announcementBudget.interval))
+        announcements = AnnouncementAdmission(budget: announcementBudget)
         events = try NetlinkSocket(role: "event", blocking: false)
         requests = try NetlinkSocket(role: "request", blocking: true)
         try events.setReceiveBufferSize(receiveBufferSize)
@@ -104,29 +88,29 @@ package final class NetlinkMonitor {
     /// With `deferringRoutes`, only links and addresses are dumped: snapshots then say the
     /// routes of both families are pending, until `readRoutes(of:)` or `finishStart()`.
     package func start(deferringRoutes: Bool = false) throws(NetlinkError) {
-        if !subscribed {
+        if lifecycle.phase == .unsubscribed {
             // The filter first, so no irrelevant route event is ever queued.
             try installRouteFilter()
             try events.join(Self.groups)
-            subscribed = true
+            lifecycle.subscribed()
         }
-        if synchronizedOnce { resyncCount += 1 }
+        lifecycle.starting()
         if deferringRoutes {
             var fresh = TrackedState(announcedCaptivePortals: state.announcedCaptivePortals, nat64Prefixes: state.nat64Prefixes)
             try apply([.links, .addresses], to: &fresh)
             state = fresh
-            pendingRouteFamilies = Set(AddressFamily.allCases)
+            lifecycle.started(pendingRoutes: Set(AddressFamily.allCases))
         } else {
             _ = try synchronize()
+            lifecycle.started(pendingRoutes: [])
         }
-        synchronizedOnce = true
     }
 
     /// Dumps the default routes of `families` that a deferred start left pending.
     package func readRoutes(of families: Set<AddressFamily>) throws(NetlinkError) {
-        for family in AddressFamily.allCases where families.contains(family) && pendingRouteFamilies.contains(family) {
+        for family in AddressFamily.allCases where families.contains(family) && lifecycle.pendingRouteFamilies.contains(family) {
             try apply([.routes(family)], to: &state)
-            pendingRouteFamilies.remove(family)
+            lifecycle.routesRead(family)
         }
     }
 
@@ -138,12 +122,13 @@ package final class NetlinkMonitor {
     /// are in `drain()`: counted as a resync and reported in the outcome.
     @discardableResult
     package func finishStart() throws(NetlinkError) -> DrainOutcome {
-        guard !pendingRouteFamilies.isEmpty else { return DrainOutcome() }
-        try readRoutes(of: pendingRouteFamilies)
+        let pending = lifecycle.pendingRouteFamilies
+        guard !pending.isEmpty else { return DrainOutcome() }
+        try readRoutes(of: pending)
         let (stale, lost, removed) = try drainAfterDump()
         var outcome = DrainOutcome(changed: true, resynchronizedAfterLostEvents: lost, removedDefaultRoutes: Set(removed))
         guard stale else { return outcome }
-        if lost { resyncCount += 1 }
+        if lost { lifecycle.resynchronizing() }
         outcome.removedDefaultRoutes.formUnion(try synchronize())
         return outcome
     }
@@ -186,12 +171,7 @@ package final class NetlinkMonitor {
     /// When an RA option held over its link's budget may be applied, or a NAT64 prefix
     /// lapses (`releaseHeldAnnouncements(now:)`); nil when nothing is held or expires.
     package var nextAnnouncementRelease: ContinuousClock.Instant? {
-        // Asked after every wake-up: no array for what is nearly always three nils.
-        func earlier(_ one: ContinuousClock.Instant?, _ other: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
-            guard let one, let other else { return one ?? other }
-            return min(one, other)
-        }
-        return earlier(earlier(announcements.nextRelease, prefixAnnouncements.nextRelease), state.nat64Prefixes.nextExpiry)
+        announcements.nextRelease(in: state)
     }
 
     /// Applies the held RA options whose link has budget again at `now` and drops the
@@ -199,25 +179,15 @@ package final class NetlinkMonitor {
     /// snapshot then). A link that went down meanwhile (a resync may have seen it without
     /// an event) keeps nothing of its old network.
     package func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool {
-        var changed = state.nat64Prefixes.expire(now: now)
-        for (link, uri) in announcements.release(now: now) {
-            guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { continue }
-            state.apply(.captivePortal(NDUserOption.CaptivePortal(interfaceIndex: link, apiURI: uri))) { _ in DeviceFacts() }
-            changed = true
-        }
-        for case let (link, announcement?) in prefixAnnouncements.release(now: now) {
-            guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { continue }
-            if learn(announcement.prefix, lifetime: announcement.lifetime, on: link, now: now) { changed = true }
-        }
-        return changed
+        announcements.release(now: now, to: &state)
     }
 
     /// Adds a NAT64 prefix another source learnt for `link` (DNS64: lifetime nil holds it
     /// until withdrawn or the link goes down; zero withdraws it). Whether what the link
     /// carries changed (take a snapshot then). Ignored for a link not up with carrier.
     package func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
-        guard let tracked = state.links[link], tracked.isUp, tracked.carrier else { return false }
-        return learn(prefix, lifetime: lifetime, on: link, now: now)
+        guard state.isConnected(link) else { return false }
+        return state.learn(prefix, lifetime: lifetime, on: link, now: now)
     }
 
     /// Drops the NAT64 prefixes `source` gave `link`; whether what the link carries changed.
@@ -234,17 +204,8 @@ package final class NetlinkMonitor {
     /// installed (before a snapshot's lookups, so no event about a synthesized address is
     /// dropped after its lookup). A failed refit keeps every event (`installRouteFilter`).
     private func refitForNAT64Prefixes() {
-        let prefixes = state.nat64Prefixes.prefixesByLink
-        guard prefixes != filteredPrefixes else { return }
-        filteredPrefixes = prefixes
+        guard watched.follow(state.nat64Prefixes.prefixesByLink) else { return }
         try? installRouteFilter()
-    }
-
-    /// Applies one prefix to the store; whether what the link carries changed.
-    private func learn(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
-        let before = state.nat64Prefixes.prefixes(on: link)
-        state.nat64Prefixes.learn(prefix, lifetime: lifetime, on: link, now: now)
-        return state.nat64Prefixes.prefixes(on: link) != before
     }
 
     /// Dumps links, addresses and default routes again into a fresh state (after
@@ -254,7 +215,7 @@ package final class NetlinkMonitor {
     ///   `DrainOutcome.removedDefaultRoutes`).
     @discardableResult
     package func resynchronize() throws(NetlinkError) -> Set<DefaultRoute> {
-        resyncCount += 1
+        lifecycle.resynchronizing()
         return try synchronize()
     }
 
@@ -265,7 +226,8 @@ package final class NetlinkMonitor {
     /// are only the one its lookup matched, if that is a default.
     package func snapshot() -> NetworkSnapshot {
         refitForNAT64Prefixes()
-        guard !pendingRouteFamilies.isEmpty else {
+        let pending = lifecycle.pendingRouteFamilies
+        guard !pending.isEmpty else {
             var snapshot = state.snapshot()
             for (family, target) in lookupTargets {
                 snapshot.lookups[family] = lookup(target)
@@ -274,7 +236,7 @@ package final class NetlinkMonitor {
             return snapshot
         }
         var known = state
-        for (family, target) in lookupTargets where pendingRouteFamilies.contains(family) {
+        for (family, target) in lookupTargets where pending.contains(family) {
             if let matched = FIBLookup.matchedRoute(target, on: requests), case .defaultRoute = matched {
                 _ = known.apply(matched) { _ in DeviceFacts() }
             }
@@ -283,61 +245,27 @@ package final class NetlinkMonitor {
         for (family, target) in lookupTargets {
             snapshot.lookups[family] = lookup(target)
         }
-        snapshot.pendingRouteFamilies = pendingRouteFamilies
+        snapshot.pendingRouteFamilies = pending
         followGateways(of: &snapshot)
         return snapshot
     }
 
     // MARK: Gateways
 
-    /// Follows the neighbour entries of the gateways `snapshot` names and hands them on. The
-    /// filter lets only failures through about a gateway that answers, and everything about
-    /// one that does not (failed, being resolved, no entry). A gateway newly watched, or one
-    /// whose filter widens, is read from the kernel after the new filter is in place, so no
-    /// event between the two is missed; a read that changes what the filter should be refits it.
-    /// A few gateways no route uses any more stay followed (`GatewayNeighbours.followed`).
+    /// Follows the neighbour entries of the gateways `snapshot` names and hands them on,
+    /// installing the filters and reading the entries `GatewayFollowing` asks for.
     private func followGateways(of snapshot: inout NetworkSnapshot) {
-        let used = GatewayNeighbours.watched(in: snapshot)
-        let wanted = GatewayNeighbours.followed(wanted: used, before: Set(gatewayFilter.keys))
-        gatewayEntries = gatewayEntries.filter { wanted.contains($0.key) }
-        usedGateways = used
-        var fitted = false
-        for _ in 0..<Self.maxGatewayRounds {
-            let filter = Dictionary(uniqueKeysWithValues: wanted.map { key in
-                (key, GatewayNeighbours.answers(gatewayEntries[key]?.state) ? RouteEventFilter.GatewayEvents.failures : .all)
-            })
-            if filter == gatewayFilter {
-                fitted = true
-                break
-            }
-            let unread = wanted.filter { gatewayFilter[$0] == nil || (filter[$0] == .all && gatewayFilter[$0] != .all) }
-            gatewayFilter = filter
+        var step = gateways.follow(used: GatewayNeighbours.watched(in: snapshot))
+        while step != .fitted {
             // A filter that cannot be installed is replaced by one keeping every event.
             try? installRouteFilter()
+            guard case let .refit(unread) = step else { break }
             for key in unread {
-                if let state = readNeighbour(key) { record(key, state) }
+                if let state = readNeighbour(key) { gateways.record(key, state, now: Int(time(nil))) }
             }
+            step = gateways.nextStep()
         }
-        if !fitted {
-            // The entries kept changing while they were read: every event about them passes.
-            gatewayFilter = Dictionary(uniqueKeysWithValues: wanted.map { ($0, .all) })
-            try? installRouteFilter()
-        }
-        snapshot.gatewayNeighbours = gatewayEntries.filter { used.contains($0.key) }
-    }
-
-    /// Applies what the kernel said about a watched gateway's entry (nil: it is gone);
-    /// whether the kept state changed. `since` moves only when failed turns to not or back.
-    @discardableResult
-    private func record(_ key: GatewayKey, _ reported: NeighbourState?) -> Bool {
-        let previous = gatewayEntries[key]
-        guard let state = GatewayNeighbours.next(previous: previous?.state, reported: reported) else {
-            gatewayEntries[key] = nil
-            return previous != nil
-        }
-        let since = previous.flatMap { ($0.state == .failed) == (state == .failed) ? $0.since : nil } ?? Int(time(nil))
-        gatewayEntries[key] = GatewayNeighbour(state: state, since: since)
-        return previous?.state != state
+        snapshot.gatewayNeighbours = gateways.usedEntries
     }
 
     /// The kernel's entry for one gateway now (RTM_GETNEIGH of that address on that
@@ -365,8 +293,7 @@ package final class NetlinkMonitor {
     /// snapshot. Replaces the previous set. Events dropped before the call are not
     /// replayed: look the new addresses up afterwards.
     package func watch(_ addresses: Set<IPAddress>) throws(NetlinkError) {
-        guard addresses != watched else { return }
-        watched = addresses
+        guard watched.watch(addresses) else { return }
         try installRouteFilter()
     }
 
@@ -375,8 +302,7 @@ package final class NetlinkMonitor {
     /// may go through them); when the program would be too long for the kernel, one that
     /// keeps every event.
     private func installRouteFilter() throws(NetlinkError) {
-        let synthesized = filteredPrefixes.values.joined().flatMap { prefix in watched.compactMap(prefix.synthesize) }
-        let program = RouteEventFilter.program(watching: watched.union(lookupTargets.values).union(synthesized), gateways: gatewayFilter)
+        let program = RouteEventFilter.program(watching: watched.destinations(lookupTargets: lookupTargets.values), gateways: gateways.filter)
             ?? RouteEventFilter.keepEverything
         do {
             try events.descriptor.attachSocketFilter(program)
@@ -423,45 +349,8 @@ package final class NetlinkMonitor {
     /// Applies one message; returns the default routes it took away.
     private func apply(_ parsed: ParsedMessage) -> [DefaultRoute] {
         let sysfs = self.sysfs
-        if let voided = TrackedState.announcementsVoided(by: parsed) {
-            if voided.gone {
-                announcements.forget(voided.link)
-                prefixAnnouncements.forget(voided.link)
-            } else {
-                announcements.discardHeld(on: voided.link)
-                prefixAnnouncements.discardHeld(on: voided.link)
-            }
-        }
+        announcements.void(by: parsed)
         return state.apply(parsed) { sysfs.facts(for: $0) }
-    }
-
-    /// Applies an RA's captive-portal option if `AnnouncementLimiter` lets it change the
-    /// tracked state now; whether it did.
-    private func admit(_ announcement: NDUserOption.CaptivePortal, now: ContinuousClock.Instant) -> Bool {
-        let link = announcement.interfaceIndex
-        let current = state.announcedCaptivePortals[link]
-        guard announcements.offer(announcement.apiURI, on: link, current: current, now: now) == .apply else { return false }
-        state.apply(.captivePortal(announcement)) { _ in DeviceFacts() }
-        return true
-    }
-
-    /// Applies an RA's PREF64 option: a refresh of a held prefix (or a refused one) at once,
-    /// a change (new, withdrawn) if `AnnouncementLimiter` lets it now; whether what the
-    /// link carries changed.
-    private func admit(_ announcement: NDUserOption.PREF64, now: ContinuousClock.Instant) -> Bool {
-        var trial = state.nat64Prefixes
-        switch trial.learn(announcement.prefix, lifetime: announcement.lifetime, on: announcement.interfaceIndex, now: now) {
-        case .unchanged where prefixAnnouncements.holds(on: announcement.interfaceIndex):
-            // Withdrawing what may be the held prefix: the network's latest word replaces it.
-            _ = prefixAnnouncements.offer(announcement, on: announcement.interfaceIndex, current: nil, now: now)
-            return false
-        case .refreshed, .unchanged, .refused:
-            state.nat64Prefixes = trial
-            return false
-        case .added, .withdrawn:
-            guard prefixAnnouncements.offer(announcement, on: announcement.interfaceIndex, current: nil, now: now) == .apply else { return false }
-            return learn(announcement.prefix, lifetime: announcement.lifetime, on: announcement.interfaceIndex, now: now)
-        }
     }
 
     /// Dumps everything into a fresh state, then drains the event socket; repeats
@@ -470,9 +359,9 @@ package final class NetlinkMonitor {
     /// by an event drained in between.
     private func synchronize() throws(NetlinkError) -> Set<DefaultRoute> {
         let before = state
-        pendingRouteFamilies = []
+        lifecycle.synchronizing()
         // Events about gateways may have been lost too: the next snapshot reads them again.
-        gatewayFilter = [:]
+        gateways.forgetFilter()
         var removed = Set<DefaultRoute>()
         for _ in 0..<Self.maxSyncRounds {
             // Router advertisements cannot be dumped: what they announced is carried over.
@@ -515,16 +404,13 @@ package final class NetlinkMonitor {
     /// is news.
     private func applyUndumped(_ parsed: ParsedMessage) -> Bool? {
         switch parsed {
-        case let .neighbour(key, state):
-            // Another neighbour (the filter is wider when it could not be fitted) is no news;
-            // a gateway kept followed that no route uses is no news until one does.
-            guard gatewayFilter[key] != nil else { return false }
-            return record(key, state) && usedGateways.contains(key)
+        case let .neighbour(key, reported):
+            return gateways.event(key, reported, now: Int(time(nil)))
         case let .captivePortal(announcement):
             // Only an applied change is news: a repeat or a held one changes nothing yet.
-            return admit(announcement, now: .now)
+            return announcements.admit(announcement, to: &state, now: .now)
         case let .pref64(announcement):
-            return admit(announcement, now: .now)
+            return announcements.admit(announcement, to: &state, now: .now)
         default:
             return nil
         }

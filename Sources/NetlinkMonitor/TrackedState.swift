@@ -111,6 +111,21 @@ package struct TrackedState {
         }
     }
 
+    /// Whether `link` is tracked, up and with carrier: only such a link takes what a network
+    /// announces (a link down or without carrier may come back on another network).
+    func isConnected(_ link: Int32) -> Bool {
+        guard let tracked = links[link] else { return false }
+        return tracked.isUp && tracked.carrier
+    }
+
+    /// Applies one NAT64 prefix to `nat64Prefixes` (`NAT64PrefixStore.learn`); whether what
+    /// `link` carries changed.
+    mutating func learn(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool {
+        let before = nat64Prefixes.prefixes(on: link)
+        nat64Prefixes.learn(prefix, lifetime: lifetime, on: link, now: now)
+        return nat64Prefixes.prefixes(on: link) != before
+    }
+
     /// The default routes `old` tracked that `new` does not (what a resync found gone).
     static func defaultRoutes(in old: TrackedState, missingFrom new: TrackedState) -> [DefaultRoute] {
         old.defaultRoutes.filter { record in !new.defaultRoutes.contains { sameRoute($0, record) } }.map(\.route)
