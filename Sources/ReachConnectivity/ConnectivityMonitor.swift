@@ -1,11 +1,9 @@
 import FoundationEssentials
 import Glibc
-import LinuxSystem
 import Logging
 import NIOCore
 import ReachabilityCore
 import ReachConfiguration
-import ReachSystemd
 import ReachTargets
 
 /// Connectivity checks on the event loop that owns the published state: one
@@ -22,6 +20,9 @@ import ReachTargets
 /// A round that is no longer current (a newer one started, the interface stopped being
 /// eligible, reachd stops) is cancelled at once: its sockets are closed and its names no
 /// longer waited for. How many requests run at once is `HTTPFetcher`'s cap.
+///
+/// What sources outside the kernel say (systemd-networkd's portals, NetworkManager, the
+/// DHCP leases) comes from `ConnectivitySources` and is merged by `SourceFacts`.
 package final class ConnectivityMonitor {
     private struct Entry {
         var schedule: ProbeSchedule
@@ -35,32 +36,12 @@ package final class ConnectivityMonitor {
 
     private let eventLoop: any EventLoop
     private let logger: Logger
-    private let fetcher: HTTPFetcher
-    private let probeTLS: (any TLSHandshaking)?
-    private let apiTLS: (any TLSHandshaking)?
     private let settings: ConnectivitySettings
-    /// Where networkd's answers and the lease files are read.
-    private let work: BlockingWork
+    /// What a round sends, through which TLS checks.
+    private let requests: ProbeRequests
+    /// systemd-networkd's portals, NetworkManager and the DHCP leases.
+    private let sources: ConnectivitySources
     private var entries: [ProbeKey: Entry] = [:]
-    private var hasNameserver = false
-    /// What systemd-networkd says each link's network announced (DHCP or RA).
-    private var networkdPortals: [Int32: String] = [:]
-    /// What NetworkManager says of its devices, by interface name (`NetworkManagerWatch`).
-    private var networkManagerDevices: [String: NetworkManagerDevice] = [:]
-    private var networkManagerWatch: NetworkManagerWatch?
-    /// The interfaces whose DHCP server said `ANDROID_METERED` (`DHCPLeaseFiles`).
-    private var dhcpMetered: Set<Int32> = []
-    /// The IPv4 addresses the leases were last read for: a lease comes with one, so only
-    /// their change reads again (a carrier flap or an IPv6 address does not).
-    private var leasesReadFor: [InterfaceAddress]?
-    /// Counts the reads started, so only the latest one's answer is applied.
-    private var leaseReads = 0
-    /// Tells when a lease was written (started with the first read); nil once stopped.
-    private var leaseWatch: DHCPLeaseWatch?
-    /// `stop()` ran: no watch is started again.
-    private var leaseWatchStopped = false
-    /// The links and addresses networkd was last asked about: asked again when they change.
-    private var askedNetworkdAbout: (links: [Int32: Link], addresses: [InterfaceAddress])?
     private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
     /// Stalls waiting for the probe round that decides them.
     private var stallConfirmation = StallConfirmation()
@@ -69,15 +50,16 @@ package final class ConnectivityMonitor {
     /// Called on the loop whenever `table` changed.
     package var onChange: (ConnectivityTable) -> Void = { _ in }
 
+    /// `work` runs the name lookups, networkd's answers and the lease reads.
     package init(settings: ConnectivitySettings, eventLoop: any EventLoop, logger: Logger, resolver: NameResolver, work: BlockingWork,
          probeTLS: (any TLSHandshaking)?, apiTLS: (any TLSHandshaking)?) {
         self.settings = settings
         self.eventLoop = eventLoop
         self.logger = logger
-        self.work = work
-        self.fetcher = HTTPFetcher(eventLoop: eventLoop, resolver: resolver, work: work)
-        self.probeTLS = probeTLS
-        self.apiTLS = apiTLS
+        self.requests = ProbeRequests(fetcher: HTTPFetcher(eventLoop: eventLoop, resolver: resolver, work: work), probeTLS: probeTLS, apiTLS: apiTLS)
+        self.sources = ConnectivitySources(settings: settings, eventLoop: eventLoop, logger: logger, work: work)
+        // Weak: an answer on its way when the monitor is gone has no table to change.
+        sources.onChange = { [weak self] in self?.reapply() }
     }
 
     /// Whether anything may ever be probed or fetched.
@@ -88,36 +70,17 @@ package final class ConnectivityMonitor {
     /// The kernel's view changed (or the interface policy did): start, re-start or stop
     /// schedules, and record the captive-portal APIs the networks announced.
     package func update(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
-        hasNameserver = snapshot.hasNameserver
         lastInputs = (snapshot, policy)
-        askNetworkdIfNeeded(snapshot)
-        readLeasesIfNeeded(snapshot)
-        var announced = settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
-        if !networkdPortals.isEmpty {
-            announced.merge(networkdPortals.filter { snapshot.links[$0.key] != nil }) { fromRA, _ in fromRA }
-        }
-        var managed: [Int32: NetworkManagerDevice] = [:]
-        if !networkManagerDevices.isEmpty {
-            for link in snapshot.links.values { managed[link.index] = networkManagerDevices[link.name] }
-        }
-        let metered = dhcpMetered.filter { snapshot.links[$0] != nil }
+        sources.update(snapshot)
+        let facts = sources.facts(
+            for: snapshot, routerAdvertisements: settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
+        )
         // Nothing configured, announced or known: the common case costs nothing more.
-        guard isActive || !announced.isEmpty || !managed.isEmpty || !metered.isEmpty || !table.isEmpty else { return }
-        var next = table
-        for index in Set(next.keys).union(announced.keys).union(managed.keys).union(metered) {
-            var facts = next[index] ?? InterfaceConnectivity()
-            if facts.captivePortal?.apiURI != announced[index] {
-                // Another API (or none) means another network: what the old one said is void.
-                facts.captivePortal = announced[index].map { CaptivePortal(apiURI: $0) }
-            }
-            facts.networkManager = managed[index]
-            facts.dhcpMetered = metered.contains(index)
-            next[index] = facts == InterfaceConnectivity() ? nil : facts
-        }
-        for index in next.keys where snapshot.links[index] == nil { next[index] = nil }
+        guard isActive || !facts.isEmpty || !table.isEmpty else { return }
+        var next = facts.merged(into: table, links: snapshot.links)
 
         var eligible = isActive
-            ? ProbeSchedule.eligibleTargets(snapshot, policy: policy, families: settings.probe.families, announcedAPIs: announced)
+            ? ProbeSchedule.eligibleTargets(snapshot, policy: policy, families: settings.probe.families, announcedAPIs: facts.announced)
             : [:]
         if !settings.probe.isEnabled { eligible = eligible.filter { $0.value.announcedAPI != nil } }
         for key in entries.keys.sorted() where eligible[key] == nil {
@@ -193,80 +156,21 @@ package final class ConnectivityMonitor {
 
     /// Starts following NetworkManager (`[network-manager] read`), when the system bus is
     /// there; its answers are merged like a kernel change.
-    package func startReadingNetworkManager() {
-        guard settings.readsNetworkManager, networkManagerWatch == nil else { return }
-        guard let watch = try? NetworkManagerWatch(logger: logger) else { return }
-        let (loop, monitor) = (eventLoop, NIOLoopBound(self, eventLoop: eventLoop))
-        let started = watch.start { devices in
-            loop.execute { monitor.value.apply(networkManager: devices) }
-        }
-        if started { networkManagerWatch = watch }
-    }
+    package func startReadingNetworkManager() { sources.startReadingNetworkManager() }
 
-    private func apply(networkManager devices: [String: NetworkManagerDevice]) {
-        guard networkManagerWatch != nil else { return }  // stopped meanwhile
-        networkManagerDevices = devices
+    /// A source's answer arrived: merged like a kernel change.
+    private func reapply() {
         if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
     }
+
+    /// Whether the latest snapshot has a nameserver to resolve a probe's name with.
+    private var hasNameserver: Bool { lastInputs?.snapshot.hasNameserver ?? false }
 
     private func interfaceName(_ index: Int32) -> String { lastInputs?.snapshot.links[index]?.name ?? "\(index)" }
 
     /// What a stall rests on, as log fields.
     private static func evidence(_ stall: DataStall) -> Logger.Metadata {
         ["since": "\(stall.since)", "sockets": "\(stall.sockets)", "destinations": "\(stall.destinations)", "uids": "\(stall.users)"]
-    }
-
-    /// Asks systemd-networkd, off the loop, what captive portals its links learned, when its
-    /// socket exists and links or addresses changed since it was last asked (a DHCP lease
-    /// comes with an address). A different answer is applied like a kernel change.
-    private func askNetworkdIfNeeded(_ snapshot: NetworkSnapshot) {
-        guard settings.captivePortal.networkd, let socket = settings.networkdSocket else { return }
-        // Compared before the socket is looked for: a stat per kernel change is not free.
-        if let asked = askedNetworkdAbout, asked.links == snapshot.links, asked.addresses == snapshot.addresses { return }
-        askedNetworkdAbout = (snapshot.links, snapshot.addresses)
-        guard FileSystem.exists(socket) else { return }
-        work.run { NetworkdPortals.ask(socket: socket) }.assumeIsolated().whenSuccess { [self] portals in
-            guard let portals, portals != networkdPortals else { return }
-            networkdPortals = portals
-            if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
-        }
-    }
-
-    /// Reads the DHCP clients' leases, off the loop, when the IPv4 addresses changed since
-    /// (a lease counts only while its address is held) and whenever `DHCPLeaseWatch` sees a
-    /// lease written (a client may write it after it set the address). A different answer
-    /// is applied like a kernel change.
-    private func readLeasesIfNeeded(_ snapshot: NetworkSnapshot) {
-        let ipv4 = snapshot.addresses.filter { $0.family == .ipv4 }
-        if leasesReadFor == ipv4 { return }
-        leasesReadFor = ipv4
-        watchLeases()
-        readLeases()
-    }
-
-    /// Starts the lease watch the first time; later, has it watch directories that appeared.
-    private func watchLeases() {
-        guard !leaseWatchStopped else { return }
-        if let leaseWatch { return leaseWatch.rewatch() }
-        guard let watch = try? DHCPLeaseWatch() else { return }
-        let (loop, monitor) = (eventLoop, NIOLoopBound(self, eventLoop: eventLoop))
-        if watch.start(settings.dhcpLeases, changed: { loop.execute { monitor.value.readLeases() } }) { leaseWatch = watch }
-    }
-
-    private func readLeases() {
-        guard !leaseWatchStopped, let (snapshot, _) = lastInputs else { return }
-        let (files, links, addresses) = (settings.dhcpLeases, snapshot.links, snapshot.addresses)
-        leaseReads += 1
-        let generation = leaseReads
-        work.run { files.meteredInterfaces(links, addresses: addresses) }.assumeIsolated().whenSuccess { [self] metered in
-            // A later read started since: its answer, from newer files and addresses, decides.
-            guard generation == leaseReads, metered != dhcpMetered else { return }
-            for index in metered.subtracting(dhcpMetered) {
-                logger.info("the network's DHCP server says ANDROID_METERED", metadata: ["interface": "\(interfaceName(index))"])
-            }
-            dhcpMetered = metered
-            if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
-        }
     }
 
     /// A client asked for a check now (`CheckConnectivity`, `reachctl probe`); the future
@@ -288,11 +192,7 @@ package final class ConnectivityMonitor {
 
     /// Stops every timer (reachd is stopping, or the settings are replaced).
     package func stop() {
-        networkManagerWatch?.stop()
-        networkManagerWatch = nil
-        leaseWatch?.stop()
-        leaseWatch = nil
-        leaseWatchStopped = true
+        sources.stop()
         for key in entries.keys {
             entries[key]?.timer?.cancel()
             entries[key]?.running?.cancel()
@@ -335,28 +235,13 @@ package final class ConnectivityMonitor {
         entries[key]?.running?.cancel()
         let cancellation = FetchCancellation()
         entries[key]?.running = cancellation
-        let probe = settings.probe
-        let timeout = TimeAmount(probe.timeout)
-        func check(_ endpoint: HTTPEndpoint?, tls: (any TLSHandshaking)?) -> EventLoopFuture<HTTPFetcher.Result?> {
-            guard let endpoint else { return eventLoop.makeSucceededFuture(nil) }
-            let request = HTTPFetcher.Request(endpoint: endpoint, interfaceIndex: key.interfaceIndex, family: key.family,
-                                              timeout: timeout, tls: endpoint.isHTTPS ? tls : nil, cancellation: cancellation)
-            return fetcher.fetch(request, hasNameserver: hasNameserver).map { $0 }
-        }
         let api: HTTPEndpoint? = settings.captivePortal.fetchAPI
             ? context.announcedAPI.flatMap { try? CaptivePortalAPI.validate(apiURI: $0).get() }.flatMap(HTTPEndpoint.init)
             : nil
-        let http = check(probe.url, tls: nil)
-        let https = check(probe.httpsURL, tls: probeTLS)
-        let apiAnswer: EventLoopFuture<HTTPFetcher.Result?> = api.map { endpoint in
-            let request = HTTPFetcher.Request(endpoint: endpoint, interfaceIndex: key.interfaceIndex, family: nil,
-                                              timeout: .seconds(5), accept: CaptivePortalAPI.mediaType, tls: apiTLS,
-                                              cancellation: cancellation)
-            return fetcher.fetch(request, hasNameserver: hasNameserver).map { $0 }
-        } ?? eventLoop.makeSucceededFuture(nil)
-        http.and(https).and(apiAnswer).assumeIsolated().whenSuccess { [self] checks, apiResult in
-            finishRound(round, for: key, http: checks.0, https: checks.1, api: apiResult, apiURI: context.announcedAPI)
-        }
+        requests.send(settings.probe, api: api, for: key, hasNameserver: hasNameserver, cancellation: cancellation, on: eventLoop)
+            .assumeIsolated().whenSuccess { [self] answers in
+                finishRound(round, for: key, http: answers.http, https: answers.https, api: answers.api, apiURI: context.announcedAPI)
+            }
     }
 
     private func finishRound(_ round: Int, for key: ProbeKey, http: HTTPFetcher.Result?, https: HTTPFetcher.Result?,
