@@ -1,7 +1,22 @@
 import ReachabilityCore
 import ReachProtocol
 
-/// What reachd publishes, and the one place that decides whether it changed.
+/// What a connection subscribed to: a `Subscribe` stream with its filter, or a
+/// `SubscribeSummary` stream.
+enum Subscription: Hashable {
+    case path(PathFilter)
+    case summary
+
+    /// The filter whose answer the stream follows (a summary follows the unfiltered path).
+    var filter: PathFilter {
+        switch self {
+        case let .path(filter): return filter
+        case .summary: return .none
+        }
+    }
+}
+
+/// What reachd publishes, and the one place that decides whether it changed and for whom.
 ///
 /// A pure state machine owned by the event loop (swift-nio style: inputs in, actions out).
 /// Inputs are what the engine saw (a new kernel snapshot), what a reload decided (a new
@@ -10,9 +25,10 @@ import ReachProtocol
 /// carries the actions out; nothing here does IO.
 ///
 /// `sequence` starts at 1 and grows by one when the unfiltered answer changes. Subscribers
-/// are grouped by filter, so each change derives a filtered path once per distinct filter,
-/// and only groups whose own answer changed are woken. Summary subscribers
-/// (`SubscribeSummary`) are woken only when the unfiltered path's summary changed.
+/// (connection ids; their handlers are the server's) are grouped by filter here and nowhere
+/// else, so each change derives a filtered path once per distinct filter, and only groups
+/// whose own answer changed are woken. Summary subscribers (`SubscribeSummary`) are woken
+/// only when the unfiltered path's summary changed.
 package struct Publication {
     /// A change for one filter group, before it is framed for the wire.
     package struct GroupUpdate: Equatable {
@@ -30,15 +46,16 @@ package struct Publication {
         /// entry when the journal is the log) and tell systemd `change.status`. The text is
         /// built by whoever uses it, so a change nobody logs costs no string.
         case announce(AnnouncedChange)
-        /// A group's answer changed: send `update` to every subscriber with `filter`.
-        case notify(filter: PathFilter, update: GroupUpdate)
-        /// The summary changed: send it to every summary subscriber.
-        case notifySummary(SummaryReply)
+        /// A group's answer changed: send `update` to its `members` (connection ids).
+        case notify(filter: PathFilter, members: Set<Int>, update: GroupUpdate)
+        /// The summary changed: send it to its `members` (connection ids).
+        case notifySummary(SummaryReply, members: Set<Int>)
     }
 
+    /// The subscribers with one filter and the answer they were last sent.
     private struct Group {
         var answer: ReachabilityState.Answer
-        var subscribers: Int
+        var members: Set<Int> = []
     }
 
     /// Identifies this daemon run in every reply.
@@ -50,7 +67,9 @@ package struct Publication {
     private var groups: [PathFilter: Group] = [:]
     /// The unfiltered path's summary, as summary subscribers were last sent it.
     private(set) var summary: SummaryReply
-    private var summarySubscribers = 0
+    private var summaryMembers: Set<Int> = []
+    /// What each subscribed connection follows: where `unsubscribe` finds it.
+    private var subscriptions: [Int: Subscription] = [:]
 
     /// Starts from the first derived state.
     package init(instance: String, snapshot: NetworkSnapshot, policy: InterfacePolicy) {
@@ -77,36 +96,43 @@ package struct Publication {
         return publish(ReachabilityState(snapshot: state.snapshot, policy: state.policy, connectivity: connectivity))
     }
 
-    /// Adds a subscriber with `filter` and returns its first reply (the answer it sees now,
-    /// nothing changed yet).
-    package mutating func subscribe(filter: PathFilter) -> GroupUpdate {
-        var group = groups[filter] ?? Group(answer: state.answer(for: filter), subscribers: 0)
-        group.subscribers += 1
+    /// Adds connection `id` to the subscribers with `filter` and returns its first reply
+    /// (the answer it sees now, nothing changed yet).
+    package mutating func subscribe(filter: PathFilter, id: Int) -> GroupUpdate {
+        unsubscribe(id)
+        var group = groups[filter] ?? Group(answer: state.answer(for: filter))
+        group.members.insert(id)
         groups[filter] = group
+        subscriptions[id] = .path(filter)
         let reply = StatusReply(sequence: sequence, instance: instance, path: group.answer.path, changes: [])
         return GroupUpdate(previous: group.answer, answer: group.answer, reply: reply)
     }
 
-    /// Removes one subscriber with `filter`; the group goes with its last subscriber.
-    mutating func unsubscribe(filter: PathFilter) {
-        guard var group = groups[filter] else { return }
-        group.subscribers -= 1
-        groups[filter] = group.subscribers > 0 ? group : nil
-    }
-
-    /// Adds a summary subscriber and returns its first reply (the summary now).
-    package mutating func subscribeSummary() -> SummaryReply {
-        summarySubscribers += 1
+    /// Adds connection `id` to the summary subscribers and returns its first reply (the summary now).
+    package mutating func subscribeSummary(id: Int) -> SummaryReply {
+        unsubscribe(id)
+        summaryMembers.insert(id)
+        subscriptions[id] = .summary
         return summary
     }
 
-    /// Removes one summary subscriber.
-    mutating func unsubscribeSummary() {
-        summarySubscribers = max(0, summarySubscribers - 1)
+    /// Removes connection `id` from what it follows (a filter group goes with its last
+    /// member); returns what that was, nil when it followed nothing.
+    @discardableResult
+    mutating func unsubscribe(_ id: Int) -> Subscription? {
+        guard let subscription = subscriptions.removeValue(forKey: id) else { return nil }
+        switch subscription {
+        case let .path(filter):
+            groups[filter]?.members.remove(id)
+            if groups[filter]?.members.isEmpty == true { groups[filter] = nil }
+        case .summary:
+            summaryMembers.remove(id)
+        }
+        return subscription
     }
 
     /// Number of subscribers, all filters and summaries together.
-    var subscriberCount: Int { groups.values.reduce(summarySubscribers) { $0 + $1.subscribers } }
+    var subscriberCount: Int { subscriptions.count }
 
     /// The `GetStatus` reply now.
     var statusReply: StatusReply { StatusReply(sequence: sequence, instance: instance, path: state.path) }
@@ -128,12 +154,13 @@ package struct Publication {
             guard answer != before else { continue }
             groups.values[index].answer = answer
             let reply = StatusReply(sequence: sequence, instance: instance, path: answer.path, changes: answer.changes(since: before))
-            actions.append(.notify(filter: filter, update: GroupUpdate(previous: before, answer: answer, reply: reply)))
+            let update = GroupUpdate(previous: before, answer: answer, reply: reply)
+            actions.append(.notify(filter: filter, members: groups.values[index].members, update: update))
         }
         let summary = SummaryReply(next.path)
         if summary != self.summary {
             self.summary = summary
-            if summarySubscribers > 0 { actions.append(.notifySummary(summary)) }
+            if !summaryMembers.isEmpty { actions.append(.notifySummary(summary, members: summaryMembers)) }
         }
         return actions
     }

@@ -10,68 +10,55 @@ import ReachProtocol
 import ReachSystemd
 import ReachTargets
 
-/// The server on its one event loop: the `Publication` (what is published and whether it
-/// changed) and the coordination of those who hold the rest: `Subscribers`, `TargetWatches`,
-/// the `ConnectionLedger` and `ServerMetrics`. Every method runs on the loop, so nothing here
-/// needs a lock.
+/// The server on its one event loop: the `Publication` (what is published, whether it
+/// changed, and who follows which answer) and the coordination of those who hold the rest:
+/// `Subscribers` (the subscribed connections' handlers), `ServedTargets`, the
+/// `ConnectionLedger`, `ServerMetrics` and the `ServingState`. Every method runs on the loop,
+/// so nothing here needs a lock.
 ///
 /// It carries out the publication's actions: announcements become a log line and a
 /// systemd `STATUS=`, group updates are framed once and handed to each member.
 package final class ServerCore {
     let eventLoop: any EventLoop
     let logger: Logger
-    let notifier: SystemdNotifier
     /// Maps each call to its outcome from what is published (no IO).
     static let dispatcher = VarlinkDispatcher(serviceInfo: .reachd)
-    /// What the server asks of the engine (a reload, target lookups); each request carries its reply.
-    let engine: any EngineRequests
-    /// Every blocking call made for the loop, each on a thread of its own, fairly per uid.
-    let blockingWork: BlockingWork
-    /// Resolves target names off the loop (for targets and connectivity probes).
-    let resolver: NameResolver
-    /// Connectivity probes and captive-portal APIs; what they find is published.
-    let connectivity: ConnectivityMonitor
+    /// What the server asks of the engine, and what it last told it.
+    private var engine: EngineLink
+    /// Blocking work, name resolution, connectivity probes and systemd's notify socket.
+    let services: ServerServices
     /// Root and reachd's own user may reload; anyone may ask the rest.
     private static let ownUID = UInt32(geteuid())
 
     private(set) var publication: Publication
     private var subscribers = Subscribers<VarlinkConnectionHandler>()
-    private lazy var targets = TargetWatches(eventLoop: eventLoop, engine: engine, resolver: resolver) { [unowned self] in
-        publication.state
-    }
-    /// The targets the configuration watches (`[targets] watch`).
-    private var configured = ConfiguredTargets()
-    private var targetBudget: TargetBudget
+    private lazy var targets = ServedTargets(
+        watches: TargetWatches(eventLoop: eventLoop, engine: engine.requests, resolver: services.resolver) { [unowned self] in
+            publication.state
+        },
+        limits: limits
+    )
     private let ledger: ConnectionLedger
     let metrics: ServerMetrics
-    private var isShuttingDown = false
-    /// Whether the engine was told someone listens for stalls.
-    private var stallListeners = false
-    private var serverChannel: (any Channel)?
-    /// The socket file this server created (device + inode), if it created one: only that
-    /// file is ever removed, never one another daemon put at the path since.
-    private(set) var socketFile: FileIdentity?
+    private var serving = ServingState.starting
 
     init(
         publication: Publication, settings: ServerSettings, eventLoop: any EventLoop, logger: Logger,
         notifier: SystemdNotifier, engine: any EngineRequests, counters: DaemonCounters
     ) {
         self.publication = publication
-        self.targetBudget = TargetBudget(limits: settings.limits)
         self.ledger = ConnectionLedger(limits: settings.limits, eventLoop: eventLoop, logger: logger)
         self.metrics = ServerMetrics(counters: counters, logger: logger)
         self.eventLoop = eventLoop
         self.logger = logger
-        self.notifier = notifier
-        self.engine = engine
-        self.blockingWork = BlockingWork(eventLoop: eventLoop)
-        self.resolver = NameResolver(eventLoop: eventLoop, work: blockingWork, resolvedSocket: settings.resolvedSocket)
-        self.connectivity = ConnectivityMonitor(
-            settings: settings.connectivity, eventLoop: eventLoop, logger: logger, resolver: resolver, work: blockingWork,
-            probeTLS: settings.probeTLS, apiTLS: settings.apiTLS
-        )
-        connectivity.onChange = { [unowned self] table in perform(self.publication.update(connectivity: table)) }
+        self.engine = EngineLink(engine)
+        self.services = ServerServices(settings: settings, eventLoop: eventLoop, logger: logger, notifier: notifier)
+        services.connectivity.onChange = { [unowned self] table in perform(self.publication.update(connectivity: table)) }
     }
+
+    /// The socket file this server created (device + inode), if it created one: only that
+    /// file is ever removed, never one another daemon put at the path since.
+    var socketFile: FileIdentity? { serving.socketFile }
 
     /// The limits in force.
     var limits: ServerLimits { ledger.limits }
@@ -88,24 +75,24 @@ package final class ServerCore {
             }
         }
         targets.refresh()
-        connectivity.update(snapshot: snapshot, policy: publication.state.policy)
+        services.connectivity.update(snapshot: snapshot, policy: publication.state.policy)
     }
 
     /// Tells the engine when someone starts or stops listening for stalls (a subscriber, the
     /// metrics); the engine itself follows whether the path is satisfied, so a flapping route
     /// sends it nothing.
     func updateStallListeners() {
-        let listening = subscribers.count > 0 || metrics.channel != nil || metrics.textfileDirectory != nil
-        guard listening != stallListeners else { return }
-        stallListeners = listening
-        engine.post(.someoneListens(listening))
+        let listening = EngineLink.someoneListens(
+            subscribers: publication.subscriberCount, metricsEndpoint: metrics.channel != nil, metricsTextfile: metrics.textfileDirectory != nil
+        )
+        if let command = engine.someoneListens(listening) { engine.requests.post(command) }
     }
 
     /// A new interface policy from a reload.
     func update(policy: InterfacePolicy) {
         perform(publication.update(policy: policy))
         targets.refresh()  // an override may retype an interface, and targets say whether the path ignores it
-        connectivity.update(snapshot: publication.state.snapshot, policy: policy)
+        services.connectivity.update(snapshot: publication.state.snapshot, policy: policy)
     }
 
     private func perform(_ actions: [Publication.Action]) {
@@ -121,22 +108,20 @@ package final class ServerCore {
             metrics.pathChanged()
             logger.info("\(change.line)", metadata: JournalTrail.fields(change))
             metrics.writeTextfile { metricsText() }
-            if notifier.isListening { notifier.status(change.status) }
+            if services.notifier.isListening { services.notifier.status(change.status) }
             // Another path may mean other DNS servers or another network's answers.
-            resolver.forgetAnswers()
+            services.resolver.forgetAnswers()
             targets.resolveNamesAgain()
-        case let .notify(filter, update):
-            guard let group = subscribers.group(.path(filter)) else { return }
+        case let .notify(_, members, update):
             // One update (and one frame) for the whole group, handed to each member.
             let shared = SubscriberUpdate(group: update, frame: Self.frame(update.reply))
-            for member in group {
-                member.deliver(shared)
+            for id in members {
+                subscribers[id]?.deliver(shared)
             }
-        case let .notifySummary(summary):
-            guard let group = subscribers.group(.summary) else { return }
+        case let .notifySummary(summary, members):
             let frame = Self.frame(summary)
-            for member in group {
-                member.deliver(summary: frame)
+            for id in members {
+                subscribers[id]?.deliver(summary: frame)
             }
         }
     }
@@ -185,10 +170,10 @@ package final class ServerCore {
     /// The Prometheus exposition of what is published now.
     package func metricsText() -> String {
         var facts = metrics.facts(
-            state: publication.state, sequence: publication.sequence, subscribers: subscribers.count + targets.count - configured.count,
-            refusals: ledger.refusals, probing: connectivity.isActive
+            state: publication.state, sequence: publication.sequence, subscribers: publication.subscriberCount + targets.clientStreams,
+            refusals: ledger.refusals, probing: services.connectivity.isActive
         )
-        facts.targets = configured.statuses ?? []
+        facts.targets = targets.statuses ?? []
         return MetricsExposition.text(facts)
     }
 
@@ -204,14 +189,14 @@ package final class ServerCore {
     /// The outcome of a call from `ticket`'s client against the state published now.
     func outcome(for call: AnyVarlinkCall, from ticket: ConnectionTicket) -> CallOutcome {
         let outcome = Self.dispatcher.outcome(for: call, publication: publication, privileged: ticket.uid == 0 || ticket.uid == Self.ownUID)
-        guard case let .reply(status as StatusReply) = outcome, let watched = configured.statuses else { return outcome }
+        guard case let .reply(status as StatusReply) = outcome, let watched = targets.statuses else { return outcome }
         return .reply(StatusWithTargets(status: status, targets: watched))
     }
 
     /// Asks the engine for a reload; the future completes when it is applied or refused.
     func requestReload() -> EventLoopFuture<ReloadOutcome> {
         let promise = eventLoop.makePromise(of: ReloadOutcome.self)
-        engine.post(.reload(reply: promise))
+        engine.requests.post(.reload(reply: promise))
         return promise.futureResult
     }
 
@@ -224,9 +209,9 @@ package final class ServerCore {
             subscribers.hold(.init(member: handler, ticket: ticket, subscription: .path(filter)))
             return nil
         }
-        subscribers.add(handler, id: ticket.id, to: .path(filter))
+        subscribers.add(handler, id: ticket.id)
+        let first = publication.subscribe(filter: filter, id: ticket.id)
         updateStallListeners()
-        let first = publication.subscribe(filter: filter)
         return SubscriberUpdate(group: first, frame: Self.frame(first.reply))
     }
 
@@ -237,58 +222,47 @@ package final class ServerCore {
             subscribers.hold(.init(member: handler, ticket: ticket, subscription: .summary))
             return nil
         }
-        subscribers.add(handler, id: ticket.id, to: .summary)
+        subscribers.add(handler, id: ticket.id)
+        let first = publication.subscribeSummary(id: ticket.id)
         updateStallListeners()
-        return Self.frame(publication.subscribeSummary())
+        return Self.frame(first)
     }
 
     // MARK: Targets
 
     /// `CheckTarget`: the answer for `target` as `uid` would reach it, unless a limit refuses it.
     func answerCheck(_ target: Target, uid: UInt32) -> EventLoopFuture<DeferredAnswer> {
-        if let limit = targetBudget.spendCheck(uid: uid, now: .now) ?? targetBudget.startCheck(uid: uid) {
-            return eventLoop.makeSucceededFuture(.error(Self.error(limit)))
+        switch targets.check(target, uid: uid) {
+        case let .success(answer): return answer.map { .reply($0) }
+        case let .failure(limit): return eventLoop.makeSucceededFuture(.error(Self.error(limit)))
         }
-        let answer = targets.check(target, uid: uid)
-        answer.assumeIsolated().whenComplete { [self] _ in targetBudget.finishCheck(uid: uid) }
-        return answer.map { .reply($0) }
     }
 
     /// `SubscribeTarget`: starts `handler`'s stream of answers for `target` (see
     /// `TargetWatches.watch`).
     /// - Returns: the error to answer instead when a limit refuses the stream.
     func subscribeTarget(_ handler: VarlinkConnectionHandler, ticket: ConnectionTicket, target: Target) -> VarlinkError? {
-        if let limit = targetBudget.spendCheck(uid: ticket.uid, now: .now) ?? targetBudget.startStream(uid: ticket.uid) {
-            return Self.error(limit)
-        }
-        targets.watch(target, uid: ticket.uid, id: ticket.id) { reply in handler.deliver(reply) }
-        return nil
+        targets.watch(target, ticket: ticket) { reply in handler.deliver(reply) }.map(Self.error)
     }
 
     /// Watches what `[targets] watch` names from now on (at start, and on each reload that
     /// changed it): new targets are added, dropped ones stopped, the others keep their stream.
     func watch(configured wanted: [WatchedTarget]) {
-        let (start, stop) = configured.replace(with: wanted)
-        for id in stop { _ = targets.stop(id) }
-        for entry in start {
-            let watched = entry.target
-            targets.watch(watched.target, uid: watched.lookupUID, id: entry.id) { [unowned self] reply in
-                guard configured.record(reply.path, id: entry.id) != nil else { return }
-                logger.info("\(JournalTrail.line(target: reply.target, uid: watched.uid, path: reply.path))",
-                            metadata: JournalTrail.fields(target: reply.target, uid: watched.uid, path: reply.path))
-                metrics.writeTextfile { metricsText() }
-            }
+        let dropped = targets.watch(configured: wanted) { [unowned self] watched, reply in
+            logger.info("\(JournalTrail.line(target: reply.target, uid: watched.uid, path: reply.path))",
+                        metadata: JournalTrail.fields(target: reply.target, uid: watched.uid, path: reply.path))
+            metrics.writeTextfile { metricsText() }
         }
-        if !stop.isEmpty { metrics.writeTextfile { metricsText() } }
+        if dropped { metrics.writeTextfile { metricsText() } }
     }
 
     /// `CheckConnectivity`: probe now (joining rounds already running) and answer with the
     /// interfaces once done.
     func answerConnectivityCheck(interface name: String?, uid: UInt32) -> EventLoopFuture<DeferredAnswer> {
-        if let limit = targetBudget.spendConnectivityCheck(uid: uid, now: .now) {
+        if let limit = targets.spendConnectivityCheck(uid: uid) {
             return eventLoop.makeSucceededFuture(.error(Self.error(limit)))
         }
-        guard connectivity.isActive else {
+        guard services.connectivity.isActive else {
             return eventLoop.makeSucceededFuture(.error(.other(name: ReachabilityInterface.Error.probingDisabled, parameters: [:])))
         }
         var index: Int32?
@@ -300,7 +274,7 @@ package final class ServerCore {
             }
             index = link.index
         }
-        guard let checked = connectivity.checkNow(interfaceIndex: index) else {
+        guard let checked = services.connectivity.checkNow(interfaceIndex: index) else {
             return eventLoop.makeSucceededFuture(.error(.other(
                 name: ReachabilityInterface.Error.nothingToProbe, parameters: ["interface": name.map(JSONValue.string) ?? .null]
             )))
@@ -319,7 +293,7 @@ package final class ServerCore {
     /// Admits a freshly accepted connection of `uid`, or says which limit refuses it. An
     /// admitted connection is released when it closes, whatever closes it.
     func admit(_ channel: any Channel, uid: UInt32) -> Result<ConnectionTicket, ServerBudget.Limit> {
-        if isShuttingDown { return .failure(.connections) }
+        guard serving.admitsConnections else { return .failure(.connections) }
         let admitted = ledger.admit(channel, uid: uid)
         if case let .success(ticket) = admitted {
             channel.closeFuture.assumeIsolated().whenComplete { [self] _ in release(ticket) }
@@ -335,17 +309,9 @@ package final class ServerCore {
 
     private func release(_ ticket: ConnectionTicket) {
         guard ledger.release(ticket) else { return }
-        if let uid = targets.stop(ticket.id) { targetBudget.finishStream(uid: uid) }
-        switch subscribers.remove(ticket.id) {
-        case let .path(filter)?:
-            publication.unsubscribe(filter: filter)
-            updateStallListeners()
-        case .summary?:
-            publication.unsubscribeSummary()
-            updateStallListeners()
-        case nil:
-            break
-        }
+        targets.stop(connection: ticket.id)
+        subscribers.remove(ticket.id)
+        if publication.unsubscribe(ticket.id) != nil { updateStallListeners() }
     }
 
     /// Logs, rate-limited per reason, and counts that a client was cut off (`ticket`: which
@@ -364,31 +330,27 @@ package final class ServerCore {
     /// Serves on `channel` (listening on `socketFile`, if this server created it), instead of
     /// any listener before it. Its closing is fatal unless `shutdown()` or a replacement closed it.
     func adopt(_ channel: any Channel, socketFile: FileIdentity?) {
-        if serverChannel == nil {  // first start: probe what the first snapshot shows
-            connectivity.update(snapshot: publication.state.snapshot, policy: publication.state.policy)
-            connectivity.startReadingNetworkManager()
+        let adoption = serving.adopt(channel, socketFile: socketFile)
+        if adoption.isFirst {  // probe what the first snapshot shows
+            services.connectivity.update(snapshot: publication.state.snapshot, policy: publication.state.policy)
+            services.connectivity.startReadingNetworkManager()
         }
-        let replaced = serverChannel
-        serverChannel = channel
-        self.socketFile = socketFile
         channel.closeFuture.assumeIsolated().whenComplete { [self] _ in
-            guard !isShuttingDown, serverChannel === channel else { return }
-            engine.post(.fail("the listening socket closed unexpectedly"))
+            guard serving.isFatal(closing: channel) else { return }
+            engine.requests.post(.fail("the listening socket closed unexpectedly"))
         }
-        // Connections accepted by the old listener stay open: they are not its children to close.
-        replaced?.close(promise: nil)
+        adoption.toClose?.close(promise: nil)
     }
 
     /// Stops accepting and closes every connection.
     func shutdown() -> EventLoopFuture<Void> {
-        isShuttingDown = true
-        connectivity.stop()
+        let listener = serving.shutDown()
+        services.connectivity.stop()
         targets.stopAll()
-        resolver.shutdown()
-        blockingWork.shutdown()
+        services.resolver.shutdown()
+        services.blockingWork.shutdown()
         var closing: [EventLoopFuture<Void>] = []
-        if let serverChannel { closing.append(serverChannel.close().recover { _ in }) }
-        serverChannel = nil
+        if let listener { closing.append(listener.close().recover { _ in }) }
         if let channel = metrics.channel { closing.append(channel.close().recover { _ in }) }
         metrics.channel = nil
         closing += ledger.closeAll()

@@ -1,24 +1,9 @@
 import ReachabilityCore
 import ReachProtocol
 
-/// What a connection subscribed to: a `Subscribe` stream with its filter, or a
-/// `SubscribeSummary` stream.
-enum Subscription: Hashable {
-    case path(PathFilter)
-    case summary
-
-    /// The filter whose answer the stream follows (a summary follows the unfiltered path).
-    var filter: PathFilter {
-        switch self {
-        case let .path(filter): return filter
-        case .summary: return .none
-        }
-    }
-}
-
-/// Who subscribed to what: the members of each filter group and of the summary stream
-/// (the handlers an update goes to), each connection's subscription, and the subscribers
-/// whose first answer waits for the routes still read at start. Bookkeeping only;
+/// The subscribed connections' handlers by connection id (an update's members, named by
+/// `Publication`, are looked up here), and the subscribers whose first answer waits for
+/// the routes still read at start. Which group each one is in is `Publication`'s to know;
 /// `ServerCore` decides and delivers (its members are the connections' handlers).
 struct Subscribers<Member> {
     /// A subscriber held back until the routes its filter's answer needs are read.
@@ -28,22 +13,15 @@ struct Subscribers<Member> {
         let subscription: Subscription
     }
 
-    private var members: [Subscription: [Int: Member]] = [:]
-    private var subscriptions: [Int: Subscription] = [:]
+    private var members: [Int: Member] = [:]
     private var waiting: [Int: Waiting] = [:]
 
-    /// Subscribed connections (not counting those still waiting for routes).
-    var count: Int { subscriptions.count }
+    /// The handler of subscribed connection `id`.
+    subscript(id: Int) -> Member? { members[id] }
 
-    /// The members an update of `subscription` goes to.
-    func group(_ subscription: Subscription) -> Dictionary<Int, Member>.Values? {
-        members[subscription]?.values
-    }
-
-    /// Adds `member` (connection `id`) to `subscription`'s group.
-    mutating func add(_ member: Member, id: Int, to subscription: Subscription) {
-        members[subscription, default: [:]][id] = member
-        subscriptions[id] = subscription
+    /// Records `member` as connection `id`'s handler.
+    mutating func add(_ member: Member, id: Int) {
+        members[id] = member
     }
 
     /// Holds a subscriber back until its answer no longer waits for routes.
@@ -58,12 +36,9 @@ struct Subscribers<Member> {
         return released
     }
 
-    /// Forgets connection `id`; returns what it was subscribed to, if it was.
-    mutating func remove(_ id: Int) -> Subscription? {
+    /// Forgets connection `id`, subscribed or held.
+    mutating func remove(_ id: Int) {
+        members[id] = nil
         waiting[id] = nil
-        guard let subscription = subscriptions.removeValue(forKey: id) else { return nil }
-        members[subscription]?[id] = nil
-        if members[subscription]?.isEmpty == true { members[subscription] = nil }
-        return subscription
     }
 }

@@ -61,6 +61,18 @@ struct TargetBudget: Equatable {
         left.streams == right.streams && left.streamsByUID == right.streamsByUID && left.inFlightByUID == right.inFlightByUID
     }
 
+    /// Admits one `CheckTarget` of `uid`: spends from its rate, then takes one in flight
+    /// (give it back with `finishCheck`); or says which limit refuses it.
+    mutating func admitCheck(uid: UInt32, now: ContinuousClock.Instant) -> Limit? {
+        spendCheck(uid: uid, now: now) ?? startCheck(uid: uid)
+    }
+
+    /// Admits one `SubscribeTarget` of `uid`: spends from its check rate, then takes one
+    /// stream (give it back with `finishStream`); or says which limit refuses it.
+    mutating func admitStream(uid: UInt32, now: ContinuousClock.Instant) -> Limit? {
+        spendCheck(uid: uid, now: now) ?? startStream(uid: uid)
+    }
+
     /// Takes one in-flight check for `uid`, or says which limit refuses it.
     mutating func startCheck(uid: UInt32) -> Limit? {
         guard inFlightByUID[uid, default: 0] < limits.targetsInFlightPerUser else {

@@ -134,7 +134,7 @@ package final class VarlinkServer: Sendable {
     /// Callable from any thread.
     package func publish(stalls: [Int32: DataStall]) {
         let core = self.core
-        eventLoop.execute { core.value.connectivity.update(stalls: stalls) }
+        eventLoop.execute { core.value.services.connectivity.update(stalls: stalls) }
     }
 
     /// Applies a reloaded interface policy (nil: unchanged), tells systemd the reload is
@@ -146,9 +146,9 @@ package final class VarlinkServer: Sendable {
             if let policy { core.value.update(policy: policy) }
             switch outcome {
             case .applied:
-                core.value.notifier.ready(status: core.value.publication.state.path.summary)
+                core.value.services.notifier.ready(status: core.value.publication.state.path.summary)
             case let .refused(reason):
-                core.value.notifier.send(["READY=1", "STATUS=config reload failed: \(reason)"])
+                core.value.services.notifier.send(["READY=1", "STATUS=config reload failed: \(reason)"])
             }
             reply?.succeed(outcome)
         }
@@ -166,7 +166,7 @@ package final class VarlinkServer: Sendable {
     package func runBlocking(_ body: @escaping @Sendable () -> Void, dropped: @escaping @Sendable () -> Void) {
         let core = self.core
         eventLoop.execute {
-            core.value.blockingWork.submit(for: .daemon, body) { ran in
+            core.value.services.blockingWork.submit(for: .daemon, body) { ran in
                 if ran == nil { dropped() }
             }
         }
@@ -175,7 +175,7 @@ package final class VarlinkServer: Sendable {
     /// Pings the systemd watchdog from the loop, so a ping proves the loop is alive too.
     package func pingWatchdog() {
         let core = self.core
-        eventLoop.execute { core.value.notifier.watchdog() }
+        eventLoop.execute { core.value.services.notifier.watchdog() }
     }
 
     /// Stops accepting, closes every connection and removes the socket file if it is still

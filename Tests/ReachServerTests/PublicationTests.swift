@@ -63,7 +63,7 @@ final class PublicationTests: XCTestCase {
     func testInputsAndTheirActions() {
         for testCase in cases {
             var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
-            for filter in testCase.subscribers { _ = publication.subscribe(filter: filter) }
+            for (id, filter) in testCase.subscribers.enumerated() { _ = publication.subscribe(filter: filter, id: id) }
             let actions: [Publication.Action]
             switch testCase.input {
             case let .snapshot(snapshot): actions = publication.update(snapshot: snapshot)
@@ -77,8 +77,10 @@ final class PublicationTests: XCTestCase {
                     XCTAssertEqual(change.status, publication.state.path.summary, testCase.name)
                     XCTAssertEqual(change.path, publication.state.path, testCase.name)
                     announced = change.changes
-                case let .notify(filter, update):
+                case let .notify(filter, members, update):
                     XCTAssertNil(notified[filter], "\(testCase.name): one update per group")
+                    XCTAssertEqual(members, Set(testCase.subscribers.indices.filter { testCase.subscribers[$0] == filter }),
+                                   "\(testCase.name): the group's members")
                     notified[filter] = update.reply.changes
                     XCTAssertEqual(update.reply.sequence, publication.sequence, testCase.name)
                     XCTAssertEqual(update.reply.path, update.answer.path, testCase.name)
@@ -107,19 +109,24 @@ final class PublicationTests: XCTestCase {
 
     func testSubscribersComeAndGoPerFilter() {
         var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
-        let first = publication.subscribe(filter: Self.wifiOnly)
+        let first = publication.subscribe(filter: Self.wifiOnly, id: 1)
         XCTAssertEqual(first.reply.changes, [], "the first reply reports no change")
         XCTAssertEqual(first.reply.path.primaryInterface, "wlan0")
         XCTAssertEqual(first.previous, first.answer)
-        _ = publication.subscribe(filter: Self.wifiOnly)
-        _ = publication.subscribe(filter: .none)
+        _ = publication.subscribe(filter: Self.wifiOnly, id: 2)
+        _ = publication.subscribe(filter: .none, id: 3)
         XCTAssertEqual(publication.subscriberCount, 3)
 
-        publication.unsubscribe(filter: Self.wifiOnly)
-        XCTAssertEqual(publication.update(snapshot: makeSnapshot(wifiGateway: "192.168.1.9")).count, 1, "one wifi subscriber left")
-        publication.unsubscribe(filter: Self.wifiOnly)
+        XCTAssertEqual(publication.unsubscribe(1), .path(Self.wifiOnly))
+        let actions = publication.update(snapshot: makeSnapshot(wifiGateway: "192.168.1.9"))
+        XCTAssertEqual(actions.count, 1)
+        guard case let .notify(filter, members, _)? = actions.first else { return XCTFail("\(actions)") }
+        XCTAssertEqual(filter, Self.wifiOnly)
+        XCTAssertEqual(members, [2], "one wifi subscriber left")
+        XCTAssertEqual(publication.unsubscribe(2), .path(Self.wifiOnly))
         XCTAssertEqual(publication.update(snapshot: makeSnapshot(wifiGateway: "192.168.1.10")), [], "the wifi group is gone")
-        publication.unsubscribe(filter: Self.wifiOnly)
+        XCTAssertNil(publication.unsubscribe(2), "only once")
+        XCTAssertNil(publication.unsubscribe(9), "never subscribed")
         XCTAssertEqual(publication.subscriberCount, 1, "removing an absent subscriber is a no-op")
     }
 
@@ -127,7 +134,7 @@ final class PublicationTests: XCTestCase {
     func testLateSubscriberStartsFromNow() {
         var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
         _ = publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
-        let first = publication.subscribe(filter: .none)
+        let first = publication.subscribe(filter: .none, id: 1)
         XCTAssertEqual(first.reply.sequence, 2)
         XCTAssertEqual(first.reply.path.gateways, ["10.0.0.254"])
         XCTAssertEqual(publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254")), [])
@@ -136,11 +143,15 @@ final class PublicationTests: XCTestCase {
     /// Summary subscribers hear only of a change of status, connectivity or cost, once each.
     func testSummarySubscribersHearOnlyWhatTheSummarySays() {
         var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
-        let first = publication.subscribeSummary()
+        let first = publication.subscribeSummary(id: 7)
         XCTAssertEqual(first, SummaryReply(status: .satisfied, connectivity: .unknown, isExpensive: false, isConstrained: false))
         XCTAssertEqual(publication.subscriberCount, 1)
         func summaries(_ actions: [Publication.Action]) -> [SummaryReply] {
-            actions.compactMap { if case let .notifySummary(summary) = $0 { summary } else { nil } }
+            actions.compactMap { action -> SummaryReply? in
+                guard case let .notifySummary(summary, members) = action else { return nil }
+                XCTAssertEqual(members, [7])
+                return summary
+            }
         }
 
         XCTAssertEqual(summaries(publication.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))), [], "a gateway is not in it")
@@ -152,9 +163,54 @@ final class PublicationTests: XCTestCase {
                        [SummaryReply(status: .satisfied, connectivity: .portal, isExpensive: false, isConstrained: false)])
         XCTAssertEqual(summaries(publication.update(policy: InterfacePolicy(ignoredPatterns: ["wlan*"]))), [], "another backup: nothing")
 
-        publication.unsubscribeSummary()
+        XCTAssertEqual(publication.unsubscribe(7), .summary)
         XCTAssertEqual(publication.subscriberCount, 0)
         XCTAssertEqual(summaries(publication.update(snapshot: NetworkSnapshot())), [], "nobody listens")
-        XCTAssertEqual(publication.subscribeSummary().status, .unsatisfied, "a later subscriber starts from now")
+        XCTAssertEqual(publication.subscribeSummary(id: 8).status, .unsatisfied, "a later subscriber starts from now")
+    }
+
+    /// Who follows which answer, step by step: the publication alone keeps it, and every
+    /// group update names exactly its members.
+    func testMembershipSteps() {
+        enum Step {
+            case subscribe(Int, PathFilter)
+            case summary(Int)
+            case unsubscribe(Int, left: Subscription?)
+        }
+        let cases: [(name: String, steps: [Step], count: Int, wifiMembers: Set<Int>?, summaryMembers: Set<Int>?)] = [
+            ("nobody", [], 0, nil, nil),
+            ("two in one group, one elsewhere", [.subscribe(1, Self.wifiOnly), .subscribe(2, Self.wifiOnly), .subscribe(3, .none)], 3, [1, 2], nil),
+            ("a group goes with its last member",
+             [.subscribe(1, Self.wifiOnly), .unsubscribe(1, left: .path(Self.wifiOnly)), .unsubscribe(1, left: nil)], 0, nil, nil),
+            ("subscribing again moves a connection, never doubles it",
+             [.subscribe(1, Self.wifiOnly), .subscribe(1, .none), .subscribe(2, Self.wifiOnly)], 2, [2], nil),
+            ("a summary subscriber is in no filter group",
+             [.summary(4), .subscribe(5, Self.wifiOnly), .unsubscribe(5, left: .path(Self.wifiOnly))], 1, nil, [4]),
+            ("a summary subscriber that switches to a filter leaves the summary",
+             [.summary(4), .subscribe(4, Self.wifiOnly)], 1, [4], nil),
+        ]
+        for testCase in cases {
+            var publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+            for step in testCase.steps {
+                switch step {
+                case let .subscribe(id, filter): _ = publication.subscribe(filter: filter, id: id)
+                case let .summary(id): _ = publication.subscribeSummary(id: id)
+                case let .unsubscribe(id, left): XCTAssertEqual(publication.unsubscribe(id), left, testCase.name)
+                }
+            }
+            XCTAssertEqual(publication.subscriberCount, testCase.count, testCase.name)
+            // wifi loses carrier: both the wifi group's answer and the summary change.
+            var wifiMembers: Set<Int>?
+            var summaryMembers: Set<Int>?
+            for action in publication.update(snapshot: NetworkSnapshot()) {
+                switch action {
+                case let .notify(filter, members, _) where filter == Self.wifiOnly: wifiMembers = members
+                case let .notifySummary(_, members): summaryMembers = members
+                default: break
+                }
+            }
+            XCTAssertEqual(wifiMembers, testCase.wifiMembers, testCase.name)
+            XCTAssertEqual(summaryMembers, testCase.summaryMembers, testCase.name)
+        }
     }
 }

@@ -67,4 +67,29 @@ final class TargetBudgetTests: XCTestCase {
         for uid: UInt32 in [1000, 1000, 1001] { budget.finishCheck(uid: uid) }
         XCTAssertEqual(budget, TargetBudget(limits: limits))
     }
+
+    /// A request is admitted by its rate first, then by what it would hold: a refused one
+    /// still spent from the rate, and a rate spent refuses before any cap is looked at.
+    func testAdmission() {
+        var limits = ServerLimits()
+        limits.targetChecksPerSecondPerUser = 3
+        limits.targetsInFlightPerUser = 1
+        limits.targetStreamsPerUser = 1
+        var budget = TargetBudget(limits: limits)
+        let now = ContinuousClock.now
+        let steps: [(stream: Bool, uid: UInt32, refused: String?)] = [
+            (false, 1, nil),
+            (false, 1, "targets in flight per user"),
+            (true, 1, nil),
+            (true, 1, "target checks per second per user"),  // not "target streams per user": the rate is spent
+            (true, 2, nil),
+            (true, 2, "target streams per user"),
+            (false, 2, nil),
+        ]
+        for (index, step) in steps.enumerated() {
+            let limit = step.stream ? budget.admitStream(uid: step.uid, now: now) : budget.admitCheck(uid: step.uid, now: now)
+            XCTAssertEqual(limit?.name, step.refused, "step \(index)")
+        }
+        XCTAssertEqual(budget.streams, 2)
+    }
 }

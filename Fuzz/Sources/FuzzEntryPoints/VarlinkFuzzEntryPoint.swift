@@ -77,9 +77,9 @@ package enum VarlinkFuzzEntryPoint {
         case let .error(error):
             encoded = try? VarlinkCoding.encodeFrame(AnyVarlinkReply(error: error))
         case let .subscribe(filter):
-            encoded = Array(ServerCore.frame(publication.subscribe(filter: filter).reply).readableBytesView)
+            encoded = Array(ServerCore.frame(publication.subscribe(filter: filter, id: 0).reply).readableBytesView)
         case .subscribeSummary:
-            encoded = Array(ServerCore.frame(publication.subscribeSummary()).readableBytesView)
+            encoded = Array(ServerCore.frame(publication.subscribeSummary(id: 0)).readableBytesView)
         case .reload:
             encoded = try? VarlinkCoding.encodeFrame(VarlinkReply(parameters: NoParameters()))
         case .metrics:
