@@ -8,6 +8,7 @@ struct EngineLink {
     /// Whether the engine was told someone listens for stalls.
     private(set) var toldSomeoneListens = false
 
+    /// A link to the engine behind `requests`, which has been told nobody listens yet.
     init(_ requests: any EngineRequests) {
         self.requests = requests
     }
