@@ -19,12 +19,7 @@ package struct AnnouncementAdmission {
     /// When an option held over its link's budget may be applied, or a NAT64 prefix `state`
     /// holds lapses (`release(now:to:)`); nil when nothing is held or expires.
     package func nextRelease(in state: TrackedState) -> ContinuousClock.Instant? {
-        // Asked after every wake-up: no array for what is nearly always three nils.
-        func earlier(_ one: ContinuousClock.Instant?, _ other: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
-            guard let one, let other else { return one ?? other }
-            return min(one, other)
-        }
-        return earlier(earlier(portals.nextRelease, prefixes.nextRelease), state.nat64Prefixes.nextExpiry)
+        portals.nextRelease.earlier(than: prefixes.nextRelease).earlier(than: state.nat64Prefixes.nextExpiry)
     }
 
     /// Applies an RA's captive-portal option to `state` if its link's budget lets it change

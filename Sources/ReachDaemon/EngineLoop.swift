@@ -336,14 +336,8 @@ struct EngineLoop {
     /// The earliest timer: a resync retry, a recheck, the watchdog, a held RA option or a NAT64 prefix's expiry, the
     /// resolver watch's rest, a socket read, an evaluation after a DNS64 withdrawal.
     private func deadline(heldAnnouncementsDue: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
-        // Folded pairwise: no array on every wake-up.
-        func earlier(_ a: ContinuousClock.Instant?, _ b: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
-            guard let a else { return b }
-            guard let b else { return a }
-            return min(a, b)
-        }
-        let timers = earlier(earlier(resync.deadline, rechecks.deadline), earlier(watchdog.deadline, resolverWatch.deadline))
-        return earlier(earlier(heldAnnouncementsDue, timers), earlier(socketReads.deadline, dns64.deadline))
+        heldAnnouncementsDue.earlier(than: resync.deadline).earlier(than: rechecks.deadline).earlier(than: watchdog.deadline)
+            .earlier(than: resolverWatch.deadline).earlier(than: socketReads.deadline).earlier(than: dns64.deadline)
     }
 
     /// What the engine does when the socket reads stop.
