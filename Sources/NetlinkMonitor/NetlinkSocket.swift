@@ -44,6 +44,10 @@ final class NetlinkSocket {
     /// and reading it in one call, with no MSG_PEEK to size it first, halves the
     /// syscalls of an event flood.
     static let bufferSize = 64 << 10
+    /// Room for any request reachd sends: a fixed header and a few small attributes (the
+    /// largest, a FIB lookup with a uid and an interface, is under 100 bytes). libnl's
+    /// default is a zeroed page per message, twice per change for the lookups.
+    static let requestCapacity = 512
 
     /// What the socket is for, used in error messages.
     let role: String
@@ -181,10 +185,13 @@ final class NetlinkSocket {
     /// Sends a message built by `build` and returns the sequence number libnl gave it,
     /// which the kernel's answer carries. The message is freed here.
     private func send(type: Int32, flags: Int32, build: (inout NetlinkRequest) throws(NetlinkError) -> Void) throws(NetlinkError) -> UInt32 {
-        guard let message = nlmsg_alloc_simple(type, flags) else {
-            throw NetlinkError(operation: "nlmsg_alloc_simple(\(role))", libnlCode: NLE_NOMEM)
+        guard let message = nlmsg_alloc_size(Self.requestCapacity) else {
+            throw NetlinkError(operation: "nlmsg_alloc_size(\(role))", libnlCode: NLE_NOMEM)
         }
         defer { nlmsg_free(message) }
+        guard nlmsg_put(message, UInt32(NL_AUTO_PORT), UInt32(NL_AUTO_SEQ), type, 0, flags) != nil else {
+            throw NetlinkError(operation: "nlmsg_put(\(role))", libnlCode: NLE_NOMEM)
+        }
         var request = NetlinkRequest(message: message)
         try build(&request)
         let result = nl_send_auto(handle, message)
