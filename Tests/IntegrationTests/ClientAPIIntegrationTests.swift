@@ -38,7 +38,9 @@ final class ClientAPIIntegrationTests: DaemonTestCase {
         let first = await updates.next()
         let elapsed = ContinuousClock.now - started
         print("PathMonitor: first path \(elapsed) after start")
-        XCTAssertLessThan(elapsed, .milliseconds(50), "the first path right after start")
+        // The first event is the first path (no placeholder, no failed attempt before it);
+        // the bound only rules out waiting for a change or a timer, with room for a loaded CI host.
+        XCTAssertLessThan(elapsed, .milliseconds(500), "the first path right after start")
         guard case let .path(path, .first)? = first else { return XCTFail("\(String(describing: first))") }
         XCTAssertEqual(path.status, .satisfied)
         XCTAssertEqual(path.primaryInterface, "eth0")
