@@ -15,8 +15,8 @@ public protocol Coalescible {
 /// queueing up: a slow consumer gets the newest value, never a backlog, and memory stays
 /// bounded whatever the producer does.
 ///
-/// The daemon runs one per subscriber (the consumer is the socket: ready again when a
-/// write completes and the channel is writable); `ReachClient` runs one per subscription
+/// The daemon runs one per subscriber (the consumer is the socket: paused while the
+/// channel is not writable); `ReachClient` runs one per subscription
 /// (the consumer is the app: ready when it asks for the next reply).
 ///
 /// `@inlinable` so the daemon's per-subscriber calls are specialized for its value type

@@ -9,7 +9,9 @@ import ReachProtocol
 /// `Subscribe` stream never ends, so a streaming connection serves nothing else: what it
 /// still sends is read (so a hang-up is noticed) and dropped, up to `maximumDiscardedBytes`.
 /// Plain calls are read only while their replies can be written; a stream is always read,
-/// and its replies go through a `LatestValueCoalescer` (a slow reader gets the newest).
+/// and its replies go through a `LatestValueCoalescer` (a slow reader gets the newest). The
+/// channel takes each frame at once; its write buffer's watermark (`VarlinkServer`) is the
+/// back-pressure: while the buffer is over it the stream pauses, and frames fold into one.
 struct ConnectionStateMachine<Update: Coalescible> {
     /// The calls of a connection that is not streaming.
     struct Calls {
@@ -47,7 +49,8 @@ struct ConnectionStateMachine<Update: Coalescible> {
         case handle(ByteBuffer)
         /// Write the answer that arrived (then ask `nextCall` for the calls behind it).
         case writeAnswer
-        /// Write this stream reply (and report `writeCompleted` once it is written).
+        /// Write this stream reply; the next may follow at once unless the socket stops
+        /// being writable.
         case writeFrame(Update)
         /// Pass the read on (now, or the one held back).
         case read
@@ -152,9 +155,9 @@ struct ConnectionStateMachine<Update: Coalescible> {
         switch state {
         case var .streaming(stream):
             if writable {
-                let action = stream.coalescer.resume()
+                let action = Self.handOver(stream.coalescer.resume(), to: &stream)
                 state = .streaming(stream)
-                return Self.frame(action)
+                return action
             }
             stream.coalescer.pause()
             state = .streaming(stream)
@@ -174,18 +177,9 @@ struct ConnectionStateMachine<Update: Coalescible> {
     mutating func offer(_ update: Update) -> Action {
         guard case var .streaming(stream) = state else { return .none }
         state = .modifying
-        let action = stream.coalescer.offer(update)
+        let action = Self.handOver(stream.coalescer.offer(update), to: &stream)
         state = .streaming(stream)
-        return Self.frame(action)
-    }
-
-    /// The stream reply last handed out is written.
-    mutating func writeCompleted() -> Action {
-        guard case var .streaming(stream) = state else { return .none }
-        state = .modifying
-        let action = stream.coalescer.consumerReady()
-        state = .streaming(stream)
-        return Self.frame(action)
+        return action
     }
 
     /// The connection is to close: for what its client did (`refusal`), or for a reason of
@@ -196,9 +190,13 @@ struct ConnectionStateMachine<Update: Coalescible> {
         return .close(refusal)
     }
 
-    private static func frame(_ action: LatestValueCoalescer<Update>.Action) -> Action {
-        if case let .deliver(update) = action { return .writeFrame(update) }
-        return .none
+    /// The channel takes a frame at once (no promise per write: a promise and its callback
+    /// cost a subscriber more than the write), so the consumer is ready again right away;
+    /// only a paused coalescer (a full write buffer) holds frames back.
+    private static func handOver(_ action: LatestValueCoalescer<Update>.Action, to stream: inout Stream) -> Action {
+        guard case let .deliver(update) = action else { return .none }
+        _ = stream.coalescer.consumerReady()
+        return .writeFrame(update)
     }
 }
 

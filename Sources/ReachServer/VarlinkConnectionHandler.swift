@@ -228,19 +228,15 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
         carryOut(machine.offer(.target(reply)), context: context)
     }
 
-    /// Writes a stream reply and tells the state machine once it is written.
+    /// Writes a stream reply. Back-pressure is the channel's writability (its watermark), not
+    /// a promise per write.
     private func writeFrame(_ update: StreamUpdate, context: ChannelHandlerContext) {
         guard let frame = update.frame else {
             logger.error("cannot encode a Subscribe reply; closing the connection")
             carryOut(machine.close(nil), context: context)
             return
         }
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
-        promise.futureResult.assumeIsolated().whenSuccess { [self] in
-            guard let context = self.context else { return }
-            carryOut(machine.writeCompleted(), context: context)
-        }
+        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -248,7 +248,14 @@ package final class VarlinkServer: Sendable {
             // Small buffers per connection: requests are small, and thousands of idle clients
             // must not cost megabytes each.
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536))
+            .childChannelOption(.writeBufferWaterMark, value: Self.writeBuffer)
     }
+
+    /// What a connection may hold unsent beyond its socket's own buffer: over 4 KiB it is
+    /// unwritable (a stream pauses and folds its replies into the newest, calls stop being
+    /// read) until all of it is sent. NIO's default, 64 KiB, would be 256 MiB over 4,096
+    /// stalled clients.
+    static let writeBuffer = ChannelOptions.Types.WriteBufferWaterMark(low: 1, high: 4096)
 
     /// Answers a refused client's first call with `ConnectionLimitReached`, then ends the
     /// connection gracefully: what the client sends is read and dropped and only the
