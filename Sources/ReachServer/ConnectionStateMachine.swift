@@ -191,8 +191,8 @@ struct ConnectionStateMachine<Update: Coalescible> {
     }
 
     /// The channel takes a frame at once (no promise per write: a promise and its callback
-    /// cost a subscriber more than the write), so the consumer is ready again right away;
-    /// only a paused coalescer (a full write buffer) holds frames back.
+    /// cost a subscriber about as much as the write), so the consumer is ready again right
+    /// away; only a paused coalescer (a full write buffer) holds frames back.
     private static func handOver(_ action: LatestValueCoalescer<Update>.Action, to stream: inout Stream) -> Action {
         guard case let .deliver(update) = action else { return .none }
         _ = stream.coalescer.consumerReady()
