@@ -8,10 +8,11 @@ import ReachProtocol
 /// the loop (a reload, a target check) later calls queue and the socket is not read. A
 /// `Subscribe` stream never ends, so a streaming connection serves nothing else: what it
 /// still sends is read (so a hang-up is noticed) and dropped, up to `maximumDiscardedBytes`.
-/// Plain calls are read only while their replies can be written; a stream is always read,
-/// and its replies go through a `LatestValueCoalescer` (a slow reader gets the newest). The
-/// channel takes each frame at once; its write buffer's watermark (`VarlinkServer`) is the
-/// back-pressure: while the buffer is over it the stream pauses, and frames fold into one.
+/// Plain calls are answered and read only while their replies can be written; a stream is
+/// always read, and its replies go through a `LatestValueCoalescer` (a slow reader gets the
+/// newest). The channel takes each frame at once; its write buffer's watermark
+/// (`VarlinkServer`) is the back-pressure: while the buffer is over it the stream pauses,
+/// and frames fold into one.
 struct ConnectionStateMachine<Update: Coalescible> {
     /// The calls of a connection that is not streaming.
     struct Calls {
@@ -66,11 +67,14 @@ struct ConnectionStateMachine<Update: Coalescible> {
         self.maximumDiscardedBytes = maximumDiscardedBytes
     }
 
-    /// A message was cut from what the client sent.
-    mutating func received(_ message: ByteBuffer) -> Action {
+    /// A message was cut from what the client sent; the socket is `writable` or not.
+    mutating func received(_ message: ByteBuffer, writable: Bool) -> Action {
         switch state {
         case var .idle(calls):
-            guard calls.queued.isEmpty else {
+            // A call whose reply could not be written now waits, unread calls behind it: a
+            // client that does not read gets no more answers than its socket and the write
+            // buffer hold, however many calls one read brought.
+            guard calls.queued.isEmpty, writable else {
                 calls.queued.append(message)
                 state = .idle(calls)
                 return .none
@@ -105,15 +109,15 @@ struct ConnectionStateMachine<Update: Coalescible> {
         return .writeAnswer
     }
 
-    /// After an answer: the next queued call to handle, else the held read to pass on (when
-    /// `writable`), else nothing.
+    /// After an answer, or once the socket is writable again: the next queued call to
+    /// handle, else the held read to pass on; nothing while not `writable`.
     mutating func nextCall(writable: Bool) -> Action {
-        guard case var .idle(calls) = state else { return .none }
+        guard case var .idle(calls) = state, writable else { return .none }
         if let message = calls.queued.popFirst() {
             state = .idle(calls)
             return .handle(message)
         }
-        guard calls.readHeld, writable else { return .none }
+        guard calls.readHeld else { return .none }
         calls.readHeld = false
         state = .idle(calls)
         return .read
@@ -162,10 +166,8 @@ struct ConnectionStateMachine<Update: Coalescible> {
             stream.coalescer.pause()
             state = .streaming(stream)
             return .none
-        case var .idle(calls) where writable && calls.readHeld:
-            calls.readHeld = false
-            state = .idle(calls)
-            return .read
+        case .idle where writable:
+            return nextCall(writable: true)
         case .idle, .answering, .closing:
             return .none
         case .modifying:

@@ -100,7 +100,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        carryOut(machine.received(unwrapInboundIn(data)), context: context)
+        carryOut(machine.received(unwrapInboundIn(data), writable: context.channel.isWritable), context: context)
     }
 
     /// Carries out what the state machine decided.
@@ -199,12 +199,17 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
             case let .reply(parameters): writeReply(parameters, context: context)
             case let .error(error): write(AnyVarlinkReply(error: error), context: context)
             }
-            // The calls that waited, in order, until one waits again; then the held read.
-            while true {
-                let next = machine.nextCall(writable: context.channel.isWritable)
-                if case .none = next { break }
-                carryOut(next, context: context)
-            }
+            serveWaitingCalls(context: context)
+        }
+    }
+
+    /// The calls that waited, in order, until one waits again or the socket is full; then
+    /// the held read.
+    private func serveWaitingCalls(context: ChannelHandlerContext) {
+        while true {
+            let next = machine.nextCall(writable: context.channel.isWritable)
+            if case .none = next { break }
+            carryOut(next, context: context)
         }
     }
 
@@ -241,6 +246,7 @@ final class VarlinkConnectionHandler: ChannelDuplexHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         carryOut(machine.writabilityChanged(writable: context.channel.isWritable), context: context)
+        serveWaitingCalls(context: context)
         context.fireChannelWritabilityChanged()
     }
 

@@ -221,6 +221,50 @@ final class HostileClientTests: DaemonTestCase {
         XCTAssertLessThan(after - baseline, 10, "RSS \(baseline) → \(loaded) → \(after) MiB: memory not given back")
     }
 
+    /// Clients that send calls and never read the replies cost bounded memory: a reply
+    /// that cannot be written holds the calls behind it, unread. Another client is still
+    /// served at once, and a flooder that starts reading gets every reply, in order.
+    /// (Answering every call a read brought held 840 MiB here for these 1,000 clients.)
+    func testClientsThatNeverReadTheirRepliesCostBoundedMemory() async throws {
+        try topology.configureIPv4()
+        let (daemon, client) = try startDaemon()
+        let pid = daemon.process.processIdentifier
+        let baseline = try residentMiB(pid)
+        let calls = 1400  // 63,000 bytes: what one 64 KiB read can bring
+        let call = Array(#"{"method":"io.reachd.Reachability.GetStatus"}"#.utf8) + [VarlinkFraming.terminator]
+        let flood = Array(repeatElement(call, count: calls).joined())
+        var flooders: [VarlinkConnection] = []
+        for _ in 0..<1000 {
+            guard let connection = try? VarlinkConnection(path: daemon.socketPath) else { continue }
+            try? connection.send(rawBytes: flood)
+            flooders.append(connection)
+        }
+        XCTAssertGreaterThanOrEqual(flooders.count, 990, "the flooders connected")
+        // Until reachd has answered what fits and stopped: its CPU still for half a second.
+        var cpu = try cpuSeconds(pid)
+        for _ in 0..<60 {
+            usleep(500_000)
+            let now = try cpuSeconds(pid)
+            if now == cpu { break }
+            cpu = now
+        }
+        let loaded = try residentMiB(pid)
+        print("clients not reading their replies: \(flooders.count) × \(calls) calls, RSS \(baseline) → \(loaded) MiB")
+        XCTAssertLessThan(loaded - baseline, 100, "RSS \(baseline) → \(loaded) MiB with \(flooders.count) clients not reading")
+
+        let started = ContinuousClock.now
+        _ = try await client.status()
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1), "another client is served at once")
+
+        var answered = 0
+        while answered < calls, case let .message(text) = flooders[0].next(timeout: 5) {
+            XCTAssertTrue(text.contains("\"sequence\""), text)
+            answered += 1
+        }
+        XCTAssertEqual(answered, calls, "a flooder that reads gets every reply")
+        withExtendedLifetime(flooders) {}
+    }
+
     /// A subscriber that floods calls is closed with one log line, not thousands.
     func testFloodingSubscriberLogsOnce() throws {
         try topology.configureIPv4()

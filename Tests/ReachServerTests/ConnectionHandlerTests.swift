@@ -187,15 +187,20 @@ final class ConnectionHandlerTests: XCTestCase {
         XCTAssertEqual(try replies().count, 0)
     }
 
+    /// A call that arrives while its reply could not be written waits for the socket to
+    /// drain, and is then answered from the state at that time.
     func testSubscribingWhileUnwritableWaitsForTheSocket() throws {
         setWritable(false)
         try send(ReachabilityInterface.Method.subscribe, [:], more: true)
         XCTAssertEqual(try replies().count, 0)
+        XCTAssertEqual(core.publication.subscriberCount, 0, "not handled while its reply cannot be written")
         core.update(snapshot: makeSnapshot(ethGateway: "10.0.0.254"))
         setWritable(true)
         let replies = try statusReplies()
         XCTAssertEqual(replies.map(\.sequence), [2])
-        XCTAssertEqual(replies.first?.changes, [.gateways], "changes since the (never sent) first reply's state")
+        XCTAssertEqual(replies.first?.changes, [], "a first reply: the answer now, nothing changed yet")
+        XCTAssertEqual(replies.first?.path.gateways, ["10.0.0.254"])
+        XCTAssertEqual(core.publication.subscriberCount, 1)
     }
 
     func testSubscribedConnectionDiscardsCallsThenClosesWhenFlooded() throws {
@@ -339,6 +344,28 @@ extension ConnectionHandlerTests {
         (channel.eventLoop as? EmbeddedEventLoop)?.run()
         engine.answerReload(.applied)
         XCTAssertEqual(try replies().count, 0)
+    }
+
+    /// A half-sent message's deadline counts only while reachd reads: with the reads held
+    /// (the replies are not read), the rest may be waiting in the socket. Once reads
+    /// resume the deadline starts again, and a message still half-sent then is cut off.
+    func testAPartialMessageDeadlineWaitsWhileReadsAreHeld() throws {
+        let loop = try XCTUnwrap(channel.eventLoop as? EmbeddedEventLoop)
+        let deadline = TimeAmount(core.limits.partialMessageDeadline)
+        setWritable(false)
+        try channel.writeInbound(ByteBuffer(string: #"{"method":"io.reachd.Reach"#))
+        channel.read()
+        XCTAssertEqual(reads.count, 0, "the read is held while replies cannot be written")
+        loop.advanceTime(by: deadline + .seconds(1))
+        XCTAssertTrue(channel.isActive, "not cut off for a delay that was reachd's")
+
+        setWritable(true)
+        XCTAssertEqual(reads.count, 1, "the held read goes on")
+        loop.advanceTime(by: deadline - .seconds(1))
+        XCTAssertTrue(channel.isActive, "a whole deadline again from the read")
+        loop.advanceTime(by: .seconds(2))
+        XCTAssertFalse(channel.isActive, "still half-sent a deadline after reads resumed")
+        XCTAssertTrue(core.metricsText().contains(#"reachd_connections_refused_total{reason="partial message deadline"} 1"#))
     }
 
     /// Each way a client is cut off is counted under its own series, whatever the log says.

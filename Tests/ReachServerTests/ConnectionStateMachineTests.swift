@@ -15,7 +15,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     private typealias Machine = ConnectionStateMachine<Change>
 
     private enum Event {
-        case received(String)
+        case received(String, writable: Bool = true)
         case answerDeferred
         case answerArrived
         case nextCall(writable: Bool)
@@ -28,7 +28,7 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     private static func apply(_ event: Event, to machine: inout Machine) -> Machine.Action {
         switch event {
-        case let .received(text): return machine.received(ByteBuffer(string: text))
+        case let .received(text, writable): return machine.received(ByteBuffer(string: text), writable: writable)
         case .answerDeferred:
             machine.answerDeferred()
             return .none
@@ -67,6 +67,16 @@ final class ConnectionStateMachineTests: XCTestCase {
             ("a client not reading its replies is not read from", [
                 (.readRequested(writable: false), .none), (.writability(false), .none),
                 (.writability(true), .read), (.writability(true), .none), (.readRequested(writable: true), .read),
+            ]),
+            ("calls that arrive while replies cannot be written wait, then are answered in order", [
+                (.received("a", writable: false), .none), (.received("b"), .none), (.readRequested(writable: false), .none),
+                (.writability(true), Self.handle("a")), (.nextCall(writable: true), Self.handle("b")),
+                (.nextCall(writable: true), .read), (.nextCall(writable: true), .none),
+            ]),
+            ("calls queued behind an answer wait for a writable socket too", [
+                (.received("a"), Self.handle("a")), (.answerDeferred, .none), (.received("b"), .none),
+                (.answerArrived, .writeAnswer), (.nextCall(writable: false), .none), (.writability(false), .none),
+                (.writability(true), Self.handle("b")), (.nextCall(writable: true), .none),
             ]),
             ("a read held during an answer waits for a writable socket", [
                 (.received("a"), Self.handle("a")), (.answerDeferred, .none), (.readRequested(writable: true), .none),
