@@ -252,9 +252,9 @@ package final class VarlinkServer: Sendable {
     }
 
     /// What a connection may hold unsent beyond its socket's own buffer: over 4 KiB it is
-    /// unwritable (a stream pauses and folds its replies into the newest, calls stop being
-    /// read) until all of it is sent. NIO's default, 64 KiB, would be 256 MiB over 4,096
-    /// stalled clients.
+    /// unwritable (a stream pauses and folds its replies into the newest, calls wait and are
+    /// not read) until all of it is sent. With NIO's default, 64 KiB, 4,096 clients that do
+    /// not read could hold 256 MiB of replies.
     static let writeBuffer = ChannelOptions.Types.WriteBufferWaterMark(low: 1, high: 4096)
 
     /// Answers a refused client's first call with `ConnectionLimitReached`, then ends the
