@@ -192,9 +192,9 @@ struct ConnectionStateMachine<Update: Coalescible> {
         return .close(refusal)
     }
 
-    /// The channel takes a frame at once (no promise per write: a promise and its callback
-    /// cost a subscriber about as much as the write), so the consumer is ready again right
-    /// away; only a paused coalescer (a full write buffer) holds frames back.
+    /// The channel takes a frame at once (no promise per write: docs/performance.md), so the
+    /// consumer is ready again right away; only a paused coalescer (a full write buffer)
+    /// holds frames back.
     private static func handOver(_ action: LatestValueCoalescer<Update>.Action, to stream: inout Stream) -> Action {
         guard case let .deliver(update) = action else { return .none }
         _ = stream.coalescer.consumerReady()

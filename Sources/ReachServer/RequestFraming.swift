@@ -31,11 +31,19 @@ final class RequestFramingHandler: ChannelDuplexHandler {
     /// Bytes of a message not yet complete, if any.
     private var pending: ByteBuffer?
     private var decoder = VarlinkFrameDecoder(maximumMessageSize: VarlinkFraming.defaultMaximumMessageSize)
-    private var deadline: Scheduled<Void>?
+    private var deadline = Deadline.none
     /// From the end of a read until the next is asked for: while true, the reads are held.
     private var awaitingRead = false
-    /// The deadline passed while the reads were held; it starts again when they resume.
-    private var expiredWhileHeld = false
+
+    /// The half-sent message's deadline.
+    private enum Deadline {
+        /// No half-sent message.
+        case none
+        /// Running since the message's first bytes were read.
+        case running(Scheduled<Void>)
+        /// Passed while the reads were held: it starts again once they resume.
+        case lapsedWhileReadsHeld
+    }
 
     init(core: ServerCore, ticket: ConnectionTicket) {
         self.core = core
@@ -61,11 +69,10 @@ final class RequestFramingHandler: ChannelDuplexHandler {
         let held = pending!.readableBytes
         if held == 0 {
             pending = nil
-            deadline?.cancel()
-            deadline = nil
+            stopDeadline()
         } else {
             pending!.discardReadBytes()
-            if deadline == nil { armDeadline(context: context) }
+            if case .running = deadline {} else { startDeadline(context: context) }
         }
         if let limit = core.buffering(ticket, bytes: held) {
             core.refuse(ticket, .buffering(limit))
@@ -81,30 +88,31 @@ final class RequestFramingHandler: ChannelDuplexHandler {
     /// A read the handlers behind this one let through: reads are not held (any more).
     func read(context: ChannelHandlerContext) {
         awaitingRead = false
-        if expiredWhileHeld {
-            expiredWhileHeld = false
-            if pending != nil { armDeadline(context: context) }
-        }
+        if case .lapsedWhileReadsHeld = deadline { startDeadline(context: context) }
         context.read()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        stopDeadline()
         pending = nil
         context.fireChannelInactive()
     }
 
-    private func armDeadline(context: ChannelHandlerContext) {
+    private func startDeadline(context: ChannelHandlerContext) {
         let limit = core.limits.partialMessageDeadline
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit)) { [self] in
-            deadline = nil
+        deadline = .running(context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limit)) { [self] in
             guard !awaitingRead else {
-                expiredWhileHeld = true  // not the client's delay but reachd's
+                deadline = .lapsedWhileReadsHeld  // the delay was reachd's, not the client's
                 return
             }
+            deadline = .none
             core.refuse(ticket, .partialMessage(deadline: limit))
             context.close(promise: nil)
-        }
+        })
+    }
+
+    private func stopDeadline() {
+        if case let .running(task) = deadline { task.cancel() }
+        deadline = .none
     }
 }

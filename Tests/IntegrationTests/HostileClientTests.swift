@@ -223,8 +223,8 @@ final class HostileClientTests: DaemonTestCase {
 
     /// Clients that send calls and never read the replies cost bounded memory: a reply
     /// that cannot be written holds the calls behind it, unread. Another client is still
-    /// served at once, and a flooder that starts reading gets every reply, in order.
-    /// (Answering every call a read brought held 840 MiB here for these 1,000 clients.)
+    /// served at once, and a flooder that starts reading gets every reply, in order
+    /// (docs/performance.md, "Clients that never read their replies").
     func testClientsThatNeverReadTheirRepliesCostBoundedMemory() async throws {
         try topology.configureIPv4()
         let (daemon, client) = try startDaemon()
