@@ -373,9 +373,12 @@ final class NetlinkMonitorTests: XCTestCase {
         try withMonitor { [ns = ns!] monitor in
             let vb = try XCTUnwrap(monitor.snapshot().link(named: "vb")).index
             try ns.ip("link", "set", "vb", "netns", other.name)
+            // va's carrier change comes through the kernel's link watch, which may run after
+            // vb's RTM_DELLINK: each is waited for.
             let snapshot = try waitFor(monitor, "vb gone") { $0.links[vb] == nil }
             XCTAssertTrue(snapshot.addresses(of: vb).isEmpty)
-            XCTAssertEqual(snapshot.link(named: "va")?.carrier, false, "its peer left, va lost carrier")
+            let after = try waitFor(monitor, "va without carrier") { $0.link(named: "va")?.carrier == false }
+            XCTAssertNil(after.links[vb], "vb stays gone")
         }
         withExtendedLifetime(other) {}  // vb must leave for a live namespace, not one being deleted
     }
