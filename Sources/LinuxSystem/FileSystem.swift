@@ -171,6 +171,14 @@ package enum FileSystem {
     }
 }
 
+extension FileSystem {
+    /// The inode number of this process's network namespace: stat(2) of
+    /// `/proc/self/ns/net`, the link followed (any process can compare its own); nil without /proc.
+    package static func networkNamespaceInode() -> UInt64? {
+        (try? Stat(FilePath("/proc/self/ns/net"), followTargetSymlink: true)).map { UInt64($0.inode.rawValue) }
+    }
+}
+
 /// Which file a path named at one moment: device, inode and change time. Compared later,
 /// it tells whether the path still names the same file. The change time is part of it
 /// because file systems hand a deleted file's inode number to the next file created.

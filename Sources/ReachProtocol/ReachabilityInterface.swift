@@ -23,6 +23,8 @@ public enum ReachabilityInterface {
         public static let checkConnectivity = "io.reachd.Reachability.CheckConnectivity"
         /// `GetMetrics() -> (text)`: the Prometheus exposition.
         public static let getMetrics = "io.reachd.Reachability.GetMetrics"
+        /// `GetNetworkNamespace() -> (inode?)`: the network namespace reachd answers for.
+        public static let getNetworkNamespace = "io.reachd.Reachability.GetNetworkNamespace"
     }
 
     /// Fully qualified error names.
@@ -94,6 +96,18 @@ public struct SummaryReply: Codable, Sendable, Hashable {
     /// The summary of `path`.
     public init(_ path: Path) {
         self.init(status: path.status, connectivity: path.connectivity, isExpensive: path.isExpensive, isConstrained: path.isConstrained)
+    }
+}
+
+/// Reply of `GetNetworkNamespace`.
+public struct NetworkNamespaceReply: Codable, Sendable, Hashable {
+    /// The inode number of reachd's `/proc/self/ns/net` (what stat(2) of that file says);
+    /// absent when reachd could not read it.
+    public var inode: UInt64?
+
+    /// Creates the reply.
+    public init(inode: UInt64?) {
+        self.inode = inode
     }
 }
 

@@ -22,7 +22,7 @@ package final class ServerCore {
     let eventLoop: any EventLoop
     let logger: Logger
     /// Maps each call to its outcome from what is published (no IO).
-    static let dispatcher = VarlinkDispatcher(serviceInfo: .reachd)
+    static let dispatcher = VarlinkDispatcher(serviceInfo: .reachd, networkNamespace: FileSystem.networkNamespaceInode())
     /// What the server asks of the engine, and what it last told it.
     private var engine: EngineLink
     /// Blocking work, name resolution, connectivity probes and systemd's notify socket.

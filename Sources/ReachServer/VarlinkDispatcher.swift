@@ -32,10 +32,13 @@ enum DeferredAnswer {
 /// Maps a call to its outcome given what is published now. No IO.
 package struct VarlinkDispatcher {
     var serviceInfo: ServiceInfo
+    /// `GetNetworkNamespace`'s answer: reachd's network namespace, read once at start.
+    var networkNamespace: NetworkNamespaceReply
 
-    /// A dispatcher answering as `serviceInfo`.
-    package init(serviceInfo: ServiceInfo) {
+    /// A dispatcher answering as `serviceInfo`, in the namespace whose inode is `networkNamespace`.
+    package init(serviceInfo: ServiceInfo, networkNamespace: UInt64? = nil) {
         self.serviceInfo = serviceInfo
+        self.networkNamespace = NetworkNamespaceReply(inode: networkNamespace)
     }
 
     /// - Parameter privileged: the caller is root or reachd's own user: it may reload.
@@ -59,6 +62,9 @@ package struct VarlinkDispatcher {
             case ReachabilityInterface.Method.getMetrics:
                 if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
                 return .metrics
+            case ReachabilityInterface.Method.getNetworkNamespace:
+                if let unknown = parameters.keys.sorted().first { return .error(.invalidParameter(parameter: unknown)) }
+                return .reply(networkNamespace)
             case ReachabilityInterface.Method.checkTarget:
                 do {
                     return .checkTarget(try TargetParameters.target(validating: parameters))

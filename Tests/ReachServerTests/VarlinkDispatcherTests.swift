@@ -1,3 +1,4 @@
+import LinuxSystem
 import ReachabilityCore
 import ReachProtocol
 @testable import ReachServer
@@ -94,6 +95,27 @@ final class VarlinkDispatcherTests: XCTestCase {
             }
             XCTAssertEqual(got, expected, "\(parameters ?? [:])")
         }
+    }
+
+    /// GetNetworkNamespace answers the inode the dispatcher was made with (nil: unknown), takes no parameters.
+    func testNetworkNamespace() throws {
+        let publication = Publication(instance: "i", snapshot: makeSnapshot(), policy: InterfacePolicy())
+        let cases: [(inode: UInt64?, parameters: JSONObject?, expected: NetworkNamespaceReply?)] = [
+            (4_026_531_840, nil, NetworkNamespaceReply(inode: 4_026_531_840)),
+            (4_026_531_840, [:], NetworkNamespaceReply(inode: 4_026_531_840)),
+            (nil, nil, NetworkNamespaceReply(inode: nil)),
+            (7, ["inode": .integer(7)], nil),
+        ]
+        for test in cases {
+            let dispatcher = VarlinkDispatcher(serviceInfo: .reachd, networkNamespace: test.inode)
+            let call = AnyVarlinkCall(method: ReachabilityInterface.Method.getNetworkNamespace, parameters: test.parameters)
+            switch dispatcher.outcome(for: call, publication: publication, privileged: false) {
+            case let .reply(reply): XCTAssertEqual(reply as? NetworkNamespaceReply, test.expected, "\(test)")
+            case let .error(error): XCTAssertNil(test.expected, "\(test): \(error)")
+            default: XCTFail("\(test): neither a reply nor an error")
+            }
+        }
+        XCTAssertNotNil(FileSystem.networkNamespaceInode(), "this process can read its own /proc/self/ns/net")
     }
 
     func testSystemdServiceIsDescribedAndListed() {
