@@ -47,7 +47,7 @@ SWIFT_BUILD_FLAGS ?=
 MANUAL_TOOL  = .build-tools/debug/generate-manual
 MAN_DATE    ?= $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
-.PHONY: all build run test docs clean install uninstall static man deb gio gio-fuzz
+.PHONY: all build run test docs clean install uninstall static man deb gio gio-test gio-fuzz
 
 all: build
 
@@ -70,14 +70,30 @@ test:
 
 ## The GIO network monitor module (docs/gio-module.md): .build-gio/libgioreachd.so, for
 ## GIO_EXTRA_MODULES or GIO's module directory. C, because it runs inside other programs.
-## Hardened as Debian builds shared libraries (the reachd-gio package ships it).
-GIO_SOURCES = gio/reachd-network-monitor.c gio/reachd-reply.c
-gio: .build-gio/libgioreachd.so
-.build-gio/libgioreachd.so: $(GIO_SOURCES) gio/reachd-reply.h
+## Hardened as Debian builds shared libraries (the reachd-gio package ships it); only
+## g_io_module_* is exported; GLib's API is held to 2.74 (bookworm's), the oldest supported.
+## Warnings fail the project's own builds, not a packager's (scripts/deb: GIO_WERROR=).
+GIO_SOURCES = gio/reachd-network-monitor.c gio/reachd-can-reach.c gio/reachd-socket.c \
+  gio/reachd-link.c gio/reachd-framing.c gio/reachd-reply.c
+GIO_PURE    = gio/reachd-link.c gio/reachd-framing.c gio/reachd-reply.c
+GIO_HEADERS = $(wildcard gio/*.h)
+GIO_WERROR ?= -Werror
+GIO_CFLAGS  = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra $(GIO_WERROR) -O2 -fPIC -fvisibility=hidden \
+  -DG_LOG_DOMAIN='"reachd-gio"' -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74 -DGLIB_VERSION_MAX_ALLOWED=GLIB_VERSION_2_74 \
+  -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+GIO_LIBS    = $$(pkg-config --cflags --libs gio-2.0 gio-unix-2.0 json-glib-1.0)
+gio: .build-gio/libgioreachd.so .build-gio/test-gio
+.build-gio/libgioreachd.so: $(GIO_SOURCES) $(GIO_HEADERS)
 	@mkdir -p .build-gio
-	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -o $@ $(GIO_SOURCES) \
-	  -D_FORTIFY_SOURCE=2 -fstack-protector-strong -Wl,-z,relro,-z,now \
-	  $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
+	$(CC) $(GIO_CFLAGS) -shared -o $@ $(GIO_SOURCES) -Wl,-z,relro,-z,now $(GIO_LIBS)
+
+## The module's pure parts under GLib's test framework (gio/test-gio.c; TAP with --tap):
+## the framing, the GLib pairs, the link's state machine. `make gio-test` runs it.
+.build-gio/test-gio: gio/test-gio.c $(GIO_PURE) $(GIO_HEADERS)
+	@mkdir -p .build-gio
+	$(CC) $(GIO_CFLAGS) -o $@ gio/test-gio.c $(GIO_PURE) $(GIO_LIBS)
+gio-test: .build-gio/test-gio
+	.build-gio/test-gio
 
 ## The module's reply decoder under libFuzzer for SECONDS (default 60): scripts/fuzz gio.
 SECONDS ?= 60

@@ -2,77 +2,87 @@
  *
  * Loaded by GIO into every GLib program that asks for the default network monitor, as the
  * "reachd" implementation of the gio-network-monitor extension point at priority 35:
- * above NetworkManager's 30, below the portal's 40 (so sandboxed apps still ask the
- * portal, and the portal, outside the sandbox, asks this one).
+ * above NetworkManager's 30 (and GLib 2.89's systemd-networkd 25), below the portal's 40
+ * (sandboxed apps ask the portal, and the portal, outside the sandbox, asks this one).
+ * It runs in other people's processes, so it keeps GLib's contract to the letter: it never
+ * blocks the app, never freezes or invents an answer, answers only for its own network
+ * namespace, and makes no system call while nothing changes.
  *
- * Life cycle
- *   init      connects to $REACHD_SOCKET (else /run/reachd/io.reachd.Reachability), sends
- *             SubscribeSummary (more=true) and waits for its first reply, the answer now, at
- *             most INIT_TIMEOUT_MS. A reachd without that method (MethodNotFound) is asked
- *             GetStatus instead, then Subscribe. No socket, no answer in time, another
- *             Varlink error (a reachd that refuses the call) or a reply without status: init
- *             fails and GIO takes the next implementation. The app never waits longer than
- *             that deadline.
+ * Life cycle (the decisions are reachd-link.c's state machine; this file carries them out)
+ *   init      chosen whenever reachd's socket exists ($REACHD_SOCKET, else
+ *             /run/reachd/io.reachd.Reachability; no socket: init fails and GIO takes the next
+ *             implementation). Connects (a Unix connect answers at once), sends
+ *             GetNetworkNamespace and SubscribeSummary (more=true) in one write and waits at
+ *             most INIT_WAIT_MS for both replies. reachd in another network namespace: init
+ *             fails (GLib's own backend then answers for the app's namespace). No answer in
+ *             time, or no listener: the app starts from the fallback's answer and takes
+ *             reachd's when it comes (at most one network-changed, only if it moved).
  *   then      the stream on the same connection, read from a GSocket source on the
- *             thread-default main context of construction. SubscribeSummary replies only
- *             when status, connectivity, isExpensive or isConstrained moved, and a fraction
- *             of a Subscribe reply's size. Each reply that moves network-available,
- *             connectivity or network-metered updates them (notify::) and emits
- *             network-changed once; other changes (gateways, flags, …) emit nothing.
- *   restart   when the stream ends (reachd restarted, a reply over the bounds), the last
- *             answer is kept and nothing is emitted; a timeout on the same context
- *             reconnects after 0.1 s, doubling to 5 s (a stream that lived 5 s starts
- *             again from 0.1 s; one that dies at once does not), with SubscribeSummary and
- *             Subscribe after a MethodNotFound as at init. The new stream's first reply emits
- *             network-changed only if it differs from the kept answer: an app neither goes
- *             offline because a daemon restarted nor hears about the restart at all.
+ *             thread-default main context of construction; every whole reply a read brought
+ *             is handled (reachd-framing.c). SubscribeSummary replies only when status,
+ *             connectivity, isExpensive or isConstrained moved. A reachd older than that
+ *             method (MethodNotFound) is followed through Subscribe on the same connection.
+ *   gone      when the stream ends the last answer is kept for REACHD_LINK_GRACE_MS (a
+ *             restart is invisible) while one reconnect is tried at once; after that the
+ *             fallback answers: GLib's next implementation (NetworkManager's where it runs,
+ *             else netlink), made through the extension point as GLib's systemd-networkd
+ *             backend makes its netlink fallback, living only while reachd does not answer.
+ *             The socket's directory is watched with inotify (its nearest existing ancestor
+ *             while it is gone): no timer, no wake-up while nothing changes. When the socket
+ *             is back, reachd's answer takes over.
  *
- * Mapping (reachd's Path → GNetworkMonitor)
+ * Mapping (reachd's Path → GNetworkMonitor; reachd-reply.c): only the pairs GLib documents
  *   network-available   path.status == "satisfied" (unsatisfied, requiresConnection: FALSE)
- *   connectivity        unsatisfied path                         → LOCAL
- *                       satisfied, connectivity "full"/"partial"/
- *                         "unknown" (not probed) or absent       → FULL (as GLib's backends)
- *                       "portal"                                 → PORTAL
- *                       "limited"                                → LIMITED
- *                       "none" / "local"                         → LOCAL
+ *   connectivity        unsatisfied path                              → LOCAL
+ *                       satisfied, "full"/"partial"/"unknown"/absent  → FULL
+ *                       satisfied, "portal"                           → PORTAL
+ *                       satisfied, "limited"/"none"/"local"           → LIMITED (a route, no internet)
  *   network-metered     path.isExpensive || path.isConstrained
  *
- * can_reach (CheckTarget on a connection of its own, with the app's uid, so reachd's route
- * lookup sees per-user routing rules). Target: a GNetworkAddress's hostname, a
- * GInetSocketAddress's address text, else the first address the connectable enumerates
- * (a non-IP address, e.g. a Unix socket's, is reachable). Answer:
- *   status "satisfied"                                         → TRUE
- *   nameNotFound                                               → G_RESOLVER_ERROR_NOT_FOUND
- *   noDNSServer, resolutionFailed, resolutionTimedOut          → G_RESOLVER_ERROR_TEMPORARY_FAILURE
- *   noRoute, noInterface, blackholeRoute, prohibitedRoute      → G_IO_ERROR_NETWORK_UNREACHABLE
- *   any other reason (unreachableRoute, gatewayUnreachable,
- *     noCarrier, interfaceDown, noAddress, connectionRequired, …) → G_IO_ERROR_HOST_UNREACHABLE
- *   reachd gone, too slow (CHECK_TIMEOUT_MS) or refusing       → the kept answer: TRUE when
- *                                                                network-available, else
- *                                                                G_IO_ERROR_NETWORK_UNREACHABLE
- * can_reach_async runs that whole blocking exchange in a GTask thread (GIO's pool): it
- * never blocks the caller's context, and g_cancellable_cancel ends it at once.
+ * can_reach: reachd-can-reach.c (enumerated in the app, CheckTarget per address).
  *
- * Cost in the app: one Unix socket and one GSource; no netlink socket, no route dump, no
- * timer while connected (0 system calls while nothing changes). Replies are bounded in
- * size and JSON depth (reachd-reply.c); a reply over the bounds drops the connection. */
+ * Cost in the app: one Unix socket and one GSource while reachd answers; no netlink socket,
+ * no route dump, no timer. Replies are bounded in size and JSON depth (reachd-reply.c); a
+ * reply over the bounds drops the connection. Debug lines: G_MESSAGES_DEBUG=reachd-gio. */
+#include "reachd-can-reach.h"
+#include "reachd-framing.h"
+#include "reachd-link.h"
 #include "reachd-reply.h"
+#include "reachd-socket.h"
 
-#include <gio/gio.h>
-#include <gio/gunixsocketaddress.h>
-#include <json-glib/json-glib.h>
+#include <errno.h>
+#include <glib-unix.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_SOCKET "/run/reachd/io.reachd.Reachability"
-#define INIT_TIMEOUT_MS 500
-#define CHECK_TIMEOUT_MS 10000
-#define BACKOFF_FIRST_MS 100
-#define BACKOFF_MAX_MS 5000
-#define READ_CHUNK 65536
+#define PRIORITY 35
+/* The longest an app's first get_default() waits for reachd before starting from the fallback. */
+#define INIT_WAIT_MS 40
 
-static const char get_status_call[] = "{\"method\":\"io.reachd.Reachability.GetStatus\"}";
+static const char opening_calls[] = "{\"method\":\"io.reachd.Reachability.GetNetworkNamespace\"}\0"
+                                     "{\"method\":\"io.reachd.Reachability.SubscribeSummary\",\"more\":true}";
 static const char subscribe_call[] = "{\"method\":\"io.reachd.Reachability.Subscribe\",\"parameters\":{},\"more\":true}";
-static const char summary_call[] = "{\"method\":\"io.reachd.Reachability.SubscribeSummary\",\"more\":true}";
+
+/* Which reply the connection brings next. */
+typedef enum {
+  EXPECT_NAMESPACE,        /* GetNetworkNamespace's */
+  EXPECT_SUMMARY_FIRST,    /* SubscribeSummary's first: the answer now */
+  EXPECT_SUBSCRIBE_FIRST,  /* an older reachd's Subscribe's first */
+  EXPECT_SUMMARY,
+  EXPECT_SUBSCRIBE,
+} Expect;
+
+/* What one reply means to the link. */
+typedef enum {
+  REPLY_NOTHING,   /* nothing to publish yet */
+  REPLY_ANSWER,    /* the first answer on this connection */
+  REPLY_UPDATE,    /* a stream reply */
+  REPLY_FOREIGN,   /* reachd answers for another network namespace */
+  REPLY_REFUSED,   /* malformed, over the bounds, or a Varlink error */
+} Reply;
 
 #define REACHD_TYPE_NETWORK_MONITOR (reachd_network_monitor_get_type ())
 G_DECLARE_FINAL_TYPE (ReachdNetworkMonitor, reachd_network_monitor, REACHD, NETWORK_MONITOR, GObject)
@@ -81,30 +91,31 @@ struct _ReachdNetworkMonitor
 {
   GObject parent_instance;
 
-  /* The answer: written on the monitor's context, read from any thread. */
+  /* The answer and the fallback: written on the monitor's context, read from any thread. */
   GMutex lock;
-  gboolean available;
-  gboolean metered;
-  GNetworkConnectivity connectivity;
-
-  /* Looked up once, not by name per change. */
-  GParamSpec *available_pspec, *metered_pspec, *connectivity_pspec;
-  guint changed_signal;
+  ReachdStatus answer;
+  GNetworkMonitor *fallback;  /* GLib's next implementation, while reachd does not answer */
 
   /* Only touched on the monitor's context (and by init, before anyone else can). */
   char *socket_path;
+  guint64 own_namespace;      /* the app's /proc/self/ns/net inode (0: unknown) */
   GMainContext *context;
-  GSocket *socket;          /* the Subscribe stream; NULL while reconnecting */
+  ReachdLink link;
+  GSocket *socket;            /* the connection, while the link has one */
   GSource *read_source;
-  GSource *retry_source;
-  GByteArray *buffer;       /* bytes of the reply being read */
-  guint scanned;            /* bytes of buffer known to hold no NUL */
-  gboolean summary;         /* the stream is SubscribeSummary's (FALSE: Subscribe's, an older reachd) */
-  guint backoff_ms;         /* the next reconnect's delay */
-  gint64 stream_since;      /* when the current stream was attached (monotonic µs) */
+  ReachdFramer framer;
+  Expect expect;
+  GSource *grace_source, *retry_source;
+  int watch_fd;               /* inotify on the socket's directory (or nearest ancestor); -1 */
+  int watch_wd;
+  char *watch_child;          /* the name in the watched directory that leads to the socket */
+  GSource *watch_source;
 };
 
 enum { PROP_0, PROP_NETWORK_AVAILABLE, PROP_NETWORK_METERED, PROP_CONNECTIVITY };
+
+static GParamSpec *available_pspec, *metered_pspec, *connectivity_pspec;
+static guint changed_signal;
 
 static void reachd_network_monitor_iface_init (GNetworkMonitorInterface *iface);
 static void reachd_network_monitor_initable_iface_init (GInitableIface *iface);
@@ -113,126 +124,18 @@ G_DEFINE_TYPE_WITH_CODE (ReachdNetworkMonitor, reachd_network_monitor, G_TYPE_OB
                          G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, reachd_network_monitor_initable_iface_init)
                          G_IMPLEMENT_INTERFACE (G_TYPE_NETWORK_MONITOR, reachd_network_monitor_iface_init))
 
-/* ---- Blocking exchanges with a deadline (init and can_reach) ---- */
+static void carry_out (ReachdNetworkMonitor *self, ReachdLinkActions actions);
 
-static gint64
-remaining_us (gint64 deadline)
+static void
+step (ReachdNetworkMonitor *self, ReachdLinkEvent event)
 {
-  return MAX (deadline - g_get_monotonic_time (), 0);
-}
+  ReachdLinkState before = self->link.state;
+  ReachdLinkActions actions = reachd_link_step (&self->link, event);
 
-static gboolean
-wait_for (GSocket *socket, GIOCondition condition, gint64 deadline, GCancellable *cancellable, GError **error)
-{
-  gint64 left = remaining_us (deadline);
-
-  if (left == 0)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd did not answer in time");
-      return FALSE;
-    }
-  return g_socket_condition_timed_wait (socket, condition, left, cancellable, error);
-}
-
-/* A non-blocking socket connected to reachd; connect(2) on a Unix socket answers at once
- * unless the listener's backlog is full, and then the deadline bounds the wait. */
-static GSocket *
-connect_reachd (const char *path, gint64 deadline, GCancellable *cancellable, GError **error)
-{
-  GSocket *socket;
-  GSocketAddress *address;
-  GError *local = NULL;
-  gboolean connected;
-
-  socket = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT, error);
-  if (socket == NULL)
-    return NULL;
-  g_socket_set_blocking (socket, FALSE);
-  address = g_unix_socket_address_new (path);
-  connected = g_socket_connect (socket, address, cancellable, &local);
-  g_object_unref (address);
-  if (!connected && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_PENDING))
-    {
-      g_clear_error (&local);
-      connected = wait_for (socket, G_IO_OUT, deadline, cancellable, &local)
-                  && g_socket_check_connect_result (socket, &local);
-    }
-  if (!connected)
-    {
-      g_propagate_prefixed_error (error, local, "%s: ", path);
-      g_object_unref (socket);
-      return NULL;
-    }
-  return socket;
-}
-
-/* Sends one Varlink message and its NUL terminator. */
-static gboolean
-send_call (GSocket *socket, const char *call, gsize length, gint64 deadline, GCancellable *cancellable, GError **error)
-{
-  gsize sent = 0, total = length + 1;  /* the string's own NUL frames the message */
-
-  while (sent < total)
-    {
-      GError *local = NULL;
-      gssize n = g_socket_send (socket, call + sent, total - sent, cancellable, &local);
-
-      if (n < 0 && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-        {
-          g_clear_error (&local);
-          if (!wait_for (socket, G_IO_OUT, deadline, cancellable, error))
-            return FALSE;
-          continue;
-        }
-      if (n < 0)
-        {
-          g_propagate_error (error, local);
-          return FALSE;
-        }
-      sent += (gsize) n;
-    }
-  return TRUE;
-}
-
-/* Receives into buffer (appending) until it holds a NUL; returns the message's length. */
-static gssize
-receive_reply (GSocket *socket, GByteArray *buffer, gint64 deadline, GCancellable *cancellable, GError **error)
-{
-  gsize scanned = 0;
-
-  for (;;)
-    {
-      const guint8 *nul = memchr (buffer->data + scanned, 0, buffer->len - scanned);
-      GError *local = NULL;
-      guint old = buffer->len;
-      gssize n;
-
-      if (nul != NULL)
-        return nul - buffer->data;
-      if (buffer->len > REACHD_REPLY_MAX_BYTES)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE, "reachd's reply is over the limit");
-          return -1;
-        }
-      scanned = buffer->len;
-      if (!wait_for (socket, G_IO_IN, deadline, cancellable, error))
-        return -1;
-      g_byte_array_set_size (buffer, old + READ_CHUNK);
-      n = g_socket_receive (socket, (char *) buffer->data + old, READ_CHUNK, cancellable, &local);
-      g_byte_array_set_size (buffer, old + MAX (n, 0));
-      if (n < 0 && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-        g_clear_error (&local);
-      else if (n < 0)
-        {
-          g_propagate_error (error, local);
-          return -1;
-        }
-      else if (n == 0)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
-          return -1;
-        }
-    }
+  if (self->link.state != before)
+    g_debug ("%s: %s → %s", reachd_link_event_name (event), reachd_link_state_name (before),
+             reachd_link_state_name (self->link.state));
+  carry_out (self, actions);
 }
 
 /* ---- The answer ---- */
@@ -243,370 +146,619 @@ publish (ReachdNetworkMonitor *self, const ReachdStatus *status)
   gboolean available_changed, metered_changed, connectivity_changed, available;
 
   g_mutex_lock (&self->lock);
-  available_changed = self->available != status->available;
-  metered_changed = self->metered != status->metered;
-  connectivity_changed = self->connectivity != status->connectivity;
-  self->available = status->available;
-  self->metered = status->metered;
-  self->connectivity = status->connectivity;
+  available_changed = self->answer.available != status->available;
+  metered_changed = self->answer.metered != status->metered;
+  connectivity_changed = self->answer.connectivity != status->connectivity;
+  self->answer = *status;
   g_mutex_unlock (&self->lock);
 
   if (!available_changed && !metered_changed && !connectivity_changed)
     return;
   g_object_freeze_notify (G_OBJECT (self));
   if (available_changed)
-    g_object_notify_by_pspec (G_OBJECT (self), self->available_pspec);
+    g_object_notify_by_pspec (G_OBJECT (self), available_pspec);
   if (metered_changed)
-    g_object_notify_by_pspec (G_OBJECT (self), self->metered_pspec);
+    g_object_notify_by_pspec (G_OBJECT (self), metered_pspec);
   if (connectivity_changed)
-    g_object_notify_by_pspec (G_OBJECT (self), self->connectivity_pspec);
+    g_object_notify_by_pspec (G_OBJECT (self), connectivity_pspec);
   g_object_thaw_notify (G_OBJECT (self));
   /* The value now: a handler above may have run a nested main loop that published again. */
   g_mutex_lock (&self->lock);
-  available = self->available;
+  available = self->answer.available;
   g_mutex_unlock (&self->lock);
-  g_signal_emit (self, self->changed_signal, 0, available);
+  g_signal_emit (self, changed_signal, 0, available);
 }
 
-/* ---- The Subscribe stream, on the monitor's context ---- */
+/* ---- The fallback: GLib's own next implementation ---- */
 
-static void schedule_reconnect (ReachdNetworkMonitor *self);
+/* The fallback's answer, held to the pairs GLib documents as reachd's is. */
+static void
+publish_fallback (ReachdNetworkMonitor *self)
+{
+  ReachdStatus status = { 0 };
+  GNetworkMonitor *fallback;
+
+  g_mutex_lock (&self->lock);
+  fallback = self->fallback != NULL ? g_object_ref (self->fallback) : NULL;
+  g_mutex_unlock (&self->lock);
+  if (fallback == NULL || !reachd_link_fallback_answers (&self->link))
+    {
+      g_clear_object (&fallback);
+      return;
+    }
+  status.available = g_network_monitor_get_network_available (fallback);
+  status.metered = g_network_monitor_get_network_metered (fallback);
+  status.connectivity = g_network_monitor_get_connectivity (fallback);
+  if (!status.available)
+    status.connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  else if (status.connectivity == G_NETWORK_CONNECTIVITY_LOCAL)
+    status.connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
+  g_object_unref (fallback);
+  publish (self, &status);
+}
 
 static void
-drop_stream (ReachdNetworkMonitor *self)
+on_fallback_notify (GObject *fallback, GParamSpec *pspec, gpointer user_data)
 {
-  if (self->read_source != NULL)
-    {
-      g_source_destroy (self->read_source);
-      g_clear_pointer (&self->read_source, g_source_unref);
-    }
-  if (self->socket != NULL)
-    {
-      g_socket_close (self->socket, NULL);
-      g_clear_object (&self->socket);
-    }
-  g_byte_array_set_size (self->buffer, 0);
-  self->scanned = 0;
+  (void) fallback;
+  (void) pspec;
+  publish_fallback (user_data);
 }
 
-/* Ends the stream and schedules the reconnect. */
+static void
+on_fallback_changed (GNetworkMonitor *fallback, gboolean available, gpointer user_data)
+{
+  (void) fallback;
+  (void) available;
+  publish_fallback (user_data);
+}
+
+/* The first implementation below this one whose init succeeds, made on the monitor's
+ * context (it attaches its sources to the thread-default one). */
+static GNetworkMonitor *
+make_fallback (ReachdNetworkMonitor *self)
+{
+  GIOExtensionPoint *point = g_io_extension_point_lookup (G_NETWORK_MONITOR_EXTENSION_POINT_NAME);
+  GNetworkMonitor *monitor = NULL;
+
+  g_main_context_push_thread_default (self->context);
+  for (GList *l = g_io_extension_point_get_extensions (point); l != NULL && monitor == NULL; l = l->next)
+    {
+      GIOExtension *extension = l->data;
+      g_autoptr (GError) error = NULL;
+      GType type;
+
+      if (g_io_extension_get_priority (extension) >= PRIORITY)
+        continue;
+      type = g_io_extension_get_type (extension);
+      if (type == REACHD_TYPE_NETWORK_MONITOR || !g_type_is_a (type, G_TYPE_NETWORK_MONITOR))
+        continue;
+      monitor = g_initable_new (type, NULL, &error, NULL);
+      if (monitor == NULL)
+        g_debug ("fallback %s: %s", g_io_extension_get_name (extension), error != NULL ? error->message : "?");
+    }
+  g_main_context_pop_thread_default (self->context);
+  return monitor;
+}
+
+static void
+start_fallback (ReachdNetworkMonitor *self)
+{
+  GNetworkMonitor *fallback;
+
+  if (self->fallback != NULL)
+    return;
+  fallback = make_fallback (self);
+  if (fallback == NULL)
+    {
+      g_debug ("no other network monitor could start; keeping the last answer");
+      return;
+    }
+  g_debug ("reachd is not answering; following %s", G_OBJECT_TYPE_NAME (fallback));
+  g_signal_connect (fallback, "notify::network-available", G_CALLBACK (on_fallback_notify), self);
+  g_signal_connect (fallback, "notify::network-metered", G_CALLBACK (on_fallback_notify), self);
+  g_signal_connect (fallback, "notify::connectivity", G_CALLBACK (on_fallback_notify), self);
+  g_signal_connect (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
+  g_mutex_lock (&self->lock);
+  self->fallback = fallback;
+  g_mutex_unlock (&self->lock);
+  publish_fallback (self);
+}
+
+static void
+stop_fallback (ReachdNetworkMonitor *self)
+{
+  GNetworkMonitor *fallback;
+
+  g_mutex_lock (&self->lock);
+  fallback = g_steal_pointer (&self->fallback);
+  g_mutex_unlock (&self->lock);
+  if (fallback == NULL)
+    return;
+  g_debug ("reachd answers again; %s stopped", G_OBJECT_TYPE_NAME (fallback));
+  g_signal_handlers_disconnect_by_data (fallback, self);
+  g_object_unref (fallback);
+}
+
+/* ---- The connection ---- */
+
+/* What one reply means; `status` is filled for ANSWER and UPDATE. */
+static Reply
+read_reply (ReachdNetworkMonitor *self, const char *message, gsize length, ReachdStatus *status)
+{
+  g_autoptr (GError) error = NULL;
+  guint64 inode;
+  gboolean decoded = FALSE;
+
+  switch (self->expect)
+    {
+    case EXPECT_NAMESPACE:
+      if (!reachd_reply_decode_namespace (message, length, &inode, &error)
+          && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))  /* older: cannot tell */
+        break;
+      self->expect = EXPECT_SUMMARY_FIRST;
+      if (error == NULL && inode != 0 && self->own_namespace != 0 && inode != self->own_namespace)
+        return REPLY_FOREIGN;
+      return REPLY_NOTHING;
+    case EXPECT_SUMMARY_FIRST:
+      if (reachd_reply_decode_summary (message, length, status, &error))
+        {
+          self->expect = EXPECT_SUMMARY;
+          return REPLY_ANSWER;
+        }
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+        break;
+      /* A reachd older than SubscribeSummary: Subscribe on the same connection. */
+      g_clear_error (&error);
+      if (!reachd_socket_send (self->socket, subscribe_call, sizeof subscribe_call, g_get_monotonic_time (), NULL, &error))
+        break;
+      self->expect = EXPECT_SUBSCRIBE_FIRST;
+      return REPLY_NOTHING;
+    case EXPECT_SUBSCRIBE_FIRST:
+      if (!reachd_reply_decode_status (message, length, status, &error))
+        break;
+      self->expect = EXPECT_SUBSCRIBE;
+      return REPLY_ANSWER;
+    case EXPECT_SUMMARY:
+      decoded = reachd_reply_decode_summary (message, length, status, &error);
+      return decoded ? REPLY_UPDATE : REPLY_REFUSED;
+    case EXPECT_SUBSCRIBE:
+      decoded = reachd_reply_decode_status (message, length, status, &error);
+      return decoded ? REPLY_UPDATE : REPLY_REFUSED;
+    }
+  g_debug ("refusing reachd's reply: %s", error != NULL ? error->message : "?");
+  return REPLY_REFUSED;
+}
+
+/* Handles every whole reply buffered. FALSE when the connection ended meanwhile (a reply
+ * refused or foreign, a stream that said it is over, or a nested main loop in a handler). */
 static gboolean
-end_stream (ReachdNetworkMonitor *self)
+handle_replies (ReachdNetworkMonitor *self)
 {
-  drop_stream (self);
-  /* A stream that lived is a restart: retry soon. One that died at once (a reachd in a
-   * crash loop, or one sending what we refuse) keeps doubling the delay. */
-  if (g_get_monotonic_time () - self->stream_since >= BACKOFF_MAX_MS * G_TIME_SPAN_MILLISECOND)
-    self->backoff_ms = BACKOFF_FIRST_MS;
-  schedule_reconnect (self);
-  return G_SOURCE_REMOVE;
+  GSocket *socket = self->socket;
+
+  for (;;)
+    {
+      g_autofree char *message = NULL;
+      ReachdStatus status;
+      gsize length;
+
+      switch (reachd_framer_next (&self->framer, &message, &length))
+        {
+        case REACHD_FRAME_NONE:
+          return TRUE;
+        case REACHD_FRAME_OVERSIZE:
+          g_debug ("refusing reachd's reply: over %d bytes", REACHD_REPLY_MAX_BYTES);
+          step (self, REACHD_EVENT_REFUSED_REPLY);
+          return FALSE;
+        case REACHD_FRAME_MESSAGE:
+          break;
+        }
+      switch (read_reply (self, message, length, &status))
+        {
+        case REPLY_NOTHING:
+          continue;
+        case REPLY_REFUSED:
+          step (self, REACHD_EVENT_REFUSED_REPLY);
+          return FALSE;
+        case REPLY_FOREIGN:
+          g_debug ("reachd answers for another network namespace; following GLib's monitor");
+          step (self, REACHD_EVENT_FOREIGN);
+          return FALSE;
+        case REPLY_ANSWER:
+          step (self, REACHD_EVENT_ANSWERED);  /* the fallback stops before reachd's answer is published */
+          publish (self, &status);
+          break;
+        case REPLY_UPDATE:
+          publish (self, &status);
+          break;
+        }
+      if (self->socket != socket)
+        return FALSE;  /* a nested main loop in a handler ended this connection */
+      if (!status.continues)
+        {
+          step (self, REACHD_EVENT_ENDED);  /* a stream that says it is over is over */
+          return FALSE;
+        }
+    }
 }
 
-/* Reads what is there (one recv per wake-up) and handles each whole reply. The source may
- * recurse (attach_stream), so each reply leaves the buffer before it is published. */
 static gboolean
 on_readable (GSocket *socket, GIOCondition condition, gpointer user_data)
 {
   ReachdNetworkMonitor *self = user_data;
-  GByteArray *buffer = self->buffer;
-  guint old = buffer->len;
-  GError *error = NULL;
+  g_autoptr (GError) error = NULL;
   gssize n;
 
   (void) condition;
-  g_byte_array_set_size (buffer, old + READ_CHUNK);
-  n = g_socket_receive (socket, (char *) buffer->data + old, READ_CHUNK, NULL, &error);
-  g_byte_array_set_size (buffer, old + MAX (n, 0));
+  n = reachd_socket_read (socket, &self->framer, &error);
   if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-    {
-      g_error_free (error);
-      return G_SOURCE_CONTINUE;
-    }
-  g_clear_error (&error);
-  if (n <= 0)
-    return end_stream (self);
-
-  for (;;)
-    {
-      const guint8 *nul = memchr (buffer->data + self->scanned, 0, buffer->len - self->scanned);
-      ReachdStatus status;
-      gboolean decoded;
-      gsize length;
-
-      if (nul == NULL)
-        break;
-      length = nul - buffer->data;
-      decoded = self->summary ? reachd_reply_decode_summary ((const char *) buffer->data, length, &status, &error)
-                              : reachd_reply_decode_status ((const char *) buffer->data, length, &status, &error);
-      g_byte_array_remove_range (buffer, 0, length + 1);
-      self->scanned = 0;
-      if (!decoded && self->summary && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-        {
-          /* A reachd older than SubscribeSummary: Subscribe on the same connection. */
-          g_clear_error (&error);
-          self->summary = FALSE;
-          if (send_call (socket, subscribe_call, strlen (subscribe_call), g_get_monotonic_time (), NULL, NULL))
-            continue;
-          g_debug ("reachd: dropping the stream: cannot send Subscribe");
-          return end_stream (self);
-        }
-      if (!decoded)
-        {
-          g_debug ("reachd: dropping the stream: %s", error->message);
-          g_clear_error (&error);
-          return end_stream (self);
-        }
-      publish (self, &status);
-      if (self->socket != socket)
-        return G_SOURCE_REMOVE;  /* a nested main loop in a handler ended this stream */
-      if (!status.continues)
-        return end_stream (self);  /* a stream that says it is over is over */
-    }
-  self->scanned = buffer->len;
-  if (buffer->len <= REACHD_REPLY_MAX_BYTES)
     return G_SOURCE_CONTINUE;
-  g_debug ("reachd: dropping the stream: a reply over %d bytes", REACHD_REPLY_MAX_BYTES);
-  return end_stream (self);
+  if (n <= 0)
+    {
+      g_debug ("reachd's stream ended: %s", error != NULL ? error->message : "closed");
+      step (self, REACHD_EVENT_ENDED);
+      return G_SOURCE_REMOVE;
+    }
+  return handle_replies (self) ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
 static void
-attach_stream (ReachdNetworkMonitor *self, GSocket *socket)
+attach_reader (ReachdNetworkMonitor *self)
 {
-  self->socket = socket;
-  self->stream_since = g_get_monotonic_time ();
-  self->read_source = g_socket_create_source (socket, G_IO_IN, NULL);
+  self->read_source = g_socket_create_source (self->socket, G_IO_IN, NULL);
   /* GLib 2.74 takes a non-recursive source's descriptor out of the poll set around each
    * dispatch, and wakes its own context twice to do so: two eventfd writes and one more
    * main-loop turn per change. on_readable is safe to recurse. */
   g_source_set_can_recurse (self->read_source, TRUE);
   g_source_set_callback (self->read_source, G_SOURCE_FUNC (on_readable), self, NULL);
-  g_source_set_name (self->read_source, "[reachd] Subscribe stream");
+  g_source_set_name (self->read_source, "[reachd] stream");
   g_source_attach (self->read_source, self->context);
 }
 
+static void
+drop_connection (ReachdNetworkMonitor *self)
+{
+  if (self->read_source != NULL)
+    g_source_destroy (self->read_source);
+  g_clear_pointer (&self->read_source, g_source_unref);
+  if (self->socket != NULL)
+    g_socket_close (self->socket, NULL);
+  g_clear_object (&self->socket);
+  reachd_framer_reset (&self->framer);
+}
+
+/* Connects and sends the opening calls; the event that says how it went. */
+static ReachdLinkEvent
+open_connection (ReachdNetworkMonitor *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  self->socket = reachd_socket_connect (self->socket_path, &error);
+  if (self->socket != NULL
+      && !reachd_socket_send (self->socket, opening_calls, sizeof opening_calls, g_get_monotonic_time (), NULL, &error))
+    g_clear_object (&self->socket);  /* a new connection's buffer takes ~120 bytes whole */
+  if (self->socket == NULL)
+    {
+      g_debug ("connecting to %s: %s", self->socket_path, error->message);
+      return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED)
+                 || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)
+             ? REACHD_EVENT_CONNECT_REFUSED : REACHD_EVENT_CONNECT_MISSING;
+    }
+  self->expect = EXPECT_NAMESPACE;
+  reachd_framer_reset (&self->framer);
+  return REACHD_EVENT_CONNECTED;
+}
+
+static void
+connect_now (ReachdNetworkMonitor *self)
+{
+  ReachdLinkEvent event = open_connection (self);
+
+  if (event == REACHD_EVENT_CONNECTED)
+    attach_reader (self);
+  step (self, event);
+}
+
+/* ---- The directory watch ---- */
+
+static void
+unwatch (ReachdNetworkMonitor *self)
+{
+  if (self->watch_source != NULL)
+    g_source_destroy (self->watch_source);
+  g_clear_pointer (&self->watch_source, g_source_unref);
+  if (self->watch_fd >= 0)
+    close (self->watch_fd);
+  self->watch_fd = -1;
+  self->watch_wd = -1;
+  g_clear_pointer (&self->watch_child, g_free);
+}
+
+/* Watches the socket's directory, or its nearest existing ancestor while it is gone. A
+ * watch on the same directory keeps its descriptor (inotify_add_watch amends it). */
 static gboolean
-on_retry (gpointer user_data)
+watch_nearest (ReachdNetworkMonitor *self)
+{
+  g_autofree char *below = g_strdup (self->socket_path);
+  int old = self->watch_wd;
+
+  for (;;)
+    {
+      g_autofree char *directory = g_path_get_dirname (below);
+
+      g_free (self->watch_child);
+      self->watch_child = g_path_get_basename (below);
+      self->watch_wd = inotify_add_watch (self->watch_fd, directory,
+                                          IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+      if (self->watch_wd >= 0)
+        break;
+      if ((errno != ENOENT && errno != ENOTDIR) || strcmp (directory, below) == 0 || strcmp (directory, ".") == 0)
+        {
+          g_debug ("cannot watch %s: %s; reachd's return will go unnoticed", directory, g_strerror (errno));
+          return FALSE;
+        }
+      g_free (below);
+      below = g_steal_pointer (&directory);
+    }
+  if (old >= 0 && old != self->watch_wd)
+    inotify_rm_watch (self->watch_fd, old);  /* its IN_IGNORED names the old descriptor: passed over */
+  return TRUE;
+}
+
+static gboolean
+on_watch (int fd, GIOCondition condition, gpointer user_data)
 {
   ReachdNetworkMonitor *self = user_data;
-  gint64 now = g_get_monotonic_time ();  /* as deadline: never wait on the app's context */
-  GSocket *socket;
+  _Alignas (struct inotify_event) char events[4096];
+  gboolean relevant = FALSE, rewatch = FALSE;
+  ssize_t n;
 
-  g_clear_pointer (&self->retry_source, g_source_unref);
-  socket = connect_reachd (self->socket_path, now, NULL, NULL);
-  self->summary = TRUE;
-  if (socket != NULL && send_call (socket, summary_call, strlen (summary_call), now, NULL, NULL))
-    attach_stream (self, socket);  /* its first reply says whether anything changed */
-  else
+  (void) condition;
+  while ((n = read (fd, events, sizeof events)) > 0)
+    for (char *at = events; at < events + n; at += sizeof (struct inotify_event) + ((struct inotify_event *) at)->len)
+      {
+        const struct inotify_event *event = (const struct inotify_event *) at;
+
+        if (event->mask & IN_Q_OVERFLOW)
+          rewatch = TRUE;
+        if (event->wd != self->watch_wd)
+          continue;
+        if (event->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW))
+          rewatch = TRUE;  /* the watched directory went (or events were lost): look again */
+        else if (event->len > 0 && self->watch_child != NULL && strcmp (event->name, self->watch_child) == 0)
+          relevant = TRUE;
+      }
+  if (relevant || rewatch)
     {
-      g_clear_object (&socket);
-      schedule_reconnect (self);
+      g_autofree char *child = g_strdup (self->watch_child);
+
+      if (!watch_nearest (self))
+        {
+          unwatch (self);
+          return G_SOURCE_REMOVE;
+        }
+      /* Nearer now (a directory on the way appeared), or the socket's own name moved. */
+      if (g_strcmp0 (child, self->watch_child) != 0 || relevant)
+        step (self, REACHD_EVENT_DIRECTORY_CHANGED);
     }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+watch (ReachdNetworkMonitor *self)
+{
+  if (self->watch_fd >= 0)
+    return;
+  self->watch_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  if (self->watch_fd < 0)
+    {
+      g_debug ("inotify: %s; reachd's return will go unnoticed", g_strerror (errno));
+      return;
+    }
+  if (!watch_nearest (self))
+    {
+      unwatch (self);
+      return;
+    }
+  self->watch_source = g_unix_fd_source_new (self->watch_fd, G_IO_IN);
+  g_source_set_callback (self->watch_source, G_SOURCE_FUNC (on_watch), self, NULL);
+  g_source_set_name (self->watch_source, "[reachd] socket watch");
+  g_source_attach (self->watch_source, self->context);
+}
+
+/* ---- Timers and carrying actions out ---- */
+
+static gboolean
+on_grace_expired (gpointer user_data)
+{
+  ReachdNetworkMonitor *self = user_data;
+
+  g_clear_pointer (&self->grace_source, g_source_unref);
+  step (self, REACHD_EVENT_GRACE_EXPIRED);
   return G_SOURCE_REMOVE;
 }
 
-/* Retries after the current delay, and doubles it (up to BACKOFF_MAX_MS) for the next. */
-static void
-schedule_reconnect (ReachdNetworkMonitor *self)
+static gboolean
+on_retry_due (gpointer user_data)
 {
-  self->retry_source = g_timeout_source_new (self->backoff_ms);
-  self->backoff_ms = MIN (self->backoff_ms * 2, BACKOFF_MAX_MS);
-  g_source_set_callback (self->retry_source, on_retry, self, NULL);
-  g_source_set_name (self->retry_source, "[reachd] reconnect");
-  g_source_attach (self->retry_source, self->context);
+  ReachdNetworkMonitor *self = user_data;
+
+  g_clear_pointer (&self->retry_source, g_source_unref);
+  step (self, REACHD_EVENT_RETRY_DUE);
+  return G_SOURCE_REMOVE;
+}
+
+static GSource *
+arm (ReachdNetworkMonitor *self, GSource *old, guint ms, GSourceFunc callback, const char *name)
+{
+  GSource *source;
+
+  if (old != NULL)
+    {
+      g_source_destroy (old);
+      g_source_unref (old);
+    }
+  source = g_timeout_source_new (ms);
+  g_source_set_callback (source, callback, self, NULL);
+  g_source_set_name (source, name);
+  g_source_attach (source, self->context);
+  return source;
+}
+
+static void
+cancel (GSource **source)
+{
+  if (*source != NULL)
+    g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
+
+static void
+carry_out (ReachdNetworkMonitor *self, ReachdLinkActions actions)
+{
+  if (actions & REACHD_DO_DROP)
+    drop_connection (self);
+  if (actions & REACHD_DO_CANCEL_GRACE)
+    cancel (&self->grace_source);
+  if (actions & REACHD_DO_CANCEL_RETRY)
+    cancel (&self->retry_source);
+  if (actions & REACHD_DO_UNWATCH)
+    unwatch (self);
+  if (actions & REACHD_DO_STOP_FALLBACK)
+    stop_fallback (self);
+  if (actions & REACHD_DO_START_FALLBACK)
+    start_fallback (self);
+  if (actions & REACHD_DO_ARM_GRACE)
+    self->grace_source = arm (self, self->grace_source, REACHD_LINK_GRACE_MS, on_grace_expired, "[reachd] grace");
+  if (actions & REACHD_DO_ARM_RETRY)
+    self->retry_source = arm (self, self->retry_source, self->link.retry_ms, on_retry_due, "[reachd] retry");
+  if (actions & REACHD_DO_WATCH)
+    watch (self);
+  if (actions & REACHD_DO_CONNECT)
+    connect_now (self);
 }
 
 /* ---- GInitable ---- */
 
-/* Sends SubscribeSummary and returns the length of its first reply in the buffer (the
- * answer now); from a reachd without that method, of GetStatus's, and sends Subscribe.
- * -1 with an error when neither answered. */
-static gssize
-first_answer (ReachdNetworkMonitor *self, GSocket *socket, gint64 deadline, GCancellable *cancellable,
-              ReachdStatus *status, GError **error)
+static guint64
+own_namespace (void)
 {
-  GError *local = NULL;
-  gssize length;
+  struct stat info;
 
-  if (!send_call (socket, summary_call, strlen (summary_call), deadline, cancellable, error)
-      || (length = receive_reply (socket, self->buffer, deadline, cancellable, error)) < 0)
-    return -1;
-  self->summary = reachd_reply_decode_summary ((const char *) self->buffer->data, length, status, &local);
-  if (self->summary)
-    return length;
-  if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+  return stat ("/proc/self/ns/net", &info) == 0 ? (guint64) info.st_ino : 0;
+}
+
+/* The first answer within INIT_WAIT_MS: the event that starts the link. */
+static ReachdLinkEvent
+first_answer (ReachdNetworkMonitor *self, GCancellable *cancellable, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + INIT_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  ReachdLinkEvent opened = open_connection (self);
+
+  if (opened == REACHD_EVENT_CONNECT_MISSING)
     {
-      g_propagate_error (error, local);
-      return -1;
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "%s: no reachd socket", self->socket_path);
+      return opened;
     }
-  g_error_free (local);
-  g_byte_array_remove_range (self->buffer, 0, length + 1);
-  if (!send_call (socket, get_status_call, strlen (get_status_call), deadline, cancellable, error)
-      || (length = receive_reply (socket, self->buffer, deadline, cancellable, error)) < 0
-      || !reachd_reply_decode_status ((const char *) self->buffer->data, length, status, error)
-      || !send_call (socket, subscribe_call, strlen (subscribe_call), deadline, cancellable, error))
-    return -1;
-  return length;
+  if (opened == REACHD_EVENT_CONNECT_REFUSED)
+    return REACHD_EVENT_STARTED_REFUSED;
+  while (self->expect == EXPECT_NAMESPACE || self->expect == EXPECT_SUMMARY_FIRST || self->expect == EXPECT_SUBSCRIBE_FIRST)
+    {
+      g_autoptr (GError) local = NULL;
+      g_autofree char *message = NULL;
+      ReachdStatus status;
+      gsize length;
+
+      if (!reachd_socket_receive (self->socket, &self->framer, deadline, cancellable, &message, &length, &local))
+        {
+          if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+            return REACHD_EVENT_STARTED_SILENT;
+          g_debug ("reachd at start: %s", local->message);
+          drop_connection (self);
+          return REACHD_EVENT_STARTED_REFUSED;
+        }
+      switch (read_reply (self, message, length, &status))
+        {
+        case REPLY_NOTHING:
+          continue;
+        case REPLY_ANSWER:
+        case REPLY_UPDATE:
+          self->answer = status;
+          return REACHD_EVENT_STARTED_ANSWERED;
+        case REPLY_FOREIGN:
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "reachd answers for another network namespace");
+          return REACHD_EVENT_FOREIGN;
+        case REPLY_REFUSED:
+          drop_connection (self);
+          return REACHD_EVENT_STARTED_REFUSED;
+        }
+    }
+  return REACHD_EVENT_STARTED_ANSWERED;
 }
 
 static gboolean
 reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (initable);
-  gint64 deadline = g_get_monotonic_time () + INIT_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
   const char *path = g_getenv ("REACHD_SOCKET");
-  ReachdStatus status;
-  GSocket *socket;
-  gssize length;
+  ReachdLinkEvent started;
 
   self->socket_path = g_strdup (path != NULL && path[0] != '\0' ? path : DEFAULT_SOCKET);
-  socket = connect_reachd (self->socket_path, deadline, cancellable, error);
-  if (socket == NULL)
-    return FALSE;
-  length = first_answer (self, socket, deadline, cancellable, &status, error);
-  if (length < 0)
+  self->own_namespace = own_namespace ();
+  self->context = g_main_context_ref_thread_default ();
+  started = first_answer (self, cancellable, error);
+  if (started == REACHD_EVENT_CONNECT_MISSING || started == REACHD_EVENT_FOREIGN)
     {
-      g_object_unref (socket);
+      drop_connection (self);
       return FALSE;
     }
-  /* Anything after this reply already belongs to the stream. */
-  g_byte_array_remove_range (self->buffer, 0, length + 1);
-  self->available = status.available;
-  self->metered = status.metered;
-  self->connectivity = status.connectivity;
-  self->context = g_main_context_ref_thread_default ();
-  attach_stream (self, socket);
+  if (self->socket != NULL)
+    {
+      attach_reader (self);
+      /* Replies that came with the first answer belong to the stream: handle them now, as
+       * the source wakes only for new bytes. */
+      if (started == REACHD_EVENT_STARTED_ANSWERED)
+        {
+          step (self, started);
+          handle_replies (self);
+          return TRUE;
+        }
+    }
+  step (self, started);
   return TRUE;
 }
 
 /* ---- can_reach ---- */
 
-/* The host to ask reachd about; "" for an address that is not IP (nothing to route). */
-static char *
-target_host (GSocketConnectable *connectable, GCancellable *cancellable, GError **error)
+static void
+reach_context (ReachdNetworkMonitor *self, ReachdReachContext *context)
 {
-  GSocketAddressEnumerator *enumerator;
-  GSocketAddress *address;
-  char *host = NULL;
-
-  if (G_IS_NETWORK_ADDRESS (connectable))
-    return g_strdup (g_network_address_get_hostname (G_NETWORK_ADDRESS (connectable)));
-  if (G_IS_INET_SOCKET_ADDRESS (connectable))
-    return g_inet_address_to_string (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (connectable)));
-  enumerator = g_socket_connectable_enumerate (connectable);
-  address = g_socket_address_enumerator_next (enumerator, cancellable, error);
-  g_object_unref (enumerator);
-  if (address != NULL && G_IS_INET_SOCKET_ADDRESS (address))
-    host = g_inet_address_to_string (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (address)));
-  else if (address != NULL)
-    host = g_strdup ("");  /* not an IP address: nothing for reachd to route */
-  else if (error != NULL && *error == NULL)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_HOST_NOT_FOUND, "no address to reach");
-  g_clear_object (&address);
-  return host;
+  context->socket_path = g_strdup (self->socket_path);
+  g_mutex_lock (&self->lock);
+  context->fallback = self->fallback != NULL ? g_object_ref (self->fallback) : NULL;
+  context->available = self->answer.available;
+  g_mutex_unlock (&self->lock);
 }
 
-static char *
-check_target_call (const char *host)
-{
-  JsonBuilder *builder = json_builder_new ();
-  JsonGenerator *generator = json_generator_new ();
-  JsonNode *root;
-  char *call;
-
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "method");
-  json_builder_add_string_value (builder, "io.reachd.Reachability.CheckTarget");
-  json_builder_set_member_name (builder, "parameters");
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "host");
-  json_builder_add_string_value (builder, host);
-  json_builder_end_object (builder);
-  json_builder_end_object (builder);
-  root = json_builder_get_root (builder);
-  json_generator_set_root (generator, root);
-  call = json_generator_to_data (generator, NULL);
-  json_node_unref (root);
-  g_object_unref (generator);
-  g_object_unref (builder);
-  return call;
-}
-
-/* The whole blocking exchange: in the caller's thread for can_reach, in a GTask thread for
- * can_reach_async. */
 static gboolean
 reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                   GCancellable *cancellable, GError **error)
 {
-  ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (monitor);
-  gint64 deadline = g_get_monotonic_time () + CHECK_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
-  GByteArray *buffer;
-  GSocket *socket;
-  GError *local = NULL;
-  gboolean answered = FALSE, reachable = FALSE, available;
-  char *host, *call;
-  gssize length;
+  ReachdReachContext context;
 
-  host = target_host (connectable, cancellable, error);
-  if (host == NULL)
-    return FALSE;
-  if (host[0] == '\0')
-    {
-      g_free (host);
-      return TRUE;
-    }
-  call = check_target_call (host);
-  buffer = g_byte_array_new ();
-  socket = connect_reachd (self->socket_path, deadline, cancellable, &local);
-  if (socket != NULL && send_call (socket, call, strlen (call), deadline, cancellable, &local)
-      && (length = receive_reply (socket, buffer, deadline, cancellable, &local)) >= 0)
-    {
-      reachable = reachd_reply_decode_target ((const char *) buffer->data, length, &local);
-      /* A decoded reason is reachd's answer; a malformed or refused reply is not. */
-      answered = reachable || (local != NULL && !g_error_matches (local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA)
-                                              && !g_error_matches (local, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED));
-    }
-  g_clear_object (&socket);
-  g_byte_array_unref (buffer);
-  g_free (call);
-  g_free (host);
-  if (answered || g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      if (local != NULL)
-        g_propagate_error (error, local);
-      return reachable;
-    }
-  /* reachd is gone or refused: the kept answer, as network-available says it. */
-  g_debug ("reachd: CheckTarget unanswered (%s); using the last answer", local != NULL ? local->message : "?");
-  g_clear_error (&local);
-  g_mutex_lock (&self->lock);
-  available = self->available;
-  g_mutex_unlock (&self->lock);
-  if (!available)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "Network unreachable");
-  return available;
-}
-
-static void
-can_reach_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  GError *error = NULL;
-
-  if (reachd_network_monitor_can_reach (source, task_data, cancellable, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
+  reach_context (REACHD_NETWORK_MONITOR (monitor), &context);
+  return reachd_can_reach (&context, connectable, cancellable, error);
 }
 
 static void
 reachd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                         GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
-  GTask *task = g_task_new (monitor, cancellable, callback, user_data);
+  ReachdReachContext context;
 
-  g_task_set_source_tag (task, reachd_network_monitor_can_reach_async);
-  g_task_set_task_data (task, g_object_ref (connectable), g_object_unref);
-  g_task_run_in_thread (task, can_reach_thread);
-  g_object_unref (task);
+  reach_context (REACHD_NETWORK_MONITOR (monitor), &context);
+  reachd_can_reach_async (monitor, &context, connectable, cancellable, callback, user_data);
 }
 
 static gboolean
@@ -627,13 +779,13 @@ reachd_network_monitor_get_property (GObject *object, guint prop_id, GValue *val
   switch (prop_id)
     {
     case PROP_NETWORK_AVAILABLE:
-      g_value_set_boolean (value, self->available);
+      g_value_set_boolean (value, self->answer.available);
       break;
     case PROP_NETWORK_METERED:
-      g_value_set_boolean (value, self->metered);
+      g_value_set_boolean (value, self->answer.metered);
       break;
     case PROP_CONNECTIVITY:
-      g_value_set_enum (value, self->connectivity);
+      g_value_set_enum (value, self->answer.connectivity);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -644,16 +796,11 @@ reachd_network_monitor_get_property (GObject *object, guint prop_id, GValue *val
 static void
 reachd_network_monitor_init (ReachdNetworkMonitor *self)
 {
-  GObjectClass *klass = G_OBJECT_GET_CLASS (self);
-
   g_mutex_init (&self->lock);
-  self->available_pspec = g_object_class_find_property (klass, "network-available");
-  self->metered_pspec = g_object_class_find_property (klass, "network-metered");
-  self->connectivity_pspec = g_object_class_find_property (klass, "connectivity");
-  self->changed_signal = g_signal_lookup ("network-changed", G_TYPE_NETWORK_MONITOR);
-  self->buffer = g_byte_array_new ();
-  self->backoff_ms = BACKOFF_FIRST_MS;
-  self->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  reachd_framer_init (&self->framer, REACHD_REPLY_MAX_BYTES);
+  self->answer.connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  self->watch_fd = -1;
+  self->watch_wd = -1;
 }
 
 static void
@@ -661,13 +808,12 @@ reachd_network_monitor_finalize (GObject *object)
 {
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (object);
 
-  drop_stream (self);
-  if (self->retry_source != NULL)
-    {
-      g_source_destroy (self->retry_source);
-      g_clear_pointer (&self->retry_source, g_source_unref);
-    }
-  g_byte_array_unref (self->buffer);
+  drop_connection (self);
+  cancel (&self->grace_source);
+  cancel (&self->retry_source);
+  unwatch (self);
+  stop_fallback (self);
+  reachd_framer_clear (&self->framer);
   g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self->socket_path);
   g_mutex_clear (&self->lock);
@@ -684,6 +830,11 @@ reachd_network_monitor_class_init (ReachdNetworkMonitorClass *klass)
   g_object_class_override_property (object_class, PROP_NETWORK_AVAILABLE, "network-available");
   g_object_class_override_property (object_class, PROP_NETWORK_METERED, "network-metered");
   g_object_class_override_property (object_class, PROP_CONNECTIVITY, "connectivity");
+  /* Looked up once, not by name per change. */
+  available_pspec = g_object_class_find_property (object_class, "network-available");
+  metered_pspec = g_object_class_find_property (object_class, "network-metered");
+  connectivity_pspec = g_object_class_find_property (object_class, "connectivity");
+  changed_signal = g_signal_lookup ("network-changed", G_TYPE_NETWORK_MONITOR);
 }
 
 static void
@@ -700,7 +851,7 @@ reachd_network_monitor_initable_iface_init (GInitableIface *iface)
   iface->init = reachd_network_monitor_initable_init;
 }
 
-/* ---- The module ---- */
+/* ---- The module: only these three are exported (-fvisibility=hidden) ---- */
 
 G_MODULE_EXPORT void g_io_module_load (GIOModule *module);
 G_MODULE_EXPORT void g_io_module_unload (GIOModule *module);
@@ -711,7 +862,7 @@ g_io_module_load (GIOModule *module)
 {
   /* The type is registered statically, so the module must never be unloaded. */
   g_type_module_use (G_TYPE_MODULE (module));
-  g_io_extension_point_implement (G_NETWORK_MONITOR_EXTENSION_POINT_NAME, REACHD_TYPE_NETWORK_MONITOR, "reachd", 35);
+  g_io_extension_point_implement (G_NETWORK_MONITOR_EXTENSION_POINT_NAME, REACHD_TYPE_NETWORK_MONITOR, "reachd", PRIORITY);
 }
 
 G_MODULE_EXPORT void

@@ -165,22 +165,23 @@ parse_path_status (const char *text, gsize length, const char *what, JsonParser 
   return state;
 }
 
-/* What a path's (or a summary's) facts say to GLib. */
-static void
-map_facts (const char *state, const char *connectivity, gboolean expensive, gboolean constrained, gboolean continues,
-           ReachdStatus *status)
+void
+reachd_reply_map (const char *state, const char *connectivity, gboolean expensive, gboolean constrained, gboolean continues,
+                  ReachdStatus *status)
 {
   status->available = strcmp (state, "satisfied") == 0;
-  /* The mapping table is at the top of reachd-network-monitor.c. */
-  if (!status->available || connectivity == NULL)
-    status->connectivity = status->available ? G_NETWORK_CONNECTIVITY_FULL : G_NETWORK_CONNECTIVITY_LOCAL;
+  /* Only the pairs GLib documents: available FALSE is LOCAL, available TRUE is FULL, LIMITED
+   * or PORTAL (the table is at the top of reachd-network-monitor.c). */
+  if (!status->available)
+    status->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  else if (connectivity == NULL)
+    status->connectivity = G_NETWORK_CONNECTIVITY_FULL;
   else if (strcmp (connectivity, "portal") == 0)
     status->connectivity = G_NETWORK_CONNECTIVITY_PORTAL;
-  else if (strcmp (connectivity, "limited") == 0)
-    status->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
-  else if (strcmp (connectivity, "none") == 0 || strcmp (connectivity, "local") == 0)
-    status->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
-  else  /* full, partial, unknown (not probed) and any newer value: as GLib's own backends */
+  else if (strcmp (connectivity, "limited") == 0 || strcmp (connectivity, "none") == 0
+           || strcmp (connectivity, "local") == 0)
+    status->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;  /* a route, but probes found no internet */
+  else  /* full, partial, unknown (not probed) and any newer value */
     status->connectivity = G_NETWORK_CONNECTIVITY_FULL;
   status->metered = expensive || constrained;
   status->continues = continues;
@@ -190,7 +191,7 @@ map_facts (const char *state, const char *connectivity, gboolean expensive, gboo
 static void
 map_status (const char *state, JsonObject *facts, JsonObject *root, ReachdStatus *status)
 {
-  map_facts (state, member_string (facts, "connectivity"), member_true (facts, "isExpensive"),
+  reachd_reply_map (state, member_string (facts, "connectivity"), member_true (facts, "isExpensive"),
              member_true (facts, "isConstrained"), member_true (root, "continues"), status);
 }
 
@@ -278,7 +279,7 @@ decode_canonical_summary (const char *text, gsize length, ReachdStatus *status)
       || !take_bool (&at, end, &expensive) || !take_literal (&at, end, ",\"status\":\"")
       || !take_word (&at, end, state) || !take_literal (&at, end, "}}") || at != end)
     return FALSE;
-  map_facts (state, connectivity, expensive, constrained, TRUE, status);
+  reachd_reply_map (state, connectivity, expensive, constrained, TRUE, status);
   return TRUE;
 }
 
@@ -286,6 +287,25 @@ gboolean
 reachd_reply_decode_summary (const char *text, gsize length, ReachdStatus *status, GError **error)
 {
   return decode_canonical_summary (text, length, status) || reachd_reply_decode_summary_json (text, length, status, error);
+}
+
+gboolean
+reachd_reply_decode_namespace (const char *text, gsize length, guint64 *inode, GError **error)
+{
+  JsonParser *parser;
+  JsonObject *root, *parameters;
+  JsonNode *node;
+
+  *inode = 0;
+  parameters = parse_parameters (text, length, TRUE, &parser, &root, error);
+  if (parameters == NULL)
+    return FALSE;
+  node = json_object_get_member (parameters, "inode");
+  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_INT64
+      && json_node_get_int (node) > 0)
+    *inode = (guint64) json_node_get_int (node);
+  g_object_unref (parser);
+  return TRUE;
 }
 
 static const struct {

@@ -20,6 +20,11 @@ typedef struct {
   gboolean continues;
 } ReachdStatus;
 
+/* What reachd's facts say to GLib: only the pairs GLib documents (available FALSE is LOCAL;
+ * available TRUE is FULL, LIMITED or PORTAL). `connectivity` may be NULL (absent). */
+G_GNUC_INTERNAL void reachd_reply_map (const char *state, const char *connectivity, gboolean expensive,
+                                       gboolean constrained, gboolean continues, ReachdStatus *status);
+
 /* Decodes one message (the JSON text of one reply, without its NUL terminator).
  * FALSE with G_IO_ERROR_INVALID_DATA for text that is not a well-formed status reply
  * (too big, too deep, not JSON, no path or status), G_IO_ERROR_NOT_SUPPORTED for a
@@ -35,6 +40,10 @@ G_GNUC_INTERNAL gboolean reachd_reply_decode_summary (const char *text, gsize le
 /* json-glib's reading of a SubscribeSummary reply, whatever its shape (the fuzz target
  * checks that it agrees with the scan wherever the scan accepts). */
 G_GNUC_INTERNAL gboolean reachd_reply_decode_summary_json (const char *text, gsize length, ReachdStatus *status, GError **error);
+
+/* Decodes a GetNetworkNamespace reply: TRUE with *inode (0 when reachd did not say). A
+ * reachd older than the method answers MethodNotFound: FALSE with G_IO_ERROR_NOT_FOUND. */
+G_GNUC_INTERNAL gboolean reachd_reply_decode_namespace (const char *text, gsize length, guint64 *inode, GError **error);
 
 /* Decodes one CheckTarget reply: TRUE when the target is reachable; otherwise FALSE with
  * the reason mapped to a GResolverError or GIOError (table in reachd-network-monitor.c),
