@@ -217,14 +217,16 @@ typedef struct {
 } AsyncReach;
 
 static void
+stop_waiting (AsyncReach *reach)
+{
+  reachd_source_clear (&reach->reply_source);
+  reachd_source_clear (&reach->timeout);
+}
+
+static void
 async_reach_free (AsyncReach *reach)
 {
-  if (reach->reply_source != NULL)
-    g_source_destroy (reach->reply_source);
-  g_clear_pointer (&reach->reply_source, g_source_unref);
-  if (reach->timeout != NULL)
-    g_source_destroy (reach->timeout);
-  g_clear_pointer (&reach->timeout, g_source_unref);
+  stop_waiting (reach);
   g_clear_object (&reach->enumerator);
   if (reach->socket != NULL)
     g_socket_close (reach->socket, NULL);
@@ -233,17 +235,6 @@ async_reach_free (AsyncReach *reach)
   g_clear_error (&reach->first);
   reachd_reach_context_clear (&reach->context);
   g_free (reach);
-}
-
-static void
-stop_waiting (AsyncReach *reach)
-{
-  if (reach->reply_source != NULL)
-    g_source_destroy (reach->reply_source);
-  g_clear_pointer (&reach->reply_source, g_source_unref);
-  if (reach->timeout != NULL)
-    g_source_destroy (reach->timeout);
-  g_clear_pointer (&reach->timeout, g_source_unref);
 }
 
 /* Returns the answer (error: NULL for TRUE); the task holds no more callbacks after. */

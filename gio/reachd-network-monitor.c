@@ -419,9 +419,7 @@ attach_reader (ReachdNetworkMonitor *self)
 static void
 drop_connection (ReachdNetworkMonitor *self)
 {
-  if (self->read_source != NULL)
-    g_source_destroy (self->read_source);
-  g_clear_pointer (&self->read_source, g_source_unref);
+  reachd_source_clear (&self->read_source);
   if (self->socket != NULL)
     g_socket_close (self->socket, NULL);
   g_clear_object (&self->socket);
@@ -465,9 +463,7 @@ connect_now (ReachdNetworkMonitor *self)
 static void
 unwatch (ReachdNetworkMonitor *self)
 {
-  if (self->watch_source != NULL)
-    g_source_destroy (self->watch_source);
-  g_clear_pointer (&self->watch_source, g_source_unref);
+  reachd_source_clear (&self->watch_source);
   if (self->watch_fd >= 0)
     close (self->watch_fd);
   self->watch_fd = -1;
@@ -569,49 +565,36 @@ watch (ReachdNetworkMonitor *self)
 
 /* ---- Timers and carrying actions out ---- */
 
+/* A one-shot timer fired: forget it, then feed its event. */
 static gboolean
-on_grace_expired (gpointer user_data)
+fire (ReachdNetworkMonitor *self, GSource **slot, ReachdLinkEvent event)
 {
-  ReachdNetworkMonitor *self = user_data;
-
-  g_clear_pointer (&self->grace_source, g_source_unref);
-  step (self, REACHD_EVENT_GRACE_EXPIRED);
+  g_clear_pointer (slot, g_source_unref);
+  step (self, event);
   return G_SOURCE_REMOVE;
 }
 
 static gboolean
-on_retry_due (gpointer user_data)
+on_grace_expired (gpointer self)
 {
-  ReachdNetworkMonitor *self = user_data;
-
-  g_clear_pointer (&self->retry_source, g_source_unref);
-  step (self, REACHD_EVENT_RETRY_DUE);
-  return G_SOURCE_REMOVE;
+  return fire (self, &REACHD_NETWORK_MONITOR (self)->grace_source, REACHD_EVENT_GRACE_EXPIRED);
 }
 
-static GSource *
-arm (ReachdNetworkMonitor *self, GSource *old, guint ms, GSourceFunc callback, const char *name)
+static gboolean
+on_retry_due (gpointer self)
 {
-  GSource *source;
-
-  if (old != NULL)
-    {
-      g_source_destroy (old);
-      g_source_unref (old);
-    }
-  source = g_timeout_source_new (ms);
-  g_source_set_callback (source, callback, self, NULL);
-  g_source_set_name (source, name);
-  g_source_attach (source, self->context);
-  return source;
+  return fire (self, &REACHD_NETWORK_MONITOR (self)->retry_source, REACHD_EVENT_RETRY_DUE);
 }
 
+/* (Re)arms the one-shot timer in *slot. */
 static void
-cancel (GSource **source)
+arm (ReachdNetworkMonitor *self, GSource **slot, guint ms, GSourceFunc callback, const char *name)
 {
-  if (*source != NULL)
-    g_source_destroy (*source);
-  g_clear_pointer (source, g_source_unref);
+  reachd_source_clear (slot);
+  *slot = g_timeout_source_new (ms);
+  g_source_set_callback (*slot, callback, self, NULL);
+  g_source_set_name (*slot, name);
+  g_source_attach (*slot, self->context);
 }
 
 static void
@@ -620,9 +603,9 @@ carry_out (ReachdNetworkMonitor *self, ReachdLinkActions actions)
   if (actions & REACHD_DO_DROP)
     drop_connection (self);
   if (actions & REACHD_DO_CANCEL_GRACE)
-    cancel (&self->grace_source);
+    reachd_source_clear (&self->grace_source);
   if (actions & REACHD_DO_CANCEL_RETRY)
-    cancel (&self->retry_source);
+    reachd_source_clear (&self->retry_source);
   if (actions & REACHD_DO_UNWATCH)
     unwatch (self);
   if (actions & REACHD_DO_STOP_FALLBACK)
@@ -630,9 +613,9 @@ carry_out (ReachdNetworkMonitor *self, ReachdLinkActions actions)
   if (actions & REACHD_DO_START_FALLBACK)
     start_fallback (self);
   if (actions & REACHD_DO_ARM_GRACE)
-    self->grace_source = arm (self, self->grace_source, REACHD_LINK_GRACE_MS, on_grace_expired, "[reachd] grace");
+    arm (self, &self->grace_source, REACHD_LINK_GRACE_MS, on_grace_expired, "[reachd] grace");
   if (actions & REACHD_DO_ARM_RETRY)
-    self->retry_source = arm (self, self->retry_source, self->link.retry_ms, on_retry_due, "[reachd] retry");
+    arm (self, &self->retry_source, self->link.retry_ms, on_retry_due, "[reachd] retry");
   if (actions & REACHD_DO_WATCH)
     watch (self);
   if (actions & REACHD_DO_CONNECT)
@@ -809,8 +792,8 @@ reachd_network_monitor_finalize (GObject *object)
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (object);
 
   drop_connection (self);
-  cancel (&self->grace_source);
-  cancel (&self->retry_source);
+  reachd_source_clear (&self->grace_source);
+  reachd_source_clear (&self->retry_source);
   unwatch (self);
   stop_fallback (self);
   reachd_framer_clear (&self->framer);

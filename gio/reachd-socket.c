@@ -103,3 +103,11 @@ reachd_socket_receive (GSocket *socket, ReachdFramer *framer, gint64 deadline, G
         }
     }
 }
+
+void
+reachd_source_clear (GSource **source)
+{
+  if (*source != NULL)
+    g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}

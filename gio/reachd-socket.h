@@ -29,3 +29,6 @@ G_GNUC_INTERNAL gssize reachd_socket_read (GSocket *socket, ReachdFramer *framer
 G_GNUC_INTERNAL gboolean reachd_socket_receive (GSocket *socket, ReachdFramer *framer, gint64 deadline,
                                                 GCancellable *cancellable, char **message, gsize *length,
                                                 GError **error);
+
+/* Destroys and releases *source, if any, and clears the pointer. */
+G_GNUC_INTERNAL void reachd_source_clear (GSource **source);
