@@ -73,7 +73,7 @@ test:
 ## Hardened as Debian builds shared libraries (the reachd-gio package ships it); only
 ## g_io_module_* is exported; GLib's API is held to 2.74 (bookworm's), the oldest supported.
 ## Warnings fail the project's own builds, not a packager's (scripts/deb: GIO_WERROR=).
-GIO_SOURCES = gio/reachd-network-monitor.c gio/reachd-can-reach.c gio/reachd-socket.c \
+GIO_SOURCES = gio/reachd-network-monitor.c gio/reachd-can-reach.c gio/reachd-socket.c gio/reachd-watch.c \
   gio/reachd-link.c gio/reachd-framing.c gio/reachd-reply.c
 GIO_PURE    = gio/reachd-link.c gio/reachd-framing.c gio/reachd-reply.c
 GIO_HEADERS = $(wildcard gio/*.h)

@@ -43,19 +43,19 @@
  *
  * Cost in the app: one Unix socket and one GSource while reachd answers; no netlink socket,
  * no route dump, no timer. Replies are bounded in size and JSON depth (reachd-reply.c); a
- * reply over the bounds drops the connection. Debug lines: G_MESSAGES_DEBUG=reachd-gio. */
+ * reply over the bounds drops the connection. Debug lines: G_MESSAGES_DEBUG=reachd-gio.
+ *
+ * Over 500 lines because it is one GObject whose parts (the answer, the fallback, the
+ * connection, the link's actions, GInitable, GObject) share its private struct; each
+ * decision lives in a small pure file (reachd-link.c, reachd-framing.c, reachd-reply.c). */
 #include "reachd-can-reach.h"
 #include "reachd-framing.h"
 #include "reachd-link.h"
 #include "reachd-reply.h"
 #include "reachd-socket.h"
+#include "reachd-watch.h"
 
-#include <errno.h>
-#include <glib-unix.h>
-#include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define DEFAULT_SOCKET "/run/reachd/io.reachd.Reachability"
 #define PRIORITY 35
@@ -106,10 +106,7 @@ struct _ReachdNetworkMonitor
   ReachdFramer framer;
   Expect expect;
   GSource *grace_source, *retry_source;
-  int watch_fd;               /* inotify on the socket's directory (or nearest ancestor); -1 */
-  int watch_wd;
-  char *watch_child;          /* the name in the watched directory that leads to the socket */
-  GSource *watch_source;
+  ReachdWatch *watch;         /* while the link has no connection */
 };
 
 enum { PROP_0, PROP_NETWORK_AVAILABLE, PROP_NETWORK_METERED, PROP_CONNECTIVITY };
@@ -458,109 +455,25 @@ connect_now (ReachdNetworkMonitor *self)
   step (self, event);
 }
 
-/* ---- The directory watch ---- */
+/* ---- The directory watch (reachd-watch.c) ---- */
 
 static void
-unwatch (ReachdNetworkMonitor *self)
+on_socket_directory_changed (gpointer user_data)
 {
-  reachd_source_clear (&self->watch_source);
-  if (self->watch_fd >= 0)
-    close (self->watch_fd);
-  self->watch_fd = -1;
-  self->watch_wd = -1;
-  g_clear_pointer (&self->watch_child, g_free);
-}
-
-/* Watches the socket's directory, or its nearest existing ancestor while it is gone. A
- * watch on the same directory keeps its descriptor (inotify_add_watch amends it). */
-static gboolean
-watch_nearest (ReachdNetworkMonitor *self)
-{
-  g_autofree char *below = g_strdup (self->socket_path);
-  int old = self->watch_wd;
-
-  for (;;)
-    {
-      g_autofree char *directory = g_path_get_dirname (below);
-
-      g_free (self->watch_child);
-      self->watch_child = g_path_get_basename (below);
-      self->watch_wd = inotify_add_watch (self->watch_fd, directory,
-                                          IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
-      if (self->watch_wd >= 0)
-        break;
-      if ((errno != ENOENT && errno != ENOTDIR) || strcmp (directory, below) == 0 || strcmp (directory, ".") == 0)
-        {
-          g_debug ("cannot watch %s: %s; reachd's return will go unnoticed", directory, g_strerror (errno));
-          return FALSE;
-        }
-      g_free (below);
-      below = g_steal_pointer (&directory);
-    }
-  if (old >= 0 && old != self->watch_wd)
-    inotify_rm_watch (self->watch_fd, old);  /* its IN_IGNORED names the old descriptor: passed over */
-  return TRUE;
-}
-
-static gboolean
-on_watch (int fd, GIOCondition condition, gpointer user_data)
-{
-  ReachdNetworkMonitor *self = user_data;
-  _Alignas (struct inotify_event) char events[4096];
-  gboolean relevant = FALSE, rewatch = FALSE;
-  ssize_t n;
-
-  (void) condition;
-  while ((n = read (fd, events, sizeof events)) > 0)
-    for (char *at = events; at < events + n; at += sizeof (struct inotify_event) + ((struct inotify_event *) at)->len)
-      {
-        const struct inotify_event *event = (const struct inotify_event *) at;
-
-        if (event->mask & IN_Q_OVERFLOW)
-          rewatch = TRUE;
-        if (event->wd != self->watch_wd)
-          continue;
-        if (event->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW))
-          rewatch = TRUE;  /* the watched directory went (or events were lost): look again */
-        else if (event->len > 0 && self->watch_child != NULL && strcmp (event->name, self->watch_child) == 0)
-          relevant = TRUE;
-      }
-  if (relevant || rewatch)
-    {
-      g_autofree char *child = g_strdup (self->watch_child);
-
-      if (!watch_nearest (self))
-        {
-          unwatch (self);
-          return G_SOURCE_REMOVE;
-        }
-      /* Nearer now (a directory on the way appeared), or the socket's own name moved. */
-      if (g_strcmp0 (child, self->watch_child) != 0 || relevant)
-        step (self, REACHD_EVENT_DIRECTORY_CHANGED);
-    }
-  return G_SOURCE_CONTINUE;
+  step (user_data, REACHD_EVENT_DIRECTORY_CHANGED);
 }
 
 static void
 watch (ReachdNetworkMonitor *self)
 {
-  if (self->watch_fd >= 0)
-    return;
-  self->watch_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  if (self->watch_fd < 0)
-    {
-      g_debug ("inotify: %s; reachd's return will go unnoticed", g_strerror (errno));
-      return;
-    }
-  if (!watch_nearest (self))
-    {
-      unwatch (self);
-      return;
-    }
-  self->watch_source = g_unix_fd_source_new (self->watch_fd, G_IO_IN);
-  g_source_set_callback (self->watch_source, G_SOURCE_FUNC (on_watch), self, NULL);
-  g_source_set_name (self->watch_source, "[reachd] socket watch");
-  g_source_attach (self->watch_source, self->context);
+  if (self->watch == NULL)
+    self->watch = reachd_watch_new (self->socket_path, self->context, on_socket_directory_changed, self);
+}
+
+static void
+unwatch (ReachdNetworkMonitor *self)
+{
+  g_clear_pointer (&self->watch, reachd_watch_free);
 }
 
 /* ---- Timers and carrying actions out ---- */
@@ -782,8 +695,6 @@ reachd_network_monitor_init (ReachdNetworkMonitor *self)
   g_mutex_init (&self->lock);
   reachd_framer_init (&self->framer, REACHD_REPLY_MAX_BYTES);
   self->answer.connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
-  self->watch_fd = -1;
-  self->watch_wd = -1;
 }
 
 static void
