@@ -85,7 +85,11 @@ GIO_LIBS    = $$(pkg-config --cflags --libs gio-2.0 gio-unix-2.0 json-glib-1.0)
 gio: .build-gio/libgioreachd.so .build-gio/test-gio
 .build-gio/libgioreachd.so: $(GIO_SOURCES) $(GIO_HEADERS)
 	@mkdir -p .build-gio
-	$(CC) $(GIO_CFLAGS) -shared -o $@ $(GIO_SOURCES) -Wl,-z,relro,-z,now $(GIO_LIBS)
+	$(CC) $(GIO_CFLAGS) -shared -o $@.tmp $(GIO_SOURCES) -Wl,-z,relro,-z,now $(GIO_LIBS)
+	@exported=$$(nm -D --defined-only $@.tmp | awk '$$2 ~ /^[TDB]$$/ { print $$3 }' | sort | tr '\n' ' '); \
+	  [ "$$exported" = "g_io_module_load g_io_module_query g_io_module_unload " ] \
+	  || { echo "gio: the module exports $$exported; only g_io_module_* may be" >&2; rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
 
 ## The module's pure parts under GLib's test framework (gio/test-gio.c; TAP with --tap):
 ## the framing, the GLib pairs, the link's state machine. `make gio-test` runs it.
