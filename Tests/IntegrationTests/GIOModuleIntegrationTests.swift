@@ -5,19 +5,29 @@ import ReachabilityCore
 import TestSupport
 import XCTest
 
-/// The GIO network monitor module (`gio/`, docs/gio-module.md) inside a real GLib app:
-/// `Tests/Fixtures/gio_monitor.py` (PyGObject, `Gio.NetworkMonitor.get_default()`) in the
-/// host namespace beside the real daemon, and beside the same app on GLib's own netlink
-/// backend where the two are compared.
-final class GIOModuleIntegrationTests: DaemonTestCase {
-    private static let ours = "ReachdNetworkMonitor"
+/// What the GIO module's tests share: the module built (or the one `REACHD_GIO_MODULES`
+/// names), PyGObject, and the apps (`Tests/Fixtures/gio_monitor.py`) each test starts.
+class GIOModuleTestCase: DaemonTestCase {
+    static let ours = "ReachdNetworkMonitor"
     private var apps: [GIOApp] = []
+
+    /// The directory GIO_EXTRA_MODULES names: `.build-gio`, which setUp keeps current with
+    /// `make gio`; or `REACHD_GIO_MODULES`, taken as it is (another build of the module, e.g.
+    /// an older one to show what a test catches).
+    static var modules: String {
+        ProcessInfo.processInfo.environment["REACHD_GIO_MODULES"] ?? Paths.repository.appendingPathComponent(".build-gio").path
+    }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
         try requirePrerequisite(
             (try? Command.run(["/usr/bin/python3", "-c", "import gi; gi.require_version('Gio', '2.0')"]).status) == 0,
             "needs /usr/bin/python3 with PyGObject (python3-gi, gir1.2-glib-2.0; scripts/bootstrap --test)")
+        if ProcessInfo.processInfo.environment["REACHD_GIO_MODULES"] != nil {
+            try requirePrerequisite(FileManager.default.fileExists(atPath: Self.modules + "/libgioreachd.so"),
+                                    "REACHD_GIO_MODULES=\(Self.modules) holds no libgioreachd.so")
+            return
+        }
         // `make test` built it already; make only checks it is current.
         let built = try Command.run(["make", "--no-print-directory", "-C", Paths.repository.path, "gio"])
         if built.status != 0 { throw CommandFailed(command: "make gio", status: built.status, stderr: built.stdout + built.stderr) }
@@ -29,20 +39,26 @@ final class GIOModuleIntegrationTests: DaemonTestCase {
         super.tearDown()
     }
 
-    // MARK: Helpers
-
-    /// Starts the app in the host namespace: on our module (reachd's socket `socket`), or
-    /// with `GIO_USE_NETWORK_MONITOR=backend` on one of GLib's.
-    private func launchApp(socket: String?, backend: String? = nil) throws -> (GIOApp, AppLine) {
-        var environment = ["GIO_EXTRA_MODULES": Paths.repository.appendingPathComponent(".build-gio").path]
+    /// Starts the app in `namespace` (default: the host's): on our module (reachd's socket
+    /// `socket`), or with `GIO_USE_NETWORK_MONITOR=backend` on one of GLib's.
+    func launchApp(in namespace: NetworkNamespace? = nil, socket: String?, backend: String? = nil) throws -> (GIOApp, AppLine) {
+        var environment = ["GIO_EXTRA_MODULES": Self.modules]
         var unset: [String] = []
         if let socket { environment["REACHD_SOCKET"] = socket } else { unset.append("REACHD_SOCKET") }
         if let backend { environment["GIO_USE_NETWORK_MONITOR"] = backend } else { unset.append("GIO_USE_NETWORK_MONITOR") }
-        let app = try GIOApp(namespace: topology.host, environment: environment, unset: unset)
+        let app = try GIOApp(namespace: namespace ?? topology.host, environment: environment, unset: unset)
         apps.append(app)
         let first = try XCTUnwrap(app.next { $0.event == "start" }, "the app's first line")
         return (app, first)
     }
+}
+
+/// The GIO network monitor module (`gio/`, docs/gio-module.md) inside a real GLib app:
+/// `Tests/Fixtures/gio_monitor.py` (PyGObject, `Gio.NetworkMonitor.get_default()`) in the
+/// host namespace beside the real daemon, and beside the same app on GLib's own netlink
+/// backend where the two are compared. `GIOModuleGuestTests` holds issue 46's cases.
+final class GIOModuleIntegrationTests: GIOModuleTestCase {
+    // MARK: Helpers
 
     /// What GLib should say for reachd's path (the table in docs/gio-module.md).
     private func expected(_ path: Path) -> (available: Bool, connectivity: String, metered: Bool) {
@@ -51,8 +67,8 @@ final class GIOModuleIntegrationTests: DaemonTestCase {
         switch path.connectivity {
         case _ where !available: connectivity = "local"
         case .portal: connectivity = "portal"
-        case .limited: connectivity = "limited"
-        case Connectivity.none, .local: connectivity = "local"
+        // none / local on a satisfied path: LIMITED, a pair GLib documents (issue 46).
+        case .limited, Connectivity.none, .local: connectivity = "limited"
         default: connectivity = "full"
         }
         return (available, connectivity, path.isExpensive || path.isConstrained)
@@ -247,20 +263,6 @@ final class GIOModuleIntegrationTests: DaemonTestCase {
               + "(app start with interpreter \(startup)); can_reach 10.77.0.1 → \(String(describing: reached?.reachable))")
     }
 
-    /// A reachd that accepts and never answers (stopped): init gives up at its deadline
-    /// (0.5 s) and GIO picks another implementation; the app does not hang.
-    func testSilentReachdStepsAsideAtTheDeadline() throws {
-        try topology.configureIPv4()
-        let (daemon, _) = try startDaemon()
-        try daemon.suspend()
-        defer { daemon.resume() }
-        let (_, first) = try launchApp(socket: daemon.socketPath)
-        XCTAssertNotEqual(first.type, Self.ours)
-        XCTAssertLessThan(first.elapsed ?? 99, 1, "get_default() with reachd silent")
-        XCTAssertGreaterThanOrEqual(first.elapsed ?? 0, 0.4, "it waited for reachd's answer")
-        print("gio: silent reachd: \(first.type ?? "-") chosen after \(first.elapsed ?? -1) s")
-    }
-
     /// A reachd older than SubscribeSummary (a stand-in answering MethodNotFound to it, a
     /// canned path to GetStatus and Subscribe): the module falls back to those two and
     /// answers from the path.
@@ -306,7 +308,8 @@ final class GIOModuleIntegrationTests: DaemonTestCase {
 
         daemon.terminate()
         var second = try DaemonProcess.started(in: topology.host, socketPath: daemon.socketPath)
-        // The module retries 0.1 s after the stream ended; give it time to come back.
+        // The module keeps its answer for a 1 s grace and reconnects when the socket comes
+        // back; past the grace GLib's own monitor answers, which says the same here.
         XCTAssertNil(app.next(timeout: .seconds(1.5)) { $0.event == "changed" }, "a restart with nothing changed is silent")
         XCTAssertEqual(app.state()?.available, true)
 
@@ -336,9 +339,18 @@ struct AppLine: Decodable {
     var metered: Bool?
     var changes: Int?
     var elapsed: Double?
+    var signalled: Bool?
     var host: String?
     var reachable: Bool?
     var error: String?
+    var sync: Bool?
+    var n: Int?
+    var taskDelay: Double?
+    var idleDelay: Double?
+    var reached: Int?
+    var errors: [String]?
+    var afterCancel: Double?
+    var addresses: [String]?
 }
 
 /// `Tests/Fixtures/gio_monitor.py` running in a namespace: its lines, its stdin.
@@ -356,6 +368,20 @@ final class GIOApp {
             ["ip", "netns", "exec", namespace.name, "/usr/bin/python3",
              Paths.repository.appendingPathComponent("Tests/Fixtures/gio_monitor.py").path],
             environment: environment, unset: unset, stdin: input, stdout: output)
+    }
+
+    /// The python process itself: env and `ip netns exec` exec it in place, but look, in
+    /// case one of them ever forks.
+    var pid: Int32 {
+        var pid = process.processIdentifier
+        for _ in 0..<4 {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+            if comm.hasPrefix("python") { break }
+            let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+            guard let child = children.split(separator: " ").first.flatMap({ Int32($0) }) else { break }
+            pid = child
+        }
+        return pid
     }
 
     /// The next line that satisfies `predicate` (others are read and passed over); nil
@@ -383,7 +409,20 @@ final class GIOApp {
         return next(timeout: .seconds(15)) { $0.event == "reach" && $0.host == host }
     }
 
-    private func send(_ command: String) {
+    /// can_reach_async on the GInetSocketAddress `text` makes (a scope too: fe80::1%eth0).
+    func reachAddress(_ text: String) -> AppLine? {
+        send("reach-address \(text)")
+        return next(timeout: .seconds(15)) { $0.event == "reach" && $0.host == text }
+    }
+
+    /// The blocking can_reach on HOST, and its answer with how long it took.
+    func reachSync(_ host: String) -> AppLine? {
+        send("reach-sync \(host)")
+        return next(timeout: .seconds(15)) { $0.event == "reach" && $0.host == host && $0.sync == true }
+    }
+
+    /// Sends one command line (gio_monitor.py's docstring lists them).
+    func send(_ command: String) {
         try? input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
     }
 
