@@ -5,6 +5,10 @@
 // the neighbour entries of their gateways are tracked; the answer per family is asked of the kernel. No timers and no threads: the
 // owner polls `eventDescriptor`, then calls `drain()` and `snapshot()`. Why, and the rules
 // kept here: docs/DESIGN.md rules 1-6 and "The kernel side in more detail".
+//
+// Over 500 lines because it is one class, the owner of both sockets and the tracked state,
+// which its dumps, drain, gateway reads and snapshots share; the rules they apply are in
+// files of their own (TrackedState, GatewayFollowing, MonitorLifecycle).
 
 import CNetlink
 import Glibc

@@ -1,3 +1,6 @@
+// Over 500 lines because it is the whole configuration schema, one struct per TOML table
+// and the checked values they use, so that a table is added in one place (Sources/README.md).
+
 import FoundationEssentials
 import Logging
 import ReachabilityCore

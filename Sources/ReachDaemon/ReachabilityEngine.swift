@@ -1,3 +1,6 @@
+// Over 500 lines because it keeps the engine thread's carrier, `ReachabilityEngine`, beside
+// the types at its edge: its settings, errors, events, mailbox and the kernel view it polls.
+
 import Glibc
 import LinuxSystem
 import NIOCore

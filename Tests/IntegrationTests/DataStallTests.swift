@@ -1,3 +1,6 @@
+// Over 500 lines because it is one integration class whose cases all need what its setUp
+// builds and requires: a server behind the router on three networks, and nft to cut paths.
+
 import Foundation
 import Glibc
 import ReachClient

@@ -1,3 +1,6 @@
+// Over 500 lines because it is one class of real-kernel cases sharing its namespace and
+// helpers: each drives a NetlinkMonitor on a thread inside a fresh network namespace.
+
 import CNetlink
 import Foundation
 import Glibc

@@ -1,3 +1,6 @@
+// Over 500 lines because it is one table of cases, each a snapshot and the answer it must
+// give, read top to bottom and run by one loop at the end.
+
 import ReachabilityCore
 import XCTest
 
