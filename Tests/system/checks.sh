@@ -1,5 +1,7 @@
 # The checks of Tests/system/run, run in order inside one booted container. Sourced, not
 # run. Each prints PASS/FAIL with what it saw; none stops the others.
+# Over 500 lines because it is one list of checks, each with the few probes it needs beside
+# it and none calling another; the Qt app's check, with its own helpers, is checks-qt.sh.
 
 SOCKET=/run/reachd/io.reachd.Reachability
 SHARE=/var/tmp/reachd-test
