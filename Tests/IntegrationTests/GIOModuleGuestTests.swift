@@ -34,22 +34,29 @@ final class GIOModuleGuestTests: GIOModuleTestCase {
         return standIn
     }
 
-    /// The system calls every thread of `pid` makes in `seconds` (strace -f -c), by name.
-    private func systemCalls(of pid: Int32, seconds: Int) throws -> [String: Int] {
-        let file = try temporaryDirectory("reachd-gio-strace") + "/summary.txt"
-        let traced = try Command.run(["timeout", "-s", "INT", String(seconds), "strace", "-f", "-c", "-o", file, "-p", String(pid)])
-        guard traced.stderr.contains("attached") else {
-            throw CommandFailed(command: "strace -f -c -p \(pid)", status: traced.status, stderr: traced.stderr)
+    /// The system calls every thread of `pid` makes in `seconds` (strace -f -tt), counted
+    /// by name, and the trace itself.
+    private func systemCalls(of pid: Int32, seconds: Int) throws -> (counts: [String: Int], trace: String) {
+        let file = try temporaryDirectory("reachd-gio-strace") + "/trace.txt"
+        // A child inherits the signal mask of the thread that started it, and the test's
+        // threads block SIGINT: unblocked, or strace never hears timeout's (KILL is the
+        // net under it).
+        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); "
+            + "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"
+        let traced = try Command.run(["/usr/bin/python3", "-c", unblocked, "timeout", "-s", "INT", "-k", "5", String(seconds),
+                                      "strace", "-f", "-tt", "-o", file, "-p", String(pid)])
+        guard traced.stderr.contains("attached"), traced.status != 137 else {  // 137: SIGINT did not end it
+            throw CommandFailed(command: "strace -f -p \(pid)", status: traced.status, stderr: traced.stderr)
         }
-        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-        var calls: [String: Int] = [:]
-        for line in text.split(separator: "\n") {
-            // "% time  seconds  usecs/call  calls  [errors]  syscall"; the total line too.
-            let fields = line.split(separator: " ")
-            guard fields.count >= 5, let count = Int(fields[3]), let name = fields.last, name != "total" else { continue }
-            calls[String(name), default: 0] += count
+        let trace = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        var counts: [String: Int] = [:]
+        for line in trace.split(separator: "\n") {
+            // "PID HH:MM:SS.micro name(arguments…" ("<... name resumed>" continues a call counted already).
+            let fields = line.split(separator: " ", maxSplits: 2)
+            guard fields.count == 3, let open = fields[2].firstIndex(of: "("), !fields[2].hasPrefix("<") else { continue }
+            counts[String(fields[2][..<open]), default: 0] += 1
         }
-        return calls
+        return (counts, trace)
     }
 
     /// The link-local IPv6 address of `namespace`'s eth0.
@@ -147,9 +154,12 @@ final class GIOModuleGuestTests: GIOModuleTestCase {
     /// system call at all for 6 s (the old module connected every 5 s). Then reachd comes
     /// back where it and netlink differ (a default route only in table 100, which netlink
     /// counts): within 3 s the app follows reachd again.
-    func testWhileReachdIsGoneGLibAnswersWithoutPolling() throws {
+    func testWhileReachdIsGoneGLibAnswersWithoutPolling() async throws {
         try requirePrerequisite(Command.exists("strace"), "needs strace (scripts/bootstrap --test)")
         try topology.configureIPv4()
+        // The link-local addresses' DAD ends in route events; GLib's netlink monitor dumps the
+        // routes 1 s after each. On a loaded machine that can fall in the idle window below.
+        try await topology.waitForLinkLocal()
         let (daemon, _) = try startDaemon()
         let (app, first) = try launchApp(socket: daemon.socketPath)
         XCTAssertEqual(first.type, Self.ours)
@@ -166,10 +176,11 @@ final class GIOModuleGuestTests: GIOModuleTestCase {
 
         // GLib's netlink monitor dumps the routes again 1 s after an event: let that pass.
         usleep(2_000_000)
-        let calls = try systemCalls(of: app.pid, seconds: 6)
+        let (calls, trace) = try systemCalls(of: app.pid, seconds: 6)
         let made = calls.filter { $0.key != "restart_syscall" }  // strace's attach interrupts the poll under way
         XCTAssertEqual((calls["socket"] ?? 0) + (calls["connect"] ?? 0), 0, "no connect attempts while reachd is gone: \(calls)")
         XCTAssertEqual(made.values.reduce(0, +), 0, "no wake-up at all while reachd is gone and nothing changes: \(calls)")
+        if !made.isEmpty { print("strace of the app while reachd was gone:\n\(trace)") }
 
         // reachd and netlink now differ: a default route only in table 100, which no rule
         // uses, is a route to GLib's netlink monitor and none to reachd.
