@@ -1,11 +1,11 @@
 /* reachd-link.c: the transitions of reachd-link.h.
  *
  * Rules, each for a reason:
- * - Reconnect at once only when a stream that had answered simply ended (a restart); a
- *   reply the module refused, or a connection that died before answering, waits for the
- *   socket's directory to change, so a misbehaving reachd cannot make every app loop.
- * - No timer repeats: the directory watch says when reachd is back; the short retries
- *   only cover the moment between a socket's bind and its listen.
+ * - Reconnect at once only when a stream that had lived simply ended (a restart); any
+ *   other failure takes one of REACHD_LINK_RETRIES doubling delays, so a reachd that
+ *   misbehaves cannot make every app loop.
+ * - No timer repeats for ever: the directory watch says when reachd is back; the retries
+ *   cover a socket's bind before its listen and a daemon that systemd restarts.
  * - The watch is set up before the connect it backs, so a socket made in between is seen. */
 #include "reachd-link.h"
 
@@ -37,9 +37,11 @@ reachd_link_step (ReachdLink *link, ReachdLinkEvent event)
     {
     case REACHD_EVENT_STARTED_ANSWERED:
       link->state = REACHD_LINK_FOLLOWING;
+      link->retries_left = REACHD_LINK_RETRIES;
       return REACHD_DO_NOTHING;
     case REACHD_EVENT_STARTED_SILENT:
       link->state = REACHD_LINK_AWAITING_FALLBACK;
+      link->retries_left = REACHD_LINK_RETRIES;
       return REACHD_DO_START_FALLBACK;
     case REACHD_EVENT_STARTED_REFUSED:
       link->state = REACHD_LINK_GONE_FALLBACK;
@@ -55,19 +57,20 @@ reachd_link_step (ReachdLink *link, ReachdLinkEvent event)
       return REACHD_DO_NOTHING;
 
     case REACHD_EVENT_ENDED:
+    case REACHD_EVENT_ENDED_EARLY:
     case REACHD_EVENT_REFUSED_REPLY:
       if (state == REACHD_LINK_FOLLOWING)
         {
           link->state = REACHD_LINK_GONE_KEPT;
-          if (event == REACHD_EVENT_REFUSED_REPLY)
-            return REACHD_DO_DROP | REACHD_DO_ARM_GRACE | REACHD_DO_WATCH;
-          link->retries_left = REACHD_LINK_RETRIES;
+          if (event != REACHD_EVENT_ENDED)
+            return REACHD_DO_DROP | REACHD_DO_ARM_GRACE | REACHD_DO_WATCH | arm_retry (link);
+          link->retries_left = REACHD_LINK_RETRIES;  /* it lived: a restart */
           return REACHD_DO_DROP | REACHD_DO_ARM_GRACE | REACHD_DO_WATCH | REACHD_DO_CONNECT;
         }
       if (state == REACHD_LINK_AWAITING_KEPT || state == REACHD_LINK_AWAITING_FALLBACK)
         {
           link->state = kept ? REACHD_LINK_GONE_KEPT : REACHD_LINK_GONE_FALLBACK;
-          return REACHD_DO_DROP | REACHD_DO_WATCH;
+          return REACHD_DO_DROP | REACHD_DO_WATCH | arm_retry (link);
         }
       return REACHD_DO_NOTHING;
 
@@ -132,7 +135,7 @@ const char *
 reachd_link_event_name (ReachdLinkEvent event)
 {
   static const char *const names[] = { "started, answered", "started, silent", "started, refused", "answered",
-                                       "ended", "refused reply", "foreign", "connected", "connect refused",
+                                       "ended", "ended early", "refused reply", "foreign", "connected", "connect refused",
                                        "connect missing", "directory changed", "grace expired", "retry due" };
 
   return (guint) event < G_N_ELEMENTS (names) ? names[event] : "?";

@@ -12,10 +12,14 @@
 /* How long an answer is kept after reachd went away before the fallback's is taken: a
  * restart (an upgrade, systemd's Restart=) is not worth two changes. */
 #define REACHD_LINK_GRACE_MS 1000
-/* A connect refused right after the socket appeared (bind comes before listen) is tried
- * again after 50, 100, 200, then 400 ms. */
-#define REACHD_LINK_RETRIES 4
+/* Each failure (a connect refused: a daemon binds before it listens; a reachd that died
+ * or refused before answering, or soon after) is tried again after 50 ms, doubling to
+ * 3.2 s: seven tries, 6.35 s in all, past reachd.service's RestartSec=2s. Only a stream
+ * that lived REACHD_LINK_LIVED_MS, or a change in the socket's directory, earns them back,
+ * so nothing retries for ever and nothing loops. */
+#define REACHD_LINK_RETRIES 7
 #define REACHD_LINK_RETRY_FIRST_MS 50
+#define REACHD_LINK_LIVED_MS 1000
 
 typedef enum {
   REACHD_LINK_FOLLOWING,          /* reachd's stream is the answer */
@@ -32,8 +36,10 @@ typedef enum {
   REACHD_EVENT_STARTED_SILENT,
   REACHD_EVENT_STARTED_REFUSED,
   REACHD_EVENT_ANSWERED,         /* the first reply on the connection, from reachd's namespace */
-  REACHD_EVENT_ENDED,            /* the connection closed or failed */
-  REACHD_EVENT_REFUSED_REPLY,    /* reachd sent what the module refuses (malformed, over the bounds, an error) */
+  REACHD_EVENT_ENDED,            /* the connection closed or failed (a stream: after REACHD_LINK_LIVED_MS) */
+  REACHD_EVENT_ENDED_EARLY,      /* a stream that answered ended within REACHD_LINK_LIVED_MS */
+  REACHD_EVENT_REFUSED_REPLY,    /* reachd sent what the module refuses (malformed, over the bounds,
+                                    an error, a stream that says it is over) */
   REACHD_EVENT_FOREIGN,          /* reachd's namespace is not the app's */
   REACHD_EVENT_CONNECTED,        /* CONNECT worked; the calls are sent */
   REACHD_EVENT_CONNECT_REFUSED,  /* CONNECT found a socket with no listener (yet) */

@@ -105,6 +105,7 @@ struct _ReachdNetworkMonitor
   GSource *read_source;
   ReachdFramer framer;
   Expect expect;
+  gint64 answered_at;         /* when this connection's stream first answered (monotonic µs) */
   GSource *grace_source, *retry_source;
   ReachdWatch *watch;         /* while the link has no connection */
 };
@@ -363,6 +364,7 @@ handle_replies (ReachdNetworkMonitor *self)
           step (self, REACHD_EVENT_FOREIGN);
           return FALSE;
         case REPLY_ANSWER:
+          self->answered_at = g_get_monotonic_time ();
           step (self, REACHD_EVENT_ANSWERED);  /* the fallback stops before reachd's answer is published */
           publish (self, &status);
           break;
@@ -374,7 +376,8 @@ handle_replies (ReachdNetworkMonitor *self)
         return FALSE;  /* a nested main loop in a handler ended this connection */
       if (!status.continues)
         {
-          step (self, REACHD_EVENT_ENDED);  /* a stream that says it is over is over */
+          g_debug ("refusing reachd's reply: the stream said it is over");  /* it never ends (the IDL) */
+          step (self, REACHD_EVENT_REFUSED_REPLY);
           return FALSE;
         }
     }
@@ -393,8 +396,10 @@ on_readable (GSocket *socket, GIOCondition condition, gpointer user_data)
     return G_SOURCE_CONTINUE;
   if (n <= 0)
     {
+      gboolean lived = g_get_monotonic_time () - self->answered_at >= REACHD_LINK_LIVED_MS * G_TIME_SPAN_MILLISECOND;
+
       g_debug ("reachd's stream ended: %s", error != NULL ? error->message : "closed");
-      step (self, REACHD_EVENT_ENDED);
+      step (self, lived || self->link.state != REACHD_LINK_FOLLOWING ? REACHD_EVENT_ENDED : REACHD_EVENT_ENDED_EARLY);
       return G_SOURCE_REMOVE;
     }
   return handle_replies (self) ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
@@ -581,6 +586,7 @@ first_answer (ReachdNetworkMonitor *self, GCancellable *cancellable, GError **er
         case REPLY_ANSWER:
         case REPLY_UPDATE:
           self->answer = status;
+          self->answered_at = g_get_monotonic_time ();
           return REACHD_EVENT_STARTED_ANSWERED;
         case REPLY_FOREIGN:
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "reachd answers for another network namespace");
