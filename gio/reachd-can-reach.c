@@ -124,7 +124,8 @@ ask_blocking (const char *socket_path, GSocket **socket, ReachdFramer *framer, G
               gint64 deadline, GCancellable *cancellable, GError **error)
 {
   g_autoptr (GError) local = NULL;
-  g_autofree char *call = NULL, *message = NULL;
+  g_autofree char *call = NULL;
+  const char *message;
   gsize length, message_length;
 
   call = check_target_call (address, &length);
@@ -280,7 +281,7 @@ on_reply (GSocket *socket, GIOCondition condition, gpointer user_data)
   GTask *task = user_data;
   AsyncReach *reach = g_task_get_task_data (task);
   GError *error = NULL;
-  g_autofree char *message = NULL;
+  const char *message;
   gsize length;
   gssize n;
 

@@ -10,6 +10,18 @@ reachd_framer_init (ReachdFramer *framer, gsize limit)
   framer->buffer = g_byte_array_new ();
   framer->scanned = 0;
   framer->limit = limit;
+  framer->taken = 0;
+}
+
+/* Drops the message handed out last. */
+static void
+drop_taken (ReachdFramer *framer)
+{
+  if (framer->taken == 0)
+    return;
+  g_byte_array_remove_range (framer->buffer, 0, framer->taken);
+  framer->taken = 0;
+  framer->scanned = 0;
 }
 
 void
@@ -23,13 +35,16 @@ reachd_framer_reset (ReachdFramer *framer)
 {
   g_byte_array_set_size (framer->buffer, 0);
   framer->scanned = 0;
+  framer->taken = 0;
 }
 
 guint8 *
 reachd_framer_reserve (ReachdFramer *framer, gsize size)
 {
-  guint old = framer->buffer->len;
+  guint old;
 
+  drop_taken (framer);
+  old = framer->buffer->len;
   g_byte_array_set_size (framer->buffer, old + size);
   return framer->buffer->data + old;
 }
@@ -43,15 +58,19 @@ reachd_framer_commit (ReachdFramer *framer, gsize reserved, gsize filled)
 void
 reachd_framer_push (ReachdFramer *framer, const void *data, gsize length)
 {
+  drop_taken (framer);
   g_byte_array_append (framer->buffer, data, length);
 }
 
 ReachdFrame
-reachd_framer_next (ReachdFramer *framer, char **message, gsize *length)
+reachd_framer_next (ReachdFramer *framer, const char **message, gsize *length)
 {
-  GByteArray *buffer = framer->buffer;
-  const guint8 *nul = memchr (buffer->data + framer->scanned, 0, buffer->len - framer->scanned);
+  GByteArray *buffer;
+  const guint8 *nul;
 
+  drop_taken (framer);
+  buffer = framer->buffer;
+  nul = memchr (buffer->data + framer->scanned, 0, buffer->len - framer->scanned);
   *message = NULL;
   *length = 0;
   if (nul == NULL)
@@ -62,8 +81,7 @@ reachd_framer_next (ReachdFramer *framer, char **message, gsize *length)
   *length = nul - buffer->data;
   if (*length > framer->limit)
     return REACHD_FRAME_OVERSIZE;
-  *message = g_strndup ((const char *) buffer->data, *length);
-  g_byte_array_remove_range (buffer, 0, *length + 1);
-  framer->scanned = 0;
+  *message = (const char *) buffer->data;
+  framer->taken = *length + 1;
   return REACHD_FRAME_MESSAGE;
 }

@@ -10,11 +10,12 @@ typedef struct {
   GByteArray *buffer;  /* bytes received and not yet taken */
   gsize scanned;       /* bytes of buffer known to hold no NUL */
   gsize limit;         /* the longest message accepted, without its NUL */
+  gsize taken;         /* the message handed out last, with its NUL: dropped at the next call */
 } ReachdFramer;
 
 typedef enum {
   REACHD_FRAME_NONE,      /* no whole message buffered: read more */
-  REACHD_FRAME_MESSAGE,   /* *message holds one (g_free it) */
+  REACHD_FRAME_MESSAGE,   /* *message points at one */
   REACHD_FRAME_OVERSIZE,  /* the message being received is over the limit: drop the stream */
 } ReachdFrame;
 
@@ -30,7 +31,8 @@ G_GNUC_INTERNAL void reachd_framer_commit (ReachdFramer *framer, gsize reserved,
 /* Appends bytes (reserve and commit in one). */
 G_GNUC_INTERNAL void reachd_framer_push (ReachdFramer *framer, const void *data, gsize length);
 
-/* Takes the oldest whole message out of the buffer: a NUL-terminated copy in *message and
- * its length (without the NUL) in *length. The buffer no longer holds it, so the caller may
- * push and take again while handling it (a nested main loop). */
-G_GNUC_INTERNAL ReachdFrame reachd_framer_next (ReachdFramer *framer, char **message, gsize *length);
+/* The oldest whole message: *message points at it in the buffer (NUL-terminated), *length
+ * is its length without the NUL. It stays valid until the next call on the framer, which
+ * drops it: decode it first, then publish (a handler's nested main loop may read again).
+ * No copy: this runs once per change in every app. */
+G_GNUC_INTERNAL ReachdFrame reachd_framer_next (ReachdFramer *framer, const char **message, gsize *length);

@@ -337,7 +337,7 @@ handle_replies (ReachdNetworkMonitor *self)
 
   for (;;)
     {
-      g_autofree char *message = NULL;
+      const char *message;  /* valid until the next framer call: decoded before anything is published */
       ReachdStatus status;
       gsize length;
 
@@ -567,7 +567,7 @@ first_answer (ReachdNetworkMonitor *self, GCancellable *cancellable, GError **er
   while (self->expect == EXPECT_NAMESPACE || self->expect == EXPECT_SUMMARY_FIRST || self->expect == EXPECT_SUBSCRIBE_FIRST)
     {
       g_autoptr (GError) local = NULL;
-      g_autofree char *message = NULL;
+      const char *message;
       ReachdStatus status;
       gsize length;
 

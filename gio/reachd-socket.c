@@ -71,7 +71,7 @@ reachd_socket_read (GSocket *socket, ReachdFramer *framer, GError **error)
 
 gboolean
 reachd_socket_receive (GSocket *socket, ReachdFramer *framer, gint64 deadline, GCancellable *cancellable,
-                       char **message, gsize *length, GError **error)
+                       const char **message, gsize *length, GError **error)
 {
   for (;;)
     {

@@ -27,7 +27,7 @@ G_GNUC_INTERNAL gssize reachd_socket_read (GSocket *socket, ReachdFramer *framer
 /* The next whole message (as reachd_framer_next), reading and waiting until `deadline`
  * for it: FALSE with G_IO_ERROR_TIMED_OUT, _CONNECTION_CLOSED, _MESSAGE_TOO_LARGE, ... */
 G_GNUC_INTERNAL gboolean reachd_socket_receive (GSocket *socket, ReachdFramer *framer, gint64 deadline,
-                                                GCancellable *cancellable, char **message, gsize *length,
+                                                GCancellable *cancellable, const char **message, gsize *length,
                                                 GError **error);
 
 /* Destroys and releases *source, if any, and clears the pointer. */
