@@ -68,15 +68,18 @@ package final class ConnectivityMonitor {
     // MARK: Inputs
 
     /// The kernel's view changed (or the interface policy did): start, re-start or stop
-    /// schedules, and record the captive-portal APIs the networks announced.
-    package func update(snapshot: NetworkSnapshot, policy: InterfacePolicy) {
+    /// schedules, and record the captive-portal APIs the networks announced. Returns the
+    /// table when this changed it, for the caller to publish with the snapshot that changed
+    /// it: one publication per event, so nothing goes through `onChange` from here.
+    @discardableResult
+    package func update(snapshot: NetworkSnapshot, policy: InterfacePolicy) -> ConnectivityTable? {
         lastInputs = (snapshot, policy)
         sources.update(snapshot)
         let facts = sources.facts(
             for: snapshot, routerAdvertisements: settings.captivePortal.routerAdvertisements ? snapshot.announcedCaptivePortals : [:]
         )
         // Nothing configured, announced or known: the common case costs nothing more.
-        guard isActive || !facts.isEmpty || !table.isEmpty else { return }
+        guard isActive || !facts.isEmpty || !table.isEmpty else { return nil }
         var next = facts.merged(into: table, links: snapshot.links)
 
         var eligible = isActive
@@ -90,7 +93,7 @@ package final class ConnectivityMonitor {
             entries[key] = nil
             if next[key.interfaceIndex] != nil { next[key.interfaceIndex]?[key.family] = .unknown }
         }
-        commit(next)
+        let changed = record(next)
         for (key, context) in eligible.sorted(by: { $0.key < $1.key }) {
             if entries[key]?.context == context { continue }
             if entries[key] == nil {
@@ -100,6 +103,7 @@ package final class ConnectivityMonitor {
             logger.debug("probing", metadata: ["interface": "\(context.interfaceName)", "family": "\(key.family.rawValue)"])
             perform(entries[key]?.schedule.pathChanged(eligible: true) ?? [], for: key)
         }
+        return changed ? table : nil
     }
 
     /// The engine's stall verdicts (`DataStallDetector`): each stalled interface, since when
@@ -160,7 +164,8 @@ package final class ConnectivityMonitor {
 
     /// A source's answer arrived: merged like a kernel change.
     private func reapply() {
-        if let (snapshot, policy) = lastInputs { update(snapshot: snapshot, policy: policy) }
+        guard let (snapshot, policy) = lastInputs, let changed = update(snapshot: snapshot, policy: policy) else { return }
+        onChange(changed)
     }
 
     /// Whether the latest snapshot has a nameserver to resolve a probe's name with.
@@ -305,10 +310,16 @@ package final class ConnectivityMonitor {
         }
     }
 
-    private func commit(_ next: ConnectivityTable) {
-        guard next != table else { return }
+    /// Keeps `next`; whether it differs from the table before.
+    private func record(_ next: ConnectivityTable) -> Bool {
+        guard next != table else { return false }
         table = next
-        onChange(next)
+        return true
+    }
+
+    /// Keeps `next` and, when it changed anything, publishes it (an answer that arrived on its own).
+    private func commit(_ next: ConnectivityTable) {
+        if record(next) { onChange(next) }
     }
 }
 

@@ -78,16 +78,19 @@ package struct Publication {
         self.summary = SummaryReply(state.path)
     }
 
-    /// The engine saw the kernel change (or only thinks it did: equal snapshots are no-ops).
-    mutating func update(snapshot: NetworkSnapshot) -> [Action] {
-        guard snapshot != state.snapshot else { return [] }
-        return publish(ReachabilityState(snapshot: snapshot, policy: state.policy, connectivity: state.connectivity))
+    /// The engine saw the kernel change (or only thinks it did: equal snapshots are no-ops),
+    /// with the connectivity table that change made, if it made one: one publication for both.
+    mutating func update(snapshot: NetworkSnapshot, connectivity: ConnectivityTable? = nil) -> [Action] {
+        let connectivity = connectivity ?? state.connectivity
+        guard snapshot != state.snapshot || connectivity != state.connectivity else { return [] }
+        return publish(ReachabilityState(snapshot: snapshot, policy: state.policy, connectivity: connectivity))
     }
 
-    /// A reload changed how interfaces are treated.
-    mutating func update(policy: InterfacePolicy) -> [Action] {
-        guard policy != state.policy else { return [] }
-        return publish(ReachabilityState(snapshot: state.snapshot, policy: policy, connectivity: state.connectivity))
+    /// A reload changed how interfaces are treated (and, with that, maybe connectivity).
+    mutating func update(policy: InterfacePolicy, connectivity: ConnectivityTable? = nil) -> [Action] {
+        let connectivity = connectivity ?? state.connectivity
+        guard policy != state.policy || connectivity != state.connectivity else { return [] }
+        return publish(ReachabilityState(snapshot: state.snapshot, policy: policy, connectivity: connectivity))
     }
 
     /// Probes or a captive-portal API said something new about an interface.

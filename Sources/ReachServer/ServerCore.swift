@@ -65,9 +65,11 @@ package final class ServerCore {
 
     // MARK: Publishing
 
-    /// A new kernel snapshot from the engine.
+    /// A new kernel snapshot from the engine: the path and the connectivity it moves, in one
+    /// publication (one sequence, one `STATUS=`).
     func update(snapshot: NetworkSnapshot) {
-        perform(publication.update(snapshot: snapshot))
+        let connectivity = services.connectivity.update(snapshot: snapshot, policy: publication.state.policy)
+        perform(publication.update(snapshot: snapshot, connectivity: connectivity))
         for waiting in subscribers.release(where: { !publication.state.awaitsRoutes(for: $0) }) {
             switch waiting.subscription {
             case let .path(filter): subscribe(waiting.member, ticket: waiting.ticket, filter: filter).map(waiting.member.deliver)
@@ -75,7 +77,6 @@ package final class ServerCore {
             }
         }
         targets.refresh()
-        services.connectivity.update(snapshot: snapshot, policy: publication.state.policy)
     }
 
     /// Tells the engine when someone starts or stops listening for stalls (a subscriber, the
@@ -90,9 +91,9 @@ package final class ServerCore {
 
     /// A new interface policy from a reload.
     func update(policy: InterfacePolicy) {
-        perform(publication.update(policy: policy))
+        let connectivity = services.connectivity.update(snapshot: publication.state.snapshot, policy: policy)
+        perform(publication.update(policy: policy, connectivity: connectivity))
         targets.refresh()  // an override may retype an interface, and targets say whether the path ignores it
-        services.connectivity.update(snapshot: publication.state.snapshot, policy: policy)
     }
 
     private func perform(_ actions: [Publication.Action]) {
@@ -332,7 +333,9 @@ package final class ServerCore {
     func adopt(_ channel: any Channel, socketFile: FileIdentity?) {
         let adoption = serving.adopt(channel, socketFile: socketFile)
         if adoption.isFirst {  // probe what the first snapshot shows
-            services.connectivity.update(snapshot: publication.state.snapshot, policy: publication.state.policy)
+            if let table = services.connectivity.update(snapshot: publication.state.snapshot, policy: publication.state.policy) {
+                perform(publication.update(connectivity: table))
+            }
             services.connectivity.startReadingNetworkManager()
         }
         channel.closeFuture.assumeIsolated().whenComplete { [self] _ in
