@@ -28,10 +28,11 @@ Reads commands from stdin, one JSON object a line:
 """
 import json
 import os
-import socket
 import sys
 import threading
 import time
+
+from varlink_stub import listen
 
 path, script_path = sys.argv[1], sys.argv[2]
 with open(script_path, encoding="utf-8") as script_file:
@@ -127,12 +128,7 @@ def commands():
     os._exit(0)  # end of input: the test is done with us
 
 
-if os.path.exists(path):
-    os.unlink(path)
-server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-server.bind(path)
-server.listen(64)
-print("ready", flush=True)
+server = listen(path, 64)
 threading.Thread(target=commands, daemon=True).start()
 count = 0
 while True:

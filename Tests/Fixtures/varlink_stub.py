@@ -6,13 +6,19 @@ import socket
 import threading
 
 
-def serve_forever(path, answer):
+def listen(path, backlog=16):
+    """A Unix stream socket listening at path (a file left there is replaced); prints "ready"."""
     if os.path.exists(path):
         os.unlink(path)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
-    server.listen(16)
+    server.listen(backlog)
     print("ready", flush=True)
+    return server
+
+
+def serve_forever(path, answer):
+    server = listen(path)
 
     def serve(connection):
         buffer = b""

@@ -422,11 +422,7 @@ final class ScriptedReachd {
         return callCounts[method] ?? 0
     }
 
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    func stop() { process.end(closing: input) }
 }
 
 extension NetworkNamespace {

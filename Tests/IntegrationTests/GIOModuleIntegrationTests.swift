@@ -426,16 +426,22 @@ final class GIOApp {
         try? input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
     }
 
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    func stop() { process.end(closing: input) }
 }
 
 extension NetworkNamespace {
     /// `ping -c1 -W1 ADDRESS` inside the namespace: whether it was answered.
     func ping(_ address: String) throws -> Bool {
         try Command.run(["ip", "netns", "exec", name, "ping", "-c1", "-W1", address]).status == 0
+    }
+}
+
+extension Process {
+    /// Ends a child the test feeds through `input`: its input closed, killed if it still
+    /// runs, reaped.
+    func end(closing input: Pipe) {
+        try? input.fileHandleForWriting.close()
+        if isRunning { kill(processIdentifier, SIGKILL) }
+        waitUntilExit()
     }
 }
