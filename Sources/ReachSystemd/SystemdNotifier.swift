@@ -18,7 +18,8 @@ package struct SystemdNotifier: Sendable {
     }
 
     /// Sends `KEY=VALUE` lines (see `datagram(_:)`). Failures are ignored: the manager's
-    /// absence or a full socket must never stop the daemon.
+    /// absence must never stop the daemon. `sd_notify` blocks while the manager's queue is
+    /// full; PID 1 reads it at once and systemd raises `net.unix.max_dgram_qlen` to 512.
     package func send(_ lines: [String]) {
         guard isListening else { return }
         _ = sd_notify(0, Self.datagram(lines))

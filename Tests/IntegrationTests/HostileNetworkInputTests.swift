@@ -189,7 +189,6 @@ final class HostileNetworkInputTests: DaemonTestCase {
             XCTAssertNotNil(path)
             let status = try reachctl(["status", "--socket", daemon.socketPath])
             XCTAssertFalse(["javascript", "shadow", "gpj", "99999", "owned"].contains { status.stdout.contains($0) }, status.stdout)
-            daemon.notify.drain()  // a full sd_notify queue would block reachd's next STATUS=
         }
         XCTAssertTrue(daemon.process.isRunning)
     }

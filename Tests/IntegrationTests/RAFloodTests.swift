@@ -28,15 +28,10 @@ final class RAFloodTests: DaemonTestCase {
     }
 
     override func tearDown() {
-        // reachd blocks in sd_notify while the listener's queue is full (a flood on the old
-        // code fills it): keep reading while it stops, so it can.
         if let daemon, daemon.process.isRunning {
             kill(daemon.process.processIdentifier, SIGTERM)
             let deadline = ContinuousClock.now + .seconds(10)
-            while daemon.process.isRunning && ContinuousClock.now < deadline {
-                daemon.notify.drain()
-                usleep(10_000)
-            }
+            while daemon.process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
             if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) }
         }
         if let server {
@@ -48,14 +43,12 @@ final class RAFloodTests: DaemonTestCase {
 
     // MARK: Helpers
 
-
-    /// Waits for the recorder's latest path to satisfy `predicate`, reading reachd's
-    /// sd_notify datagrams meanwhile; fails the test if it never does.
+    /// Waits for the recorder's latest path to satisfy `predicate`; fails the test if it
+    /// never does.
     private func waitForPath(_ recorder: PathRecorder, _ daemon: DaemonProcess, _ what: String, timeout: Duration = .seconds(5),
                              file: StaticString = #filePath, line: UInt = #line, _ predicate: (Path) -> Bool) -> Path? {
         let deadline = ContinuousClock.now + timeout
         repeat {
-            daemon.notify.drain()
             if let path = recorder.latest, predicate(path) { return path }
             usleep(5_000)
         } while ContinuousClock.now < deadline
@@ -63,13 +56,9 @@ final class RAFloodTests: DaemonTestCase {
         return nil
     }
 
-    /// Lets `duration` pass, reading reachd's sd_notify datagrams meanwhile.
+    /// Lets `duration` pass.
     private func pause(_ daemon: DaemonProcess, _ duration: Duration) {
-        let deadline = ContinuousClock.now + duration
-        while ContinuousClock.now < deadline {
-            daemon.notify.drain()
-            usleep(5_000)
-        }
+        Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 
     /// One GetStatus on a fresh connection, every step bounded by `timeout` (a blocking
@@ -118,24 +107,20 @@ final class RAFloodTests: DaemonTestCase {
     }
 
     /// Runs the flood from the router namespace and, while it lasts, times GetStatus on a
-    /// fresh connection each time, counts reachd's open descriptors and reads its
-    /// sd_notify datagrams (a full queue would block its next `STATUS=`).
+    /// fresh connection each time, and counts reachd's open descriptors.
     private func flood(_ daemon: DaemonProcess) throws -> Observation {
         let output = Pipe()
         let sender = try Command.launch(
             ["ip", "netns", "exec", topology.router.name, "python3", Paths.repository.appendingPathComponent("Tests/Fixtures/ra_flood.py").path,
              "eth0", "\(Self.rate)", "\(Self.seconds)"], stdout: output
         )
-        // Descriptors are counted, and sd_notify datagrams read, on a thread of their own: a
-        // GetStatus may take seconds, and reachd blocks in sd_notify while the queue is full.
+        // Descriptors are counted on a thread of their own: a GetStatus may take seconds.
         let pid = daemon.process.processIdentifier
         let sampler = DescriptorSampler()
-        nonisolated(unsafe) let notify = daemon.notify  // only this thread reads it until it is done
         let thread = Thread {
             while !sampler.stop.load(ordering: .relaxed) {
                 let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
                 sampler.maximum.max(open, ordering: .relaxed)
-                notify.drain()
                 usleep(2_000)
             }
             sampler.done.store(true, ordering: .relaxed)
@@ -170,7 +155,6 @@ final class RAFloodTests: DaemonTestCase {
         let recorder = PathRecorder(client: client)
         _ = await expectPath(recorder, "first answer") { _ in true }
         try await topology.waitForLinkLocal()
-        daemon.notify.drain()
         let (repliesBefore, statusesBefore, logBefore) = (recorder.replies.count, daemon.notify.statuses.count, daemon.log.split(separator: "\n").count)
 
         let seen = try flood(daemon)

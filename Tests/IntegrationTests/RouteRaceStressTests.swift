@@ -80,7 +80,6 @@ final class RouteRaceStressTests: DaemonTestCase {
         var late = 0
         var slowest = Duration.zero
         while deletes < Self.deletes && clock.now < deadline {
-            daemon.notify.drain()
             listeners.drain()
             send("route add default via 10.77.0.1 dev eth0")
             guard await recorder.waitFor(timeout: 5, { $0.status == .satisfied }) != nil else {
