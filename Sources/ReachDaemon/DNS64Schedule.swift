@@ -3,7 +3,7 @@ import ReachabilityCore
 /// When links are asked for their NAT64 prefix (RFC 7050): after a snapshot shows them
 /// qualifying, and again when the resolver files say something new; a withdrawal (which the
 /// snapshot still shows) asks for one more evaluation. Pure over `DNS64Discovery`;
-/// `EngineLoop` sequences it.
+/// `EngineMachine` sequences it.
 struct DNS64Schedule: Equatable {
     /// The discovery per link; nil when `[nat64] discover-dns64` is off.
     private(set) var discovery: DNS64Discovery?

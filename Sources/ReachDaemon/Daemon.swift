@@ -10,6 +10,7 @@ import ReachProtocol
 import ReachServer
 import ReachSystemd
 import ReachTargets
+import Synchronization
 
 /// Everything `reachd` needs to run, after command line and configuration are read.
 package struct DaemonOptions: Sendable {
@@ -110,10 +111,12 @@ package enum Daemon {
             socketPath: options.socketPath, socketMode: options.socketMode, limits: options.limits, resolvedSocket: options.resolvedSocket,
             connectivity: options.connectivity, probeTLS: resources.probeTLS, apiTLS: resources.apiTLS
         )
+        let owner = DaemonReload(running: options, notifier: notifier, logger: logger)
         let server = VarlinkServer(
             settings: settings, instance: UUID().uuidString.lowercased(), snapshot: engine.snapshot, policy: options.policy,
-            eventLoop: group.next(), logger: logger, notifier: notifier, engine: engine.mailbox, counters: engine.counters
+            eventLoop: group.next(), logger: logger, notifier: notifier, engine: engine.mailbox, owner: owner, counters: engine.counters
         )
+        owner.serve(server)
         do {
             // Socket activation (reachd.socket): serve the socket systemd listens on, so
             // clients that connected before reachd ran are answered, none refused.
@@ -139,21 +142,12 @@ package enum Daemon {
 
         // 3. Tell systemd we are ready, with the answer as status, and watch.
         notifier.ready(status: first.path.summary)
-        var running = options
-        var events = EngineEvents(
-            publish: server.publish,
-            reload: { reload(&running, reply: $0, server: server, notifier: notifier, logger: logger) },
-            watchdog: server.pingWatchdog,
-            socketDirectoryChanged: { restoreSocket(server, logger: logger) }
-        )
-        events.stalls = server.publish(stalls:)
-        events.runBlocking = server.runBlocking
-        // Pinged at half the interval systemd asked for, through the event loop (see pingWatchdog).
+        // Pinged at half the interval systemd asked for, from the event loop (`EngineEvent.watchdogDue`).
         let watchdogInterval = notifier.watchdogIntervalMicroseconds.map { Duration.microseconds($0 / 2) }
         // A socket file deleted under reachd is noticed and put back (not one systemd passed).
         let socketFile = activated ? nil : options.socketPath
         let outcome = Result { () throws(EngineError) in
-            try engine.run(events, watchdogInterval: watchdogInterval, socketFile: socketFile)
+            try engine.run(deliver: server.deliver, watchdogInterval: watchdogInterval, socketFile: socketFile)
         }
 
         notifier.stopping()
@@ -171,58 +165,86 @@ package enum Daemon {
         return DaemonFailure(description: reason)
     }
 
-    /// Re-reads the configuration and applies what can change while clients stay
-    /// connected; the server is never restarted. `running` becomes the options now in
-    /// force; returns the interface policy applied (nil: none).
-    ///
-    /// Tells systemd `RELOADING=1` + `MONOTONIC_USEC` first and always ends with `READY=1`,
-    /// so the manager leaves the reloading state whether the new configuration was good
-    /// (applied on the event loop, then `READY=1` with the current path as `STATUS=`) or bad
-    /// (refused, the running configuration kept; the reason logged at error and shown as
-    /// `STATUS=config reload failed: …`). A client that asked (`reply`) is answered then.
-    package static func reload(
-        _ running: inout DaemonOptions, reply: EventLoopPromise<ReloadOutcome>?, server: VarlinkServer, notifier: SystemdNotifier, logger: Logger
-    ) -> InterfacePolicy? {
-        notifier.reloading(monotonicMicroseconds: monotonicMicroseconds())
-        logger.info("\(reply == nil ? "received SIGHUP" : "asked over Varlink"), reloading the configuration")
-        guard let read = running.reload else {
-            restoreSocket(server, logger: logger)
-            server.finishReload(.applied, policy: nil, reply: reply)
-            return nil
-        }
+    /// CLOCK_MONOTONIC in microseconds, as `MONOTONIC_USEC=` wants it.
+    package static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    }
+}
+
+/// reachd's side of a reload: the options in force, read afresh and compared on a
+/// blocking-work thread (`ServerOwner`); the server applies the result on its loop and
+/// tells the engine. The server is never restarted. Sendable: the reads run on other
+/// threads, one at a time, the options behind a lock.
+///
+/// Tells systemd `RELOADING=1` + `MONOTONIC_USEC` first; the server always ends with
+/// `READY=1`, so the manager leaves the reloading state whether the new configuration was
+/// good (applied, then `READY=1` with the current path as `STATUS=`) or bad (refused, the
+/// running configuration kept; the reason logged at error and shown as
+/// `STATUS=config reload failed: …`). A client that asked is answered then.
+final class DaemonReload: ServerOwner, Sendable {
+    private struct State {
+        var running: DaemonOptions
+        /// The server whose socket file is put back; weak, as the server holds this.
+        weak var server: VarlinkServer?
+    }
+
+    private let state: Mutex<State>
+    private let notifier: SystemdNotifier
+    private let logger: Logger
+
+    /// A reload of `running`, reporting to `notifier` and `logger`.
+    init(running: DaemonOptions, notifier: SystemdNotifier, logger: Logger) {
+        state = Mutex(State(running: running))
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    /// The server whose socket file a reload and `restoreSocketFile` put back.
+    func serve(_ server: VarlinkServer) {
+        state.withLock { $0.server = server }
+    }
+
+    func reload(askedByClient: Bool, work: BlockingWork) -> EventLoopFuture<ReloadResult> {
+        work.run { self.read(askedByClient: askedByClient) }
+    }
+
+    func restoreSocketFile(work: BlockingWork) {
+        work.submit(for: .daemon, { self.restoreSocketFile() }) { _ in }
+    }
+
+    /// The reload itself; blocks.
+    private func read(askedByClient: Bool) -> ReloadResult {
+        notifier.reloading(monotonicMicroseconds: Daemon.monotonicMicroseconds())
+        logger.info("\(askedByClient ? "asked over Varlink" : "received SIGHUP"), reloading the configuration")
+        // A reload also puts back a socket file someone deleted (clients connected meanwhile stay connected).
+        defer { restoreSocketFile() }
+        let running = state.withLock { $0.running }
+        guard let read = running.reload else { return ReloadResult(.applied) }
         let proposed: DaemonOptions
         do {
             proposed = try read()
         } catch {
-            logger.error("configuration reload refused, keeping the running configuration:")
-            for line in error.description.split(separator: "\n") { logger.error("  \(line)") }
-            server.finishReload(.refused(error.summary), policy: nil, reply: reply)
-            return nil
+            return refused(error.description.split(separator: "\n").map(String.init), summary: error.summary)
         }
-        // What the next start would refuse is refused now, not applied until then.
         do {
+            // What the next start would refuse is refused now, not applied until then.
             _ = try proposed.checkStartRequirements(metricsListener: .thisProcess(running.metrics.listen))
         } catch {
-            logger.error("configuration reload refused, keeping the running configuration:")
-            for line in error.problems { logger.error("  \(line)") }
-            server.finishReload(.refused(error.summary), policy: nil, reply: reply)
-            return nil
+            return refused(error.problems, summary: error.summary)
         }
         let plan = ReloadPlan(running: running, proposed: proposed)
         for reason in plan.refused { logger.warning("reload: \(reason)") }
         if let level = plan.logLevel { running.logLevelSwitch?.level = level }
         let applied = plan.appliedChanges
         logger.info("configuration reloaded: \(applied.isEmpty ? "nothing to change" : applied.joined(separator: ", "))")
-        restoreSocket(server, logger: logger)
-        if let targets = plan.watchedTargets { server.watch(targets: targets) }
-        server.finishReload(.applied, policy: plan.policy, reply: reply)
-        running = ReloadPlan.applied(running: running, proposed: proposed)
-        return plan.policy
+        state.withLock { $0.running = ReloadPlan.applied(running: running, proposed: proposed) }
+        return ReloadResult(.applied, policy: plan.policy, watchedTargets: plan.watchedTargets)
     }
 
-    /// A reload also puts back a socket file someone deleted (clients connected meanwhile
-    /// stay connected); a failure to do so is logged, not fatal.
-    private static func restoreSocket(_ server: VarlinkServer, logger: Logger) {
+    private func restoreSocketFile() {
+        guard let server = state.withLock({ $0.server }) else { return }
         do {
             try server.restoreSocketFileIfGone()
         } catch {
@@ -230,10 +252,9 @@ package enum Daemon {
         }
     }
 
-    /// CLOCK_MONOTONIC in microseconds, as `MONOTONIC_USEC=` wants it.
-    package static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    private func refused(_ lines: [String], summary: String) -> ReloadResult {
+        logger.error("configuration reload refused, keeping the running configuration:")
+        for line in lines { logger.error("  \(line)") }
+        return ReloadResult(.refused(summary))
     }
 }

@@ -1,7 +1,7 @@
 import ReachabilityCore
 
 /// The target addresses every snapshot looks up, counted: a key is dropped when the last one
-/// who asked for it releases it. Pure; `EngineLoop` keeps it.
+/// who asked for it releases it. Pure; `EngineMachine` keeps it.
 struct MonitoredTargets: Equatable {
     /// How many asked for each key.
     private(set) var counts: [TargetKey: Int] = [:]

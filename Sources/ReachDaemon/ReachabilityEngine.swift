@@ -41,40 +41,6 @@ package struct EngineError: Error, CustomStringConvertible {
     package var description: String
 }
 
-/// What the engine hands its owner, on the engine thread.
-package struct EngineEvents {
-    /// The kernel view changed (or may have: the receiver decides whether anything did).
-    package var publish: (NetworkSnapshot) -> Void
-    /// SIGHUP arrived (no reply) or a client asked (`EngineCommand.reload`, its reply):
-    /// reload the configuration, complete the reply with how it ended, and return the
-    /// interface policy it applied (nil: none).
-    package var reload: (_ reply: EventLoopPromise<ReloadOutcome>?) -> InterfacePolicy?
-    /// Time to ping the systemd watchdog (only when it asked for pings).
-    package var watchdog: () -> Void
-    /// An event in the socket's directory named the socket file (or named nothing): the
-    /// file may have been deleted.
-    package var socketDirectoryChanged: () -> Void
-    /// The interfaces whose TCP traffic is stalled changed: each stalled one, since when and
-    /// on what evidence.
-    package var stalls: ([Int32: DataStall]) -> Void = { _ in }
-    /// Runs blocking work (the DNS64 query) where the loop's other blocking work runs, or
-    /// `dropped` when it cannot; by default nothing runs.
-    package var runBlocking: (_ body: @escaping @Sendable () -> Void, _ dropped: @escaping @Sendable () -> Void) -> Void = { _, dropped in
-        dropped()
-    }
-
-    /// Creates the set of callbacks.
-    package init(
-        publish: @escaping (NetworkSnapshot) -> Void, reload: @escaping (_ reply: EventLoopPromise<ReloadOutcome>?) -> InterfacePolicy?,
-        watchdog: @escaping () -> Void, socketDirectoryChanged: @escaping () -> Void
-    ) {
-        self.publish = publish
-        self.reload = reload
-        self.watchdog = watchdog
-        self.socketDirectoryChanged = socketDirectoryChanged
-    }
-}
-
 /// The engine's inbox: any thread posts, the engine takes the commands when its doorbell
 /// (an eventfd it polls) rings. Once closed (the engine stopped), what is posted is
 /// answered at once (`EngineCommand.abandon`).
@@ -275,19 +241,22 @@ package final class ReachabilityEngine {
         }
     }
 
-    /// Watches until SIGTERM or SIGINT and returns that signal; SIGHUP calls `events.reload`.
+    /// Watches until SIGTERM or SIGINT and returns that signal; SIGHUP asks the loop for a
+    /// reload (`EngineEvent.reloadRequested`).
     ///
-    /// Each wake-up gathers what `poll(2)` found into an `EngineWakeUp`; `EngineLoop` decides
-    /// what to do about it and this carries its actions out.
+    /// Each wake-up hands what `poll(2)` found to `EngineMachine` one input at a time, then
+    /// `.timers` and `.quiet`, and carries its actions out (`Turn`).
     ///
     /// - Parameters:
-    ///   - watchdogInterval: how often to call `events.watchdog` (nil: never).
+    ///   - deliver: takes what the engine tells the event loop, on the engine thread, and
+    ///     hands it over (`VarlinkServer.deliver`).
+    ///   - watchdogInterval: how often the watchdog is due (nil: never).
     ///   - socketFile: the socket file to watch for deletion, through its directory
-    ///     (`events.socketDirectoryChanged`); nil when reachd did not create the socket.
+    ///     (`EngineEvent.socketFileMayBeGone`); nil when reachd did not create the socket.
     ///     Events about other entries there are ignored.
     /// - Throws: `EngineError` when it cannot go on: `poll` failed, netlink stayed broken
     ///   through every retry, or another thread posted `.fail`.
-    package func run(_ events: EngineEvents, watchdogInterval: Duration?, socketFile: String? = nil) throws(EngineError) -> Int32 {
+    package func run(deliver: @escaping (EngineEvent) -> Void, watchdogInterval: Duration?, socketFile: String? = nil) throws(EngineError) -> Int32 {
         // Whatever ends the loop, no command posted to it waits for an answer.
         defer { mailbox.close() }
         let clock = ContinuousClock()
@@ -302,35 +271,34 @@ package final class ReachabilityEngine {
         let resolverFiles = resolver.watch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         let socketFiles = socketWatch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         var polls = PollSet(descriptors)
-        var loop = EngineLoop(
+        var turn = Turn(machine: EngineMachine(
             now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: started.recheckSchedule,
-            stallPollInterval: stallReads.settings.enabled ? stallReads.settings.pollInterval : nil, discoverDNS64: started.discoverDNS64, policy: started.policy
-        )
+            stallPollInterval: stallReads.settings.enabled ? stallReads.settings.pollInterval : nil, discoverDNS64: started.discoverDNS64,
+            policy: started.policy
+        ), deliver: deliver)
 
-        // First the routes the first answer did not need (see `init`), published before any
-        // command is taken: a target's answer may need them.
-        var wakeUp = EngineWakeUp(now: clock.now)
+        // The snapshot taken at start is settled as any other; then the routes the first
+        // answer did not need (see `init`), published before any command is taken: a
+        // target's answer may need them.
+        var inputs: [EngineInput] = [.evaluated(snapshot)]
         if !snapshot.pendingRouteFamilies.isEmpty {
             do {
                 let outcome = try monitor.finishStart()
                 account(outcome)
                 logger.debug("the remaining routes are read: publishing the complete snapshot")
-                wakeUp.netlink = .drained(outcome)
+                inputs.append(.drained(outcome))
             } catch {
                 logger.error("reading the routes at start failed: \(error); resynchronising")
-                wakeUp.netlink = .failed
+                inputs.append(.readFailed)
             }
         }
-        wakeUp.heldAnnouncementsDue = monitor.nextAnnouncementRelease
-        var start = Turn(outcomes: EngineOutcomes(now: clock.now))
-        try carryOut(loop.started(with: snapshot, now: clock.now), targets: loop.targets, events, &start)
-        var wait = try carryOut(wakeUp, in: &loop, events, clock: clock)
+        var ending = try take(inputs, &turn, clock: clock)
         // The start is over: the code only it ran need not stay mapped (ProcessResources).
         ProcessResources.releaseStartupCode()
 
         while true {
             let deadline: ContinuousClock.Instant?
-            switch wait {
+            switch ending {
             case let .stop(signal):
                 return signal
             case let .sleep(until, pollingNetlink, pollingResolverFiles):
@@ -347,133 +315,146 @@ package final class ReachabilityEngine {
                 throw EngineError(description: "poll failed: \(error)")
             }
 
-            var wakeUp = EngineWakeUp(now: clock.now)
+            var inputs: [EngineInput] = []
             if ready[signal] {
-                while let number = try? signals.next() { wakeUp.signals.append(number) }
+                while let number = try? signals.next() { inputs.append(.signal(number)) }
             }
-            if ready[commands] { wakeUp.commands = mailbox.take() }
+            if ready[commands] { inputs += mailbox.take().map(EngineInput.command) }
             if ready[netlink] {
                 do {
                     let outcome = try monitor.drain()
                     account(outcome)
-                    wakeUp.netlink = .drained(outcome)
+                    inputs.append(.drained(outcome))
                 } catch {
                     logger.error("netlink receive failed: \(error); resynchronising")
                     counters.resyncsAfterReceiveFailure.add(1, ordering: .relaxed)
-                    wakeUp.netlink = .failed
+                    inputs.append(.readFailed)
                 }
             }
             if let resolverFiles, ready[resolverFiles] {
                 let text = resolver.textGeneration
-                wakeUp.resolverFiles = resolver.handleEvents() ? .changed : resolver.textGeneration != text ? .rewritten : .unchanged
+                let changed = resolver.handleEvents()
+                inputs.append(.resolverFiles(Self.read(changed: changed, text: text, now: resolver.textGeneration), watched: true))
             }
-            if let socketFiles, ready[socketFiles] { wakeUp.socketFileMayBeGone = socketWatch?.drain().mayConcern(socketName) == true }
-            wakeUp.heldAnnouncementsDue = monitor.nextAnnouncementRelease
-            wait = try carryOut(wakeUp, in: &loop, events, clock: clock)
+            if let socketFiles, ready[socketFiles], socketWatch?.drain().mayConcern(socketName) == true {
+                inputs.append(.socketFileMayBeGone)
+            }
+            ending = try take(inputs, &turn, clock: clock)
         }
     }
 
     /// How a wake-up ends: wait for the next one, or return a signal.
-    private enum Wait {
+    private enum Ending {
         case sleep(until: ContinuousClock.Instant?, pollingNetlink: Bool, pollingResolverFiles: Bool)
         case stop(Int32)
     }
 
-    /// What carrying out one wake-up's actions found, for the loop's next call.
+    /// The machine, where its actions go, and what the actions of the wake-up under way
+    /// said about its end.
     private struct Turn {
-        var outcomes: EngineOutcomes
-        var evaluated: NetworkSnapshot?
-        var wait: Wait?
+        var machine: EngineMachine
+        let deliver: (EngineEvent) -> Void
+        var ending = Ending.sleep(until: nil, pollingNetlink: true, pollingResolverFiles: true)
+        var failure: String?
     }
 
-    /// Hands one wake-up to `loop` and carries out what it decides, call by call.
-    private func carryOut(_ wakeUp: EngineWakeUp, in loop: inout EngineLoop, _ events: EngineEvents, clock: ContinuousClock) throws(EngineError) -> Wait {
-        var turn = Turn(outcomes: EngineOutcomes(now: wakeUp.now))
-        let woke = loop.wokeUp(wakeUp)
-        try carryOut(woke.actions, targets: loop.targets, events, &turn)
-        if let wait = turn.wait { return wait }
-        guard case let .next(_, found) = woke else { throw EngineError(description: "the engine's loop stopped without a signal") }
-        turn.outcomes.now = clock.now
-        let decided = loop.carriedOut(turn.outcomes, findings: found)
-        try carryOut(decided.actions, targets: loop.targets, events, &turn)
-        guard case let .next(_, findings) = decided else { throw EngineError(description: "the engine's loop stopped without a reason") }
-        let settled = loop.settle(findings, now: clock.now, evaluated: turn.evaluated, heldAnnouncementsDue: monitor.nextAnnouncementRelease)
-        try carryOut(settled, targets: loop.targets, events, &turn)
-        return turn.wait ?? .sleep(until: nil, pollingNetlink: true, pollingResolverFiles: true)
+    /// One wake-up: `inputs`, then `.timers` and `.quiet`, each input's actions carried out
+    /// and their outcomes handed back in before the next input. A stop or a failure takes
+    /// effect once every input is answered (commands taken with it are abandoned).
+    private func take(_ inputs: [EngineInput], _ turn: inout Turn, clock: ContinuousClock) throws(EngineError) -> Ending {
+        for input in inputs { handle(input, &turn, clock: clock) }
+        handle(.timers(heldAnnouncementsDue: monitor.nextAnnouncementRelease), &turn, clock: clock)
+        handle(.quiet, &turn, clock: clock)
+        if let failure = turn.failure { throw EngineError(description: failure) }
+        return turn.ending
     }
 
-    /// Carries out actions in order, noting in `turn` what the loop needs to hear back.
-    private func carryOut(_ actions: [EngineAction], targets: some Sequence<TargetKey>, _ events: EngineEvents, _ turn: inout Turn) throws(EngineError) {
-        for action in actions {
-            switch action {
-            case let .stop(signal):
-                turn.wait = .stop(signal)
-            case let .fail(reason):
-                throw EngineError(description: reason)
-            case let .abandon(command):
-                command.abandon()
-            case let .reload(reply):
-                if let policy = events.reload(reply) { turn.outcomes.policy = policy }
-                // A reload re-reads the resolver files too, events or not.
-                let text = resolver.textGeneration
-                if resolver.refresh() { turn.outcomes.resolverChanged = true }
-                if resolver.textGeneration != text { turn.outcomes.resolverRewritten = true }
-            case let .lookUp(keys, reply):
-                reply.succeed(keys.map { monitor.targetLookup($0, nat64Prefixes: snapshot.nat64Prefixes) })
-            case let .watch(addresses):
-                do {
-                    try monitor.watch(addresses)
-                } catch {
-                    logger.warning("cannot update the route event filter (\(error)); every route event is read instead")
-                }
-            case .restoreSocket:
-                events.socketDirectoryChanged()
-            case .resynchronize:
-                do {
-                    turn.outcomes.resync = .resynchronized(removed: try monitor.resynchronize())
-                    logger.notice("netlink resynchronised after a receive failure (resync #\(monitor.resyncCount))")
-                } catch {
-                    turn.outcomes.resync = .failed("\(error)")
-                }
-            case .releaseHeldAnnouncements:
-                // RA options held over their link's budget (NetlinkMonitor) whose time has come.
-                turn.outcomes.announcementsReleased = monitor.releaseHeldAnnouncements(now: turn.outcomes.now)
-            case .readSockets:
-                let (addresses, limit) = (snapshot.addresses, stallReads.settings.socketLimit)
-                let read = Result { () throws(NetlinkError) in try monitor.readSockets(addresses: addresses, limit: limit) }
-                if let stalls = stallReads.judge(read, at: Int(time(nil)), logger: logger) { events.stalls(stalls) }
-            case .forgetSockets:
-                if let stalls = stallReads.forget() { events.stalls(stalls) }
-            case let .askDNS64(link):
-                askDNS64(on: link, events)
-            case let .learnDNS64(link, prefixes):
-                var changed = monitor.withdrawNAT64Prefixes(.dns64, on: link)
-                for prefix in prefixes where monitor.learnNAT64Prefix(prefix, lifetime: nil, on: link, now: turn.outcomes.now) { changed = true }
-                if changed { turn.outcomes.nat64Changed = true }
-                logger.info("DNS64 (ipv4only.arpa) on interface \(link): \(prefixes.isEmpty ? "no NAT64 prefix" : prefixes.map(\.description).joined(separator: ", "))")
-            case let .withdrawDNS64(link):
-                _ = monitor.withdrawNAT64Prefixes(.dns64, on: link)
-            case let .report(report):
-                log(report)
-            case .evaluate:
-                snapshot = evaluate(looking: targets)
-                events.publish(snapshot)
-                turn.evaluated = snapshot
-            case .pingWatchdog:
-                events.watchdog()
-            case let .sleep(until, pollingNetlink, pollingResolverFiles):
-                turn.wait = .sleep(until: until, pollingNetlink: pollingNetlink, pollingResolverFiles: pollingResolverFiles)
-            }
+    private func handle(_ input: EngineInput, _ turn: inout Turn, clock: ContinuousClock) {
+        let now = clock.now
+        for action in turn.machine.handle(input, at: now) {
+            if let outcome = carryOut(action, at: now, &turn) { handle(outcome, &turn, clock: clock) }
         }
     }
 
-    /// Sends the RFC 7050 query for `link` through `events.runBlocking`; its answer is posted back.
-    private func askDNS64(on link: Int32, _ events: EngineEvents) {
+    /// Carries out one action; returns what its IO found, for the machine, when it found anything.
+    private func carryOut(_ action: EngineAction, at now: ContinuousClock.Instant, _ turn: inout Turn) -> EngineInput? {
+        switch action {
+        case let .stop(signal):
+            turn.ending = .stop(signal)
+        case let .fail(reason):
+            turn.failure = reason
+        case let .abandon(command):
+            command.abandon()
+        case .requestReload:
+            turn.deliver(.reloadRequested)
+        case .rereadResolverFiles:
+            // A reload re-reads the resolver files too, events or not.
+            let text = resolver.textGeneration
+            let changed = resolver.refresh()
+            return .resolverFiles(Self.read(changed: changed, text: text, now: resolver.textGeneration), watched: false)
+        case let .lookUp(keys, reply):
+            reply.succeed(keys.map { monitor.targetLookup($0, nat64Prefixes: snapshot.nat64Prefixes) })
+        case let .watch(addresses):
+            do {
+                try monitor.watch(addresses)
+            } catch {
+                logger.warning("cannot update the route event filter (\(error)); every route event is read instead")
+            }
+        case .restoreSocket:
+            turn.deliver(.socketFileMayBeGone)
+        case .resynchronize:
+            do {
+                let removed = try monitor.resynchronize()
+                logger.notice("netlink resynchronised after a receive failure (resync #\(monitor.resyncCount))")
+                return .resynced(.resynchronized(removed: removed))
+            } catch {
+                return .resynced(.failed("\(error)"))
+            }
+        case .releaseHeldAnnouncements:
+            // RA options held over their link's budget (NetlinkMonitor) whose time has come.
+            return .announcementsReleased(changed: monitor.releaseHeldAnnouncements(now: now), nextDue: monitor.nextAnnouncementRelease)
+        case .readSockets:
+            let (addresses, limit) = (snapshot.addresses, stallReads.settings.socketLimit)
+            let read = Result { () throws(NetlinkError) in try monitor.readSockets(addresses: addresses, limit: limit) }
+            if let stalls = stallReads.judge(read, at: Int(time(nil)), logger: logger) { turn.deliver(.stalls(stalls)) }
+        case .forgetSockets:
+            if let stalls = stallReads.forget() { turn.deliver(.stalls(stalls)) }
+        case let .askDNS64(link):
+            turn.deliver(askDNS64(on: link))
+        case let .learnDNS64(link, prefixes):
+            var changed = monitor.withdrawNAT64Prefixes(.dns64, on: link)
+            for prefix in prefixes where monitor.learnNAT64Prefix(prefix, lifetime: nil, on: link, now: now) { changed = true }
+            logger.info("DNS64 (ipv4only.arpa) on interface \(link): \(prefixes.isEmpty ? "no NAT64 prefix" : prefixes.map(\.description).joined(separator: ", "))")
+            return .nat64Learnt(changed: changed)
+        case let .withdrawDNS64(link):
+            _ = monitor.withdrawNAT64Prefixes(.dns64, on: link)
+        case let .report(report):
+            log(report)
+        case .evaluate:
+            snapshot = evaluate(looking: turn.machine.targets)
+            turn.deliver(.snapshot(snapshot))
+            return .evaluated(snapshot)
+        case .pingWatchdog:
+            turn.deliver(.watchdogDue)
+        case let .sleep(until, pollingNetlink, pollingResolverFiles):
+            turn.ending = .sleep(until: until, pollingNetlink: pollingNetlink, pollingResolverFiles: pollingResolverFiles)
+        }
+        return nil
+    }
+
+    /// What a look at the resolver files found: `changed` what they say, or their text went
+    /// from generation `text` to `now`.
+    private static func read(changed: Bool, text: Int, now: Int) -> ResolverFilesRead {
+        changed ? .changed : now != text ? .rewritten : .unchanged
+    }
+
+    /// The RFC 7050 query for `link`, run where the loop runs blocking work; its answer is posted back.
+    private func askDNS64(on link: Int32) -> EngineEvent {
         logger.debug("asking interface \(link)'s resolver for the AAAA records of ipv4only.arpa (RFC 7050)")
         let mailbox = self.mailbox
         let socket = started.resolvedSocket
-        events.runBlocking({ mailbox.post(.dns64Answered(link, DNS64Query.ask(interfaceIndex: link, resolvedSocket: socket))) },
-                           { mailbox.post(.dns64Answered(link, .failed)) })
+        return .runBlocking({ mailbox.post(.dns64Answered(link, DNS64Query.ask(interfaceIndex: link, resolvedSocket: socket))) },
+                            dropped: { mailbox.post(.dns64Answered(link, .failed)) })
     }
 
     /// Says what the loop decided that only the log needs.

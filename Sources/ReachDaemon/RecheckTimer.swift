@@ -2,7 +2,7 @@ import ReachabilityCore
 
 /// When the lookups are made again: a lookup may predate a removal (`LookupRecheck`, DESIGN
 /// rule 6), so after each snapshot the recheck is scheduled, or dropped once trusted or spent.
-/// Pure; `EngineLoop` sequences it.
+/// Pure; `EngineMachine` sequences it.
 struct RecheckTimer: Equatable {
     /// The schedule and its suspects.
     private(set) var lookups: LookupRecheck

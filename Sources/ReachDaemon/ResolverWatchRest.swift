@@ -1,6 +1,6 @@
 /// Whether the resolver watch is polled: after its events were read it rests, so a process
 /// rewriting a file in a loop costs a drain and a read per rest, not per write. Pure;
-/// `EngineLoop` sequences it.
+/// `EngineMachine` sequences it.
 struct ResolverWatchRest: Equatable {
     /// Whether the watch is polled.
     enum State: Equatable {

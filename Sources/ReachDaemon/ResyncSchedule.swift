@@ -1,6 +1,6 @@
 /// Whether the tracked state follows the kernel's events, and when a broken one is dumped
 /// again: a failed read or resync is retried on `RetryBackoff` until one succeeds or the
-/// retries are spent. Pure; `EngineLoop` sequences it.
+/// retries are spent. Pure; `EngineMachine` sequences it.
 struct ResyncSchedule: Equatable {
     /// Whether the tracked state follows the kernel's events.
     enum State: Equatable {

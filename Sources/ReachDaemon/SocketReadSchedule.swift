@@ -1,6 +1,6 @@
 /// When the TCP sockets are read for stalls: only while someone listens (the server says so,
 /// `EngineCommand.someoneListens`) and the last snapshot's path is satisfied (the loop judges
-/// that itself, so a route that flaps costs the server no command). Pure; `EngineLoop`
+/// that itself, so a route that flaps costs the server no command). Pure; `EngineMachine`
 /// sequences it.
 struct SocketReadSchedule: Equatable {
     /// When the sockets are read.

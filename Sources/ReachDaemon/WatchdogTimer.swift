@@ -1,4 +1,4 @@
-/// When the systemd watchdog is pinged. Pure; `EngineLoop` sequences it.
+/// When the systemd watchdog is pinged. Pure; `EngineMachine` sequences it.
 enum WatchdogTimer: Equatable {
     /// systemd asked for no pings.
     case off

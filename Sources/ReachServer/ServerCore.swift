@@ -23,8 +23,8 @@ package final class ServerCore {
     let logger: Logger
     /// Maps each call to its outcome from what is published (no IO).
     static let dispatcher = VarlinkDispatcher(serviceInfo: .reachd, networkNamespace: FileSystem.networkNamespaceInode())
-    /// What the server asks of the engine, and what it last told it.
-    private var engine: EngineLink
+    /// What the server asks of the engine and what it last told it; who reads reloads.
+    private var daemon: DaemonLink
     /// Blocking work, name resolution, connectivity probes and systemd's notify socket.
     let services: ServerServices
     /// Root and reachd's own user may reload; anyone may ask the rest.
@@ -33,7 +33,7 @@ package final class ServerCore {
     private(set) var publication: Publication
     private var subscribers = Subscribers<VarlinkConnectionHandler>()
     private lazy var targets = ServedTargets(
-        watches: TargetWatches(eventLoop: eventLoop, engine: engine.requests, resolver: services.resolver) { [unowned self] in
+        watches: TargetWatches(eventLoop: eventLoop, engine: daemon.requests, resolver: services.resolver) { [unowned self] in
             publication.state
         },
         limits: limits
@@ -44,14 +44,14 @@ package final class ServerCore {
 
     init(
         publication: Publication, settings: ServerSettings, eventLoop: any EventLoop, logger: Logger,
-        notifier: SystemdNotifier, engine: any EngineRequests, counters: DaemonCounters
+        notifier: SystemdNotifier, engine: any EngineRequests, owner: any ServerOwner, counters: DaemonCounters
     ) {
         self.publication = publication
         self.ledger = ConnectionLedger(limits: settings.limits, eventLoop: eventLoop, logger: logger)
         self.metrics = ServerMetrics(counters: counters, logger: logger)
         self.eventLoop = eventLoop
         self.logger = logger
-        self.engine = EngineLink(engine)
+        self.daemon = DaemonLink(engine, owner: owner)
         self.services = ServerServices(settings: settings, eventLoop: eventLoop, logger: logger, notifier: notifier)
         services.connectivity.onChange = { [unowned self] table in perform(self.publication.update(connectivity: table)) }
     }
@@ -83,10 +83,10 @@ package final class ServerCore {
     /// metrics); the engine itself follows whether the path is satisfied, so a flapping route
     /// sends it nothing.
     func updateStallListeners() {
-        let listening = EngineLink.someoneListens(
+        let listening = DaemonLink.someoneListens(
             subscribers: publication.subscriberCount, metricsEndpoint: metrics.channel != nil, metricsTextfile: metrics.textfileDirectory != nil
         )
-        if let command = engine.someoneListens(listening) { engine.requests.post(command) }
+        if let command = daemon.someoneListens(listening) { daemon.requests.post(command) }
     }
 
     /// A new interface policy from a reload.
@@ -194,11 +194,65 @@ package final class ServerCore {
         return .reply(StatusWithTargets(status: status, targets: watched))
     }
 
-    /// Asks the engine for a reload; the future completes when it is applied or refused.
+    /// A client asked for a reload; the future completes when it is applied or refused.
     func requestReload() -> EventLoopFuture<ReloadOutcome> {
         let promise = eventLoop.makePromise(of: ReloadOutcome.self)
-        engine.requests.post(.reload(reply: promise))
+        reload(reply: promise)
         return promise.futureResult
+    }
+
+    /// Reloads the configuration for a client (`reply`) or SIGHUP (nil): read off the loop,
+    /// applied here, then sent to the engine as data (`EngineCommand.reloaded`).
+    func reload(reply: EventLoopPromise<ReloadOutcome>?) {
+        perform(daemon.reloads.requested(reply))
+    }
+
+    private func perform(_ actions: [ReloadQueue.Action]) {
+        for action in actions {
+            switch action {
+            case let .read(askedByClient):
+                daemon.owner.reload(askedByClient: askedByClient, work: services.blockingWork).assumeIsolated().whenComplete { [self] result in
+                    apply((try? result.get()) ?? ReloadResult(.refused("no thread was free to read the configuration")))
+                }
+            case let .answer(replies, outcome):
+                for reply in replies { reply.succeed(outcome) }
+            }
+        }
+    }
+
+    /// Applies what a reload read, tells systemd it is done (`READY=1`, with the status as
+    /// it is now or why the reload was refused) and the engine what is in force.
+    private func apply(_ result: ReloadResult) {
+        if let targets = result.watchedTargets { watch(configured: targets) }
+        if let policy = result.policy { update(policy: policy) }
+        switch result.outcome {
+        case .applied:
+            services.notifier.ready(status: publication.state.path.summary)
+        case let .refused(reason):
+            services.notifier.send(["READY=1", "STATUS=config reload failed: \(reason)"])
+        }
+        daemon.requests.post(.reloaded(policy: publication.state.policy))
+        perform(daemon.reloads.finished(result.outcome))
+    }
+
+    /// What the engine told the loop (`VarlinkServer.deliver`).
+    func handle(_ event: EngineEvent) {
+        switch event {
+        case let .snapshot(snapshot):
+            update(snapshot: snapshot)
+        case let .stalls(stalls):
+            services.connectivity.update(stalls: stalls)
+        case .watchdogDue:
+            services.notifier.watchdog()
+        case .reloadRequested:
+            reload(reply: nil)
+        case .socketFileMayBeGone:
+            daemon.owner.restoreSocketFile(work: services.blockingWork)
+        case let .runBlocking(body, dropped):
+            services.blockingWork.submit(for: .daemon, body) { ran in
+                if ran == nil { dropped() }
+            }
+        }
     }
 
     /// Adds `handler` to the subscribers of `filter` and returns its first reply; nil when
@@ -340,7 +394,7 @@ package final class ServerCore {
         }
         channel.closeFuture.assumeIsolated().whenComplete { [self] _ in
             guard serving.isFatal(closing: channel) else { return }
-            engine.requests.post(.fail("the listening socket closed unexpectedly"))
+            daemon.requests.post(.fail("the listening socket closed unexpectedly"))
         }
         adoption.toClose?.close(promise: nil)
     }

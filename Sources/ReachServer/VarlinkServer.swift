@@ -16,7 +16,7 @@ import SystemPackage
 ///
 /// Everything it publishes lives on the one event loop given at creation, in a
 /// `ServerCore`; the methods here may be called from any thread and hop onto the loop.
-/// The engine hands it kernel snapshots with `publish(_:)`; whether anything changed, and
+/// The engine hands it what it found with `deliver(_:)`; whether anything changed, and
 /// for which subscribers, is decided there, once (`Publication`).
 ///
 /// `start` and `shutdown` block on NIO futures instead of being `async`: reachd never
@@ -36,17 +36,19 @@ package final class VarlinkServer: Sendable {
     ///   - settings: where to listen, what clients may take, how names are resolved and
     ///     which connectivity checks run.
     ///   - instance: identifies this daemon run in every status reply.
-    ///   - snapshot: the first kernel snapshot: what is served until the next `publish(_:)`.
+    ///   - snapshot: the first kernel snapshot: what is served until the engine delivers another.
     ///   - policy: how interfaces are treated.
     ///   - eventLoop: the one loop all connections and subscriptions live on.
     ///   - logger: changes at info, connection problems at debug and notice.
     ///   - notifier: where `STATUS=`, `READY=1` and `WATCHDOG=1` go.
-    ///   - engine: what clients' calls ask of the engine (reloads, target lookups), and where
-    ///     a failure of the server for good is reported.
+    ///   - engine: what clients' calls ask of the engine (target lookups), what a reload
+    ///     tells it, and where a failure of the server for good is reported.
+    ///   - owner: reads the configuration for a reload and puts the socket file back.
     ///   - counters: what the engine counts, for the metrics.
     package init(
         settings: ServerSettings, instance: String, snapshot: NetworkSnapshot, policy: InterfacePolicy,
-        eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier, engine: any EngineRequests, counters: DaemonCounters
+        eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier, engine: any EngineRequests, owner: any ServerOwner & Sendable,
+        counters: DaemonCounters
     ) {
         self.socketPath = settings.socketPath
         self.socketMode = settings.socketMode
@@ -54,7 +56,7 @@ package final class VarlinkServer: Sendable {
         self.logger = logger
         let core = ServerCore(
             publication: Publication(instance: instance, snapshot: snapshot, policy: policy), settings: settings,
-            eventLoop: eventLoop, logger: logger, notifier: notifier, engine: engine, counters: counters
+            eventLoop: eventLoop, logger: logger, notifier: notifier, engine: engine, owner: owner, counters: counters
         )
         // Created off the loop and handed over whole: from here on only the loop touches it.
         self.core = NIOLoopBoundBox.makeBoxSendingValue(core, eventLoop: eventLoop)
@@ -124,34 +126,10 @@ package final class VarlinkServer: Sendable {
         return true
     }
 
-    /// Hands the engine's newest kernel snapshot to the loop. Callable from any thread.
-    package func publish(_ snapshot: NetworkSnapshot) {
+    /// Hands what the engine found or wants to the loop, in one hop. Callable from any thread.
+    package func deliver(_ event: EngineEvent) {
         let core = self.core
-        eventLoop.execute { core.value.update(snapshot: snapshot) }
-    }
-
-    /// Hands the engine's newest stall verdicts (stalled interfaces, since when, on what evidence) to the loop.
-    /// Callable from any thread.
-    package func publish(stalls: [Int32: DataStall]) {
-        let core = self.core
-        eventLoop.execute { core.value.services.connectivity.update(stalls: stalls) }
-    }
-
-    /// Applies a reloaded interface policy (nil: unchanged), tells systemd the reload is
-    /// done (`READY=1`, with the status as it is now or why the reload was refused), and
-    /// answers the client that asked for it (`reply`). Callable from any thread.
-    package func finishReload(_ outcome: ReloadOutcome, policy: InterfacePolicy?, reply: EventLoopPromise<ReloadOutcome>?) {
-        let core = self.core
-        eventLoop.execute {
-            if let policy { core.value.update(policy: policy) }
-            switch outcome {
-            case .applied:
-                core.value.services.notifier.ready(status: core.value.publication.state.path.summary)
-            case let .refused(reason):
-                core.value.services.notifier.send(["READY=1", "STATUS=config reload failed: \(reason)"])
-            }
-            reply?.succeed(outcome)
-        }
+        eventLoop.execute { core.value.handle(event) }
     }
 
     /// Watches the targets `[targets] watch` names from now on, instead of those named before.
@@ -159,23 +137,6 @@ package final class VarlinkServer: Sendable {
     package func watch(targets: [WatchedTarget]) {
         let core = self.core
         eventLoop.execute { core.value.watch(configured: targets) }
-    }
-
-    /// Runs `body` on the loop's `BlockingWork`, in reachd's own share; `dropped` runs instead
-    /// when it never ran (shut down, no thread). Callable from any thread.
-    package func runBlocking(_ body: @escaping @Sendable () -> Void, dropped: @escaping @Sendable () -> Void) {
-        let core = self.core
-        eventLoop.execute {
-            core.value.services.blockingWork.submit(for: .daemon, body) { ran in
-                if ran == nil { dropped() }
-            }
-        }
-    }
-
-    /// Pings the systemd watchdog from the loop, so a ping proves the loop is alive too.
-    package func pingWatchdog() {
-        let core = self.core
-        eventLoop.execute { core.value.services.notifier.watchdog() }
     }
 
     /// Stops accepting, closes every connection and removes the socket file if it is still

@@ -13,8 +13,9 @@ package protocol EngineRequests: Sendable {
 package enum EngineCommand: Sendable, Equatable {
     /// Something the daemon cannot live without failed: stop with this reason.
     case fail(String)
-    /// A client asked for a reload (`io.systemd.service.Reload`).
-    case reload(reply: EventLoopPromise<ReloadOutcome>)
+    /// The event loop reloaded the configuration: the interface policy now in force; the
+    /// resolver files are read again too.
+    case reloaded(policy: InterfacePolicy)
     /// A client asked about target addresses: look them up now.
     case lookUpTargets([TargetKey], reply: EventLoopPromise<[TargetLookup]>)
     /// Target addresses to look up with every snapshot from now on (counted: a key asked
@@ -26,13 +27,12 @@ package enum EngineCommand: Sendable, Equatable {
     /// The RFC 7050 query on this link came back (`EngineAction.askDNS64`).
     case dns64Answered(Int32, DNS64Discovery.Answer)
 
-    /// Answers a command the engine will never carry out (it stopped): a reload is refused,
-    /// a lookup fails, so no client waits forever and no promise is dropped.
+    /// Answers a command the engine will never carry out (it stopped): a lookup fails, so
+    /// no client waits forever and no promise is dropped.
     package func abandon() {
         switch self {
-        case let .reload(reply): reply.succeed(.refused("reachd is stopping"))
         case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
-        case .fail, .monitorTargets, .someoneListens, .dns64Answered: break
+        case .fail, .reloaded, .monitorTargets, .someoneListens, .dns64Answered: break
         }
     }
 }
@@ -46,4 +46,25 @@ package enum ReloadOutcome: Sendable, Equatable {
     case applied
     /// The configuration could not be used (the reason, one line); the running one is kept.
     case refused(String)
+}
+
+/// What the engine tells the event loop. Each crosses in one hop (`VarlinkServer.deliver`)
+/// and is handled there: the loop holds everything published and the configuration.
+package enum EngineEvent: Sendable {
+    /// The kernel view changed, or may have: the loop decides whether the answer did.
+    case snapshot(NetworkSnapshot)
+    /// The interfaces whose TCP traffic is stalled changed: each stalled one, since when and
+    /// on what evidence.
+    case stalls([Int32: DataStall])
+    /// Time to ping the systemd watchdog (only when it asked for pings); pinged from the
+    /// loop, so a ping proves the loop alive too.
+    case watchdogDue
+    /// SIGHUP: reload the configuration.
+    case reloadRequested
+    /// An event in the socket's directory named the socket file (or named nothing): put it
+    /// back if it was deleted.
+    case socketFileMayBeGone
+    /// Run `body` (the DNS64 query) where the loop's other blocking work runs, or `dropped`
+    /// when it never runs.
+    case runBlocking(@Sendable () -> Void, dropped: @Sendable () -> Void)
 }

@@ -53,7 +53,7 @@ final class ClientTests: XCTestCase {
         // The consumer stalls while 3000 changes happen; wlan0 loses carrier near the end.
         let count = 3000
         for index in 1...count {
-            fixture.server.publish(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10))
+            fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10)))
         }
         try await Task.sleep(for: .milliseconds(300))
         var received = 0
@@ -76,7 +76,7 @@ final class ClientTests: XCTestCase {
         var updates = client.subscribe(filter: PathFilter(prohibitedInterfaceTypes: [.wifi])).makeAsyncIterator()
         let first = try await updates.next()
         XCTAssertEqual(first?.path.availableInterfaces, ["eth0"])
-        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.77"))
+        fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.0.77")))
         let second = try await updates.next()
         XCTAssertEqual(second?.sequence, 2)
         XCTAssertEqual(second?.path.gateways, ["10.0.0.77"])

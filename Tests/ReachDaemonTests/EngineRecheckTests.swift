@@ -254,16 +254,14 @@ private final class EngineRun: Sendable {
         let finished = self.finished
         beforeTheLoop(mailbox)
         Thread.detachNewThread {
-            let events = EngineEvents(
-                publish: { snapshot in
-                    record.state.withLock {
-                        $0.snapshots.append(snapshot)
-                        $0.times.append(.now)
-                    }
-                },
-                reload: { _ in nil }, watchdog: {}, socketDirectoryChanged: {}
-            )
-            _ = try? handoff.engine.run(events, watchdogInterval: nil)
+            let deliver = { (event: EngineEvent) in
+                guard case let .snapshot(snapshot) = event else { return }
+                record.state.withLock {
+                    $0.snapshots.append(snapshot)
+                    $0.times.append(.now)
+                }
+            }
+            _ = try? handoff.engine.run(deliver: deliver, watchdogInterval: nil)
             finished.signal()
         }
     }

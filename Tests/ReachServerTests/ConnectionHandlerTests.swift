@@ -17,13 +17,14 @@ import ReachTargets
 final class ConnectionHandlerTests: XCTestCase {
     private var core: ServerCore!
     private var channel: EmbeddedChannel!
-    private let engine = HeldEngine()
+    private var engine: HeldOwner!
     /// Reads the connection handler passed on towards the socket.
     private let reads = ReadCounter()
 
     override func setUpWithError() throws {
         let loop = EmbeddedEventLoop()
-        core = ServerCore.embedded(loop, engine: engine, logger: Self.logger)
+        engine = HeldOwner(loop: loop)
+        core = ServerCore.embedded(loop, engine: ScriptedEngine(), owner: engine, logger: Self.logger)
         channel = try connect()
     }
 
@@ -404,19 +405,27 @@ private final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
     }
 }
 
-/// An engine that answers reloads only when told to.
-private final class HeldEngine: EngineRequests {
-    private let reloads = Mutex<[EventLoopPromise<ReloadOutcome>]>([])
+/// An owner that answers reloads only when told to.
+private final class HeldOwner: ServerOwner {
+    private var reloads: [EventLoopPromise<ReloadResult>] = []
+    private let loop: EmbeddedEventLoop
 
-    func post(_ command: EngineCommand) {
-        if case let .reload(reply) = command { reloads.withLock { $0.append(reply) } }
+    init(loop: EmbeddedEventLoop) {
+        self.loop = loop
     }
+
+    func reload(askedByClient: Bool, work: BlockingWork) -> EventLoopFuture<ReloadResult> {
+        let reply = loop.makePromise(of: ReloadResult.self)
+        reloads.append(reply)
+        return reply.futureResult
+    }
+
+    func restoreSocketFile(work: BlockingWork) {}
 
     /// Answers the oldest reload waiting.
     func answerReload(_ outcome: ReloadOutcome) {
-        let reply = reloads.withLock { $0.removeFirst() }
-        reply.succeed(outcome)
-        (reply.futureResult.eventLoop as? EmbeddedEventLoop)?.run()
+        reloads.removeFirst().succeed(ReloadResult(outcome))
+        loop.run()
     }
 }
 

@@ -61,7 +61,7 @@ final class PythonVarlinkTests: XCTestCase {
         let lines = LineReader(out)
         let first = lines.next(timeout: .seconds(10))
         XCTAssertEqual(first, "1 satisfied eth0 unknown ")
-        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.77"))
+        fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.0.77")))
         let second = lines.next(timeout: .seconds(10))
         XCTAssertEqual(second, "2 satisfied eth0 unknown gateways")
         example.waitUntilExit()

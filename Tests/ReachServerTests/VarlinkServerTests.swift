@@ -111,10 +111,10 @@ final class VarlinkServerTests: XCTestCase {
         XCTAssertEqual(first.path.gateways, ["10.0.0.1"])
 
         // Same state again: no change, no reply.
-        fixture.server.publish(makeSnapshot())
+        fixture.server.deliver(.snapshot(makeSnapshot()))
         XCTAssertEqual(connection.next(timeout: 0.2), .timeout)
 
-        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254"))
+        fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.0.254")))
         let (update, stillContinues) = try connection.status()
         XCTAssertTrue(stillContinues)
         XCTAssertEqual(update.sequence, 2)
@@ -138,12 +138,12 @@ final class VarlinkServerTests: XCTestCase {
         _ = try all.status()
 
         // A change on eth0 only: the unfiltered subscriber hears it, the wifi one does not.
-        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254"))
+        fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.0.254")))
         XCTAssertEqual(try all.status().0.sequence, 2)
         XCTAssertEqual(wifi.next(timeout: 0.3), .timeout)
 
         // Wi-Fi loses carrier: both hear it.
-        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254", wifiCarrier: false))
+        fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.0.254", wifiCarrier: false)))
         let (wifiUpdate, _) = try wifi.status()
         XCTAssertEqual(wifiUpdate.path.status, .unsatisfied)
         XCTAssertEqual(wifiUpdate.path.unsatisfiedReason, .noCarrier)
@@ -165,12 +165,12 @@ final class VarlinkServerTests: XCTestCase {
         let satisfied = SummaryReply(status: .satisfied, connectivity: .unknown, isExpensive: false, isConstrained: false)
         XCTAssertEqual(try summary(connection), satisfied)
 
-        fixture.server.publish(makeSnapshot(ethGateway: "10.0.0.254"))
+        fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.0.254")))
         XCTAssertEqual(connection.next(timeout: 0.3), .timeout, "a gateway is not in the summary")
-        fixture.server.publish(NetworkSnapshot())
+        fixture.server.deliver(.snapshot(NetworkSnapshot()))
         XCTAssertEqual(try summary(connection)?.status, .unsatisfied)
         for index in 1...1000 {
-            fixture.server.publish(index % 2 == 0 ? NetworkSnapshot() : makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)"))
+            fixture.server.deliver(.snapshot(index % 2 == 0 ? NetworkSnapshot() : makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)")))
         }
         var last: SummaryReply?
         while case let .message(text) = connection.next(timeout: 1) {
@@ -202,7 +202,7 @@ final class VarlinkServerTests: XCTestCase {
         _ = try connection.status()
         let count = 3000
         for index in 1...count {
-            fixture.server.publish(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)"))
+            fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)")))
         }
         var received = 0
         var last: StatusReply?
@@ -225,7 +225,7 @@ final class VarlinkServerTests: XCTestCase {
         for index in 1...count {
             // Ten publishes before the end wlan0 loses carrier and stays so: a change that
             // lands in a skipped reply when the subscriber falls behind.
-            fixture.server.publish(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10))
+            fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.0.\(index / 250).\(index % 250 + 1)", wifiCarrier: index < count - 10)))
         }
         var skippedReplies = false
         while previous.sequence != count + 1, case let .message(text) = connection.next(timeout: 5) {
@@ -261,7 +261,7 @@ final class VarlinkServerTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(10))
         }
         XCTAssertEqual(remaining, 0)
-        fixture.server.publish(makeSnapshot(ethGateway: "10.9.9.9"))
+        fixture.server.deliver(.snapshot(makeSnapshot(ethGateway: "10.9.9.9")))
         let connection = try connect()
         try connection.call(ReachabilityInterface.Method.getStatus)
         XCTAssertEqual(try connection.status().0.sequence, 2)

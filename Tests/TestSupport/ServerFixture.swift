@@ -84,24 +84,28 @@ extension ServerSettings {
 
 extension VarlinkServer {
     /// A server under test: `ServerSettings.forTests`, the default interface policy, a
-    /// notifier that tells nobody (outside systemd) and counters nobody counts.
+    /// notifier that tells nobody (outside systemd), counters nobody counts, and `engine` as
+    /// its owner too (reloads applied, nothing re-read).
     package static func forTests(
         socketPath: String, instance: String, snapshot: NetworkSnapshot, eventLoop: any EventLoop, logger: Logger,
-        engine: any EngineRequests
+        engine: ScriptedEngine
     ) -> VarlinkServer {
         VarlinkServer(
             settings: .forTests(socketPath: socketPath), instance: instance, snapshot: snapshot, policy: InterfacePolicy(),
-            eventLoop: eventLoop, logger: logger, notifier: SystemdNotifier(), engine: engine, counters: DaemonCounters()
+            eventLoop: eventLoop, logger: logger, notifier: SystemdNotifier(), engine: engine, owner: engine, counters: DaemonCounters()
         )
     }
 }
 
-/// An engine for servers under test: reloads are applied, lookups answered by `route`
-/// (no route unless told otherwise), and every request is recorded.
-package final class ScriptedEngine: EngineRequests {
+/// An engine, and the server's owner, for servers under test: reloads are applied,
+/// lookups answered by `route` (no route unless told otherwise), and every request is recorded.
+package final class ScriptedEngine: EngineRequests, ServerOwner {
     /// One request the server made.
     package enum Request: Equatable, Sendable {
+        /// The owner was asked to reload.
         case reload
+        /// The engine was told what a reload put in force.
+        case reloaded
         case lookUp([TargetKey])
         case monitorTargets(add: [TargetKey], remove: [TargetKey])
         case fail(String)
@@ -121,9 +125,8 @@ package final class ScriptedEngine: EngineRequests {
 
     package func post(_ command: EngineCommand) {
         switch command {
-        case let .reload(reply):
-            state.withLock { $0.requests.append(.reload) }
-            reply.succeed(.applied)
+        case .reloaded:
+            state.withLock { $0.requests.append(.reloaded) }
         case let .lookUpTargets(keys, reply):
             let route = state.withLock { state in
                 state.requests.append(.lookUp(keys))
@@ -138,4 +141,11 @@ package final class ScriptedEngine: EngineRequests {
             break  // no sockets or resolver here
         }
     }
+
+    package func reload(askedByClient: Bool, work: BlockingWork) -> EventLoopFuture<ReloadResult> {
+        state.withLock { $0.requests.append(.reload) }
+        return work.run { ReloadResult(.applied) }
+    }
+
+    package func restoreSocketFile(work: BlockingWork) {}
 }

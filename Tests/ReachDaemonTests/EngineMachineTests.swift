@@ -9,28 +9,35 @@ import XCTest
 import ReachTargets
 
 
-/// The engine's loop as tables: what woke it (and what the IO it asked for found) in, its
-/// actions out, wake-up after wake-up.
-final class EngineLoopTests: XCTestCase {
-    /// One wake-up: what woke the engine, what the IO the loop asked for found, the snapshot
-    /// an evaluation takes, and the actions expected.
+/// The engine's machine as tables: what woke it (and what the IO it asked for found) in,
+/// its actions out, wake-up after wake-up, fed as `ReachabilityEngine.run` feeds them.
+final class EngineMachineTests: XCTestCase {
+    /// What reading the netlink event socket found.
+    enum NetlinkRead {
+        case drained(DrainOutcome)
+        case failed
+    }
+
+    /// One wake-up: what woke the engine, what the IO the machine asked for found, the
+    /// snapshot an evaluation takes, and the actions expected.
     struct Turn {
-        /// When, after the loop started.
+        /// When, after the machine started.
         var at: Duration = .zero
         var signals: [Int32] = []
         var commands: [EngineCommand] = []
         var netlink: NetlinkRead?
         var resolverFiles: ResolverFilesRead?
         var socketFileMayBeGone = false
-        /// When a held RA option is due (after the start), before and after the wake-up.
+        /// When a held RA option is due (after the start), as the kernel view says once the
+        /// wake-up's reads are done, and after a release.
         var held: Duration?
         var heldAfter: Duration?
         /// What a reload's re-read of the resolver files says.
         var resolverChangesOnReload = false
         var resync: ResyncOutcome?
         var announcementsReleased = false
-        /// The interface policy a reload applies.
-        var policyOnReload: InterfacePolicy?
+        /// Whether `.learnDNS64` changed what the link carries.
+        var learnChanges = true
         var snapshot = NetworkSnapshot()
         var expect: [EngineAction]
     }
@@ -48,14 +55,11 @@ final class EngineLoopTests: XCTestCase {
 
     private let start = ContinuousClock.now
     private let eventLoop = EmbeddedEventLoop()
-    private var promises: [EventLoopPromise<ReloadOutcome>] = []
     private var lookupPromises: [EventLoopPromise<[TargetLookup]>] = []
 
     override func tearDown() {
         // Every promise is completed: NIO calls a dropped one a leak.
-        for promise in promises { promise.succeed(.applied) }
         for promise in lookupPromises { promise.succeed([]) }
-        promises = []
         lookupPromises = []
     }
 
@@ -79,12 +83,6 @@ final class EngineLoopTests: XCTestCase {
 
     private func time(_ offset: Duration) -> ContinuousClock.Instant { start + offset }
 
-    private func reloadPromise() -> EventLoopPromise<ReloadOutcome> {
-        let promise = eventLoop.makePromise(of: ReloadOutcome.self)
-        promises.append(promise)
-        return promise
-    }
-
     private func lookupPromise() -> EventLoopPromise<[TargetLookup]> {
         let promise = eventLoop.makePromise(of: [TargetLookup].self)
         lookupPromises.append(promise)
@@ -93,47 +91,56 @@ final class EngineLoopTests: XCTestCase {
 
     /// Plays the turns as `ReachabilityEngine.run` does and compares each wake-up's actions.
     private func play(_ row: Case, file: StaticString = #filePath, line: UInt = #line) {
-        var loop = EngineLoop(now: start, watchdogInterval: row.watchdog, recheckSchedule: row.recheckSchedule, backoff: row.backoff,
-                              resolverRest: row.resolverRest, stallPollInterval: row.stallPollInterval)
+        var machine = EngineMachine(now: start, watchdogInterval: row.watchdog, recheckSchedule: row.recheckSchedule, backoff: row.backoff,
+                                    resolverRest: row.resolverRest, stallPollInterval: row.stallPollInterval)
         for (index, turn) in row.turns.enumerated() {
-            let now = time(turn.at)
-            let woke = loop.wokeUp(EngineWakeUp(
-                now: now, signals: turn.signals, commands: turn.commands, netlink: turn.netlink,
-                resolverFiles: turn.resolverFiles, socketFileMayBeGone: turn.socketFileMayBeGone,
-                heldAnnouncementsDue: turn.held.map(time)
-            ))
-            var actions = woke.actions
-            if case let .next(_, found) = woke {
-                var outcomes = EngineOutcomes(now: now)
-                for action in actions {
-                    switch action {
-                    case .reload:
-                        outcomes.resolverChanged = outcomes.resolverChanged || turn.resolverChangesOnReload
-                        outcomes.policy = turn.policyOnReload
-                    case .resynchronize: outcomes.resync = turn.resync
-                    case .releaseHeldAnnouncements: outcomes.announcementsReleased = turn.announcementsReleased
-                    default: break
-                    }
-                }
-                let decided = loop.carriedOut(outcomes, findings: found)
-                actions += decided.actions
-                if case let .next(decidedActions, findings) = decided {
-                    let snapshot = decidedActions.contains(.evaluate) ? turn.snapshot : nil
-                    actions += loop.settle(findings, now: now, evaluated: snapshot, heldAnnouncementsDue: turn.heldAfter.map(time))
-                }
-            }
+            let actions = Self.take(turn, &machine, at: time(turn.at), time: time)
             XCTAssertEqual(actions, turn.expect, "\(row.name), wake-up \(index) at \(turn.at)", file: file, line: line)
             if Self.ends(actions) {
-                XCTAssertEqual(index, row.turns.count - 1, "\(row.name): the loop stopped at wake-up \(index)", file: file, line: line)
+                XCTAssertEqual(index, row.turns.count - 1, "\(row.name): the machine stopped at wake-up \(index)", file: file, line: line)
                 return
             }
         }
     }
 
+    /// One wake-up's inputs, `.timers` and `.quiet`, each action's outcome (as `turn`
+    /// scripts it) handed back in at once; every action, in order.
+    static func take(
+        _ turn: Turn, _ machine: inout EngineMachine, at now: ContinuousClock.Instant, time: (Duration) -> ContinuousClock.Instant
+    ) -> [EngineAction] {
+        var inputs: [EngineInput] = turn.signals.map(EngineInput.signal) + turn.commands.map(EngineInput.command)
+        switch turn.netlink {
+        case let .drained(outcome)?: inputs.append(.drained(outcome))
+        case .failed?: inputs.append(.readFailed)
+        case nil: break
+        }
+        if let read = turn.resolverFiles { inputs.append(.resolverFiles(read, watched: true)) }
+        if turn.socketFileMayBeGone { inputs.append(.socketFileMayBeGone) }
+        inputs += [.timers(heldAnnouncementsDue: turn.held.map(time)), .quiet]
+        var actions: [EngineAction] = []
+        func handle(_ input: EngineInput) {
+            for action in machine.handle(input, at: now) {
+                actions.append(action)
+                switch action {
+                case .rereadResolverFiles: handle(.resolverFiles(turn.resolverChangesOnReload ? .changed : .unchanged, watched: false))
+                case .resynchronize: if let resync = turn.resync { handle(.resynced(resync)) }
+                case .releaseHeldAnnouncements: handle(.announcementsReleased(changed: turn.announcementsReleased, nextDue: turn.heldAfter.map(time)))
+                case .learnDNS64: handle(.nat64Learnt(changed: turn.learnChanges))
+                case .evaluate: handle(.evaluated(turn.snapshot))
+                default: break
+                }
+            }
+        }
+        inputs.forEach(handle)
+        return actions
+    }
+
     private static func ends(_ actions: [EngineAction]) -> Bool {
-        switch actions.last {
-        case .stop?, .fail?: true
-        default: false
+        actions.contains { action in
+            switch action {
+            case .stop, .fail: true
+            default: false
+            }
         }
     }
 
@@ -142,19 +149,14 @@ final class EngineLoopTests: XCTestCase {
     // MARK: - Two sources in one wake-up
 
     func testAnEvaluationAskedForIsNeverTakenBackByABatchThatChangedNothing() {
-        let reply = reloadPromise()
         let rows = [
             Case(name: "a new target and an RA that changed nothing", turns: [
                 Turn(commands: [.monitorTargets(add: [Self.target], remove: [])], netlink: Self.unchanged,
                      expect: [.watch([Self.target.address]), .evaluate, Self.sleep]),
             ]),
-            Case(name: "SIGHUP with a resolver change and a batch that changed nothing", turns: [
-                Turn(signals: [SIGHUP], netlink: Self.unchanged, resolverChangesOnReload: true,
-                     expect: [.reload(reply: nil), .evaluate, Self.sleep]),
-            ]),
-            Case(name: "a Varlink reload with a resolver change and a batch that changed nothing", turns: [
-                Turn(commands: [.reload(reply: reply)], netlink: Self.unchanged, resolverChangesOnReload: true,
-                     expect: [.reload(reply: reply), .evaluate, Self.sleep]),
+            Case(name: "a reload with a resolver change and a batch that changed nothing", turns: [
+                Turn(commands: [.reloaded(policy: InterfacePolicy())], netlink: Self.unchanged, resolverChangesOnReload: true,
+                     expect: [.rereadResolverFiles, .evaluate, Self.sleep]),
             ]),
             Case(name: "a resolver file event and a batch that changed nothing", turns: [
                 Turn(netlink: Self.unchanged, resolverFiles: .changed,
@@ -181,15 +183,18 @@ final class EngineLoopTests: XCTestCase {
     // MARK: - One source
 
     func testEachSourceAlone() {
-        let reply = reloadPromise()
         let lookup = lookupPromise()
         let rows = [
             Case(name: "nothing: wait for an event, no timer", turns: [Turn(expect: [Self.sleep])]),
             Case(name: "a batch that changed something", turns: [Turn(netlink: Self.changed, expect: [.evaluate, Self.sleep])]),
             Case(name: "a batch that changed nothing", turns: [Turn(netlink: Self.unchanged, expect: [Self.sleep])]),
-            Case(name: "SIGHUP, resolver files unchanged", turns: [Turn(signals: [SIGHUP], expect: [.reload(reply: nil), Self.sleep])]),
-            Case(name: "a Varlink reload", turns: [
-                Turn(commands: [.reload(reply: reply)], resolverChangesOnReload: true, expect: [.reload(reply: reply), .evaluate, Self.sleep]),
+            Case(name: "SIGHUP: the loop is asked to reload", turns: [Turn(signals: [SIGHUP], expect: [.requestReload, Self.sleep])]),
+            Case(name: "the loop reloaded: the resolver files are read again", turns: [
+                Turn(commands: [.reloaded(policy: InterfacePolicy())], resolverChangesOnReload: true,
+                     expect: [.rereadResolverFiles, .evaluate, Self.sleep]),
+            ]),
+            Case(name: "the loop reloaded, resolver files unchanged", turns: [
+                Turn(commands: [.reloaded(policy: InterfacePolicy())], expect: [.rereadResolverFiles, Self.sleep]),
             ]),
             Case(name: "a lookup is answered, nothing published", turns: [
                 Turn(commands: [.lookUpTargets([Self.target], reply: lookup)], expect: [.lookUp([Self.target], reply: lookup), Self.sleep]),
@@ -211,19 +216,21 @@ final class EngineLoopTests: XCTestCase {
     // MARK: - Stopping
 
     func testSignalsAndFailuresStopTheLoopAndAbandonWhatIsLeft() {
-        let (first, second) = (reloadPromise(), reloadPromise())
-        let lookup = lookupPromise()
+        let (first, second) = (lookupPromise(), lookupPromise())
         let rows = [
             Case(name: "SIGTERM: commands taken with it are answered, not carried out", turns: [
-                Turn(signals: [SIGTERM], commands: [.reload(reply: first), .lookUpTargets([Self.target], reply: lookup)], netlink: Self.changed,
-                     expect: [.abandon(.reload(reply: first)), .abandon(.lookUpTargets([Self.target], reply: lookup)), .stop(signal: SIGTERM)]),
+                Turn(signals: [SIGTERM], commands: [.reloaded(policy: InterfacePolicy()), .lookUpTargets([Self.target], reply: first)],
+                     netlink: Self.changed,
+                     expect: [.stop(signal: SIGTERM), .abandon(.reloaded(policy: InterfacePolicy())),
+                              .abandon(.lookUpTargets([Self.target], reply: first))]),
             ]),
-            Case(name: "SIGHUP then SIGINT: the reload is carried out first", turns: [
-                Turn(signals: [SIGHUP, SIGINT], expect: [.reload(reply: nil), .stop(signal: SIGINT)]),
+            Case(name: "SIGHUP then SIGINT: the reload is asked for first", turns: [
+                Turn(signals: [SIGHUP, SIGINT], expect: [.requestReload, .stop(signal: SIGINT)]),
             ]),
             Case(name: "a fatal command: earlier ones are carried out, later ones abandoned", turns: [
-                Turn(commands: [.reload(reply: first), .fail("the loop broke"), .reload(reply: second)], netlink: Self.changed,
-                     expect: [.reload(reply: first), .abandon(.reload(reply: second)), .fail("the loop broke")]),
+                Turn(commands: [.lookUpTargets([Self.target], reply: first), .fail("the loop broke"), .lookUpTargets([Self.target], reply: second)],
+                     netlink: Self.changed,
+                     expect: [.lookUp([Self.target], reply: first), .fail("the loop broke"), .abandon(.lookUpTargets([Self.target], reply: second))]),
             ]),
         ]
         for row in rows { play(row) }
@@ -237,7 +244,7 @@ final class EngineLoopTests: XCTestCase {
                  expect: [.resynchronize, .report(.resyncFailed("ENOBUFS", retryingAfter: .milliseconds(100))),
                           .sleep(until: time(.milliseconds(100)), pollingNetlink: false)]),
             // A command before the retry is due: netlink stays left out, no resync yet.
-            Turn(at: .milliseconds(50), signals: [SIGHUP], expect: [.reload(reply: nil), .sleep(until: time(.milliseconds(100)), pollingNetlink: false)]),
+            Turn(at: .milliseconds(50), signals: [SIGHUP], expect: [.requestReload, .sleep(until: time(.milliseconds(100)), pollingNetlink: false)]),
             Turn(at: .milliseconds(100), resync: .failed("EIO"),
                  expect: [.resynchronize, .report(.resyncFailed("EIO", retryingAfter: .milliseconds(200))),
                           .sleep(until: time(.milliseconds(300)), pollingNetlink: false)]),
@@ -298,11 +305,11 @@ final class EngineLoopTests: XCTestCase {
 
     func testHeldAnnouncementsAreReleasedWhenDue() {
         play(Case(name: "an RA option held over its link's budget", turns: [
-            Turn(netlink: Self.unchanged, heldAfter: .seconds(2), expect: [.sleep(until: time(.seconds(2)), pollingNetlink: true)]),
+            Turn(netlink: Self.unchanged, held: .seconds(2), expect: [.sleep(until: time(.seconds(2)), pollingNetlink: true)]),
             // Not due yet.
-            Turn(at: .seconds(1), netlink: Self.unchanged, held: .seconds(2), heldAfter: .seconds(2),
-                 expect: [.sleep(until: time(.seconds(2)), pollingNetlink: true)]),
-            Turn(at: .seconds(2), held: .seconds(2), announcementsReleased: true, expect: [.releaseHeldAnnouncements, .evaluate, Self.sleep]),
+            Turn(at: .seconds(1), netlink: Self.unchanged, held: .seconds(2), expect: [.sleep(until: time(.seconds(2)), pollingNetlink: true)]),
+            Turn(at: .seconds(2), held: .seconds(2), heldAfter: .seconds(3), announcementsReleased: true,
+                 expect: [.releaseHeldAnnouncements, .evaluate, .sleep(until: time(.seconds(3)), pollingNetlink: true)]),
             // Released, but the link went down meanwhile: nothing changed, nothing published.
             Turn(at: .seconds(3), held: .seconds(3), expect: [.releaseHeldAnnouncements, Self.sleep]),
         ]))
@@ -310,13 +317,13 @@ final class EngineLoopTests: XCTestCase {
 
     func testTheEarliestTimerIsTheWakeUp() {
         play(Case(name: "watchdog, recheck, resync retry and a held RA at once", watchdog: .seconds(10), recheckSchedule: [.milliseconds(8)], turns: [
-            Turn(netlink: .drained(DrainOutcome(changed: true, removedDefaultRoutes: [Self.route])), heldAfter: .milliseconds(20),
+            Turn(netlink: .drained(DrainOutcome(changed: true, removedDefaultRoutes: [Self.route])), held: .milliseconds(20),
                  snapshot: Self.throughRoute,
                  expect: [.evaluate, .report(.lookingAgain(after: .milliseconds(8), attempt: 1)), .sleep(until: time(.milliseconds(8)), pollingNetlink: true)]),
-            Turn(at: .milliseconds(1), netlink: .failed, heldAfter: .milliseconds(20), resync: .failed("EIO"),
+            Turn(at: .milliseconds(1), netlink: .failed, held: .milliseconds(20), resync: .failed("EIO"),
                  expect: [.resynchronize, .report(.resyncFailed("EIO", retryingAfter: .milliseconds(100))),
                           .sleep(until: time(.milliseconds(8)), pollingNetlink: false)]),
-            Turn(at: .milliseconds(8), heldAfter: .milliseconds(20), snapshot: Self.noRoute,
+            Turn(at: .milliseconds(8), held: .milliseconds(20), snapshot: Self.noRoute,
                  expect: [.evaluate, .sleep(until: time(.milliseconds(20)), pollingNetlink: false)]),
         ]))
     }
@@ -362,12 +369,12 @@ final class EngineLoopTests: XCTestCase {
         play(Case(name: "a reload ignores the only interface", stallPollInterval: .seconds(10), turns: [
             Turn(commands: [.someoneListens(true)], netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, poll(.seconds(10))]),
             // The same snapshot, unsatisfied under the new policy: evaluated again, reads stop.
-            Turn(at: .seconds(2), signals: [SIGHUP], policyOnReload: Self.ignoringEth, snapshot: Self.satisfied,
-                 expect: [.reload(reply: nil), .evaluate, .forgetSockets, Self.sleep]),
+            Turn(at: .seconds(2), commands: [.reloaded(policy: Self.ignoringEth)], snapshot: Self.satisfied,
+                 expect: [.rereadResolverFiles, .evaluate, .forgetSockets, Self.sleep]),
             // The same policy again changes nothing.
-            Turn(at: .seconds(3), signals: [SIGHUP], policyOnReload: Self.ignoringEth, expect: [.reload(reply: nil), Self.sleep]),
-            Turn(at: .seconds(4), signals: [SIGHUP], policyOnReload: InterfacePolicy(), snapshot: Self.satisfied,
-                 expect: [.reload(reply: nil), .evaluate, poll(.seconds(14))]),
+            Turn(at: .seconds(3), commands: [.reloaded(policy: Self.ignoringEth)], expect: [.rereadResolverFiles, Self.sleep]),
+            Turn(at: .seconds(4), commands: [.reloaded(policy: InterfacePolicy())], snapshot: Self.satisfied,
+                 expect: [.rereadResolverFiles, .evaluate, poll(.seconds(14))]),
         ]))
         play(Case(name: "[stall] enabled = false", turns: [
             Turn(commands: [.someoneListens(true)], netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, Self.sleep]),

@@ -4,7 +4,7 @@ import TestSupport
 import XCTest
 
 /// The engine hears of stall listeners only when someone starts or stops listening.
-final class EngineLinkTests: XCTestCase {
+final class DaemonLinkTests: XCTestCase {
     func testWhoListens() {
         let cases: [(subscribers: Int, endpoint: Bool, textfile: Bool, listens: Bool)] = [
             (0, false, false, false),
@@ -14,7 +14,7 @@ final class EngineLinkTests: XCTestCase {
             (3, true, true, true),
         ]
         for (subscribers, endpoint, textfile, listens) in cases {
-            XCTAssertEqual(EngineLink.someoneListens(subscribers: subscribers, metricsEndpoint: endpoint, metricsTextfile: textfile), listens,
+            XCTAssertEqual(DaemonLink.someoneListens(subscribers: subscribers, metricsEndpoint: endpoint, metricsTextfile: textfile), listens,
                            "\(subscribers) subscribers, endpoint \(endpoint), textfile \(textfile)")
         }
     }
@@ -29,7 +29,7 @@ final class EngineLinkTests: XCTestCase {
             (false, nil),
             (true, .someoneListens(true)),
         ]
-        var link = EngineLink(ScriptedEngine())
+        var link = DaemonLink(ScriptedEngine(), owner: ScriptedEngine())
         for (index, step) in steps.enumerated() {
             XCTAssertEqual(link.someoneListens(step.listening), step.told, "step \(index)")
             XCTAssertEqual(link.toldSomeoneListens, step.listening, "step \(index)")

@@ -1,16 +1,24 @@
 import ReachTargets
 
-/// The engine as the event loop reaches it: where requests go, and what the engine was last
-/// told about stall listeners, so it hears only when that changes.
-struct EngineLink {
-    /// What the server asks of the engine (a reload, target lookups); each request carries its reply.
+/// The daemon around the server as the event loop reaches it: the engine (where requests
+/// go, and what it was last told about stall listeners, so it hears only when that changes)
+/// and the owner (who reads a reload, and whether one runs and who waits for it).
+struct DaemonLink {
+    /// What the server asks of the engine (target lookups, what a reload put in force); a
+    /// lookup carries its reply.
     let requests: any EngineRequests
+    /// Reads the configuration for a reload and puts the socket file back.
+    let owner: any ServerOwner
+    /// Whether a reload runs, and who waits for one.
+    var reloads = ReloadQueue()
     /// Whether the engine was told someone listens for stalls.
     private(set) var toldSomeoneListens = false
 
-    /// A link to the engine behind `requests`, which has been told nobody listens yet.
-    init(_ requests: any EngineRequests) {
+    /// A link to the engine behind `requests`, which has been told nobody listens yet, and
+    /// to `owner`.
+    init(_ requests: any EngineRequests, owner: any ServerOwner) {
         self.requests = requests
+        self.owner = owner
     }
 
     /// Whether anyone listens for stalls: a subscriber, the metrics endpoint or the textfile.

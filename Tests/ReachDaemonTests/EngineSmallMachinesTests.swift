@@ -2,9 +2,9 @@ import ReachabilityCore
 @testable import ReachDaemon
 import XCTest
 
-/// The small machines `EngineLoop` sequences, each alone, as tables: a row is a machine's
+/// The small machines `EngineMachine` sequences, each alone, as tables: a row is a machine's
 /// inputs in order, and after each what it decided and where it stands.
-final class EngineLoopMachinesTests: XCTestCase {
+final class EngineSmallMachinesTests: XCTestCase {
     private static let start = ContinuousClock.now
     private static func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
 

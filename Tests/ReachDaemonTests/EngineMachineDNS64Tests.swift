@@ -7,20 +7,11 @@ import ReachTargets
 /// When the engine asks an IPv6-only link's resolver for its NAT64 prefix (RFC 7050), as
 /// tables of wake-ups: only after a snapshot shows the link qualifies, once, again only
 /// after a change of the link, its default route or the resolver files; never on a timer.
-final class EngineLoopDNS64Tests: XCTestCase {
-    struct Turn {
-        var at: Duration = .zero
-        var commands: [EngineCommand] = []
-        var netlink: NetlinkRead?
-        var resolverFiles: ResolverFilesRead?
-        /// Whether `.learnDNS64` changed what the link carries.
-        var learnChanges = true
-        var snapshot = NetworkSnapshot()
-        var expect: [EngineAction]
-    }
+final class EngineMachineDNS64Tests: XCTestCase {
+    typealias Turn = EngineMachineTests.Turn
 
     private let start = ContinuousClock.now
-    private static let changed = NetlinkRead.drained(DrainOutcome(changed: true, events: 1))
+    private static let changed = EngineMachineTests.NetlinkRead.drained(DrainOutcome(changed: true, events: 1))
     private static let asleep = EngineAction.sleep(until: nil, pollingNetlink: true)
 
     private static let eth0 = Link(index: 2, name: "eth0", flags: [.up, .lowerUp, .running], operState: .up, carrier: true)
@@ -42,16 +33,9 @@ final class EngineLoopDNS64Tests: XCTestCase {
     private static let dns64Answer = EngineCommand.dns64Answered(2, .addresses([IPAddress("64:ff9b::c000:aa")!, IPAddress("64:ff9b::c000:ab")!]))
 
     private func play(_ name: String, discoverDNS64: Bool = true, _ turns: [Turn]) {
-        var loop = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: discoverDNS64)
+        var machine = EngineMachine(now: start, watchdogInterval: nil, discoverDNS64: discoverDNS64)
         for (index, turn) in turns.enumerated() {
-            let now = start + turn.at
-            let woke = loop.wokeUp(EngineWakeUp(now: now, commands: turn.commands, netlink: turn.netlink, resolverFiles: turn.resolverFiles))
-            guard case let .next(wokeActions, found) = woke else { return XCTFail("\(name), wake-up \(index): stopped") }
-            var outcomes = EngineOutcomes(now: now)
-            if wokeActions.contains(where: { if case .learnDNS64 = $0 { true } else { false } }) { outcomes.nat64Changed = turn.learnChanges }
-            guard case let .next(decided, findings) = loop.carriedOut(outcomes, findings: found) else { return XCTFail("\(name), wake-up \(index): stopped") }
-            var actions = wokeActions + decided
-            actions += loop.settle(findings, now: now, evaluated: decided.contains(.evaluate) ? turn.snapshot : nil, heldAnnouncementsDue: nil)
+            let actions = EngineMachineTests.take(turn, &machine, at: start + turn.at) { start + $0 }
             XCTAssertEqual(actions, turn.expect, "\(name), wake-up \(index)")
         }
     }
@@ -73,16 +57,13 @@ final class EngineLoopDNS64Tests: XCTestCase {
     }
 
     func testTheSnapshotTakenAtStartIsAsked() {
-        var loop = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: true)
-        XCTAssertEqual(loop.started(with: Self.ipv6Only, now: start), [.askDNS64(2)])
+        var machine = EngineMachine(now: start, watchdogInterval: nil, discoverDNS64: true)
+        XCTAssertEqual(machine.handle(.evaluated(Self.ipv6Only), at: start), [.askDNS64(2), Self.asleep])
         // The first wake-up's snapshot shows the same: no second query.
-        guard case let .next(woke, found) = loop.wokeUp(EngineWakeUp(now: start, netlink: Self.changed)),
-              case let .next(decided, findings) = loop.carriedOut(EngineOutcomes(now: start), findings: found)
-        else { return XCTFail("the loop stopped") }
-        let settled = loop.settle(findings, now: start, evaluated: Self.ipv6Only, heldAnnouncementsDue: nil)
-        XCTAssertEqual(woke + decided + settled, [.evaluate, Self.asleep])
-        var off = EngineLoop(now: start, watchdogInterval: nil, discoverDNS64: false)
-        XCTAssertEqual(off.started(with: Self.ipv6Only, now: start), [])
+        let first = EngineMachineTests.take(Turn(netlink: Self.changed, snapshot: Self.ipv6Only, expect: []), &machine, at: start) { start + $0 }
+        XCTAssertEqual(first, [.evaluate, Self.asleep])
+        var off = EngineMachine(now: start, watchdogInterval: nil, discoverDNS64: false)
+        XCTAssertEqual(off.handle(.evaluated(Self.ipv6Only), at: start), [Self.asleep])
     }
 
     func testOffNothingIsAsked() {
