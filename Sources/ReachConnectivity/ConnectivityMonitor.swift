@@ -81,12 +81,9 @@ package final class ConnectivityMonitor {
         // Nothing configured, announced or known: the common case costs nothing more.
         guard isActive || !facts.isEmpty || !table.isEmpty else { return nil }
         var next = facts.merged(into: table, links: snapshot.links)
-
-        var eligible = isActive
-            ? ProbeSchedule.eligibleTargets(snapshot, policy: policy, families: settings.probe.families, announcedAPIs: facts.announced)
-            : [:]
-        if !settings.probe.isEnabled { eligible = eligible.filter { $0.value.announcedAPI != nil } }
-        for key in entries.keys.sorted() where eligible[key] == nil {
+        let eligible = ProbeRoster.eligible(snapshot, policy: policy, settings: settings, announcedAPIs: facts.announced)
+        let changes = ProbeRoster.changes(running: entries.mapValues(\.context), eligible: eligible)
+        for case let .stop(key) in changes {
             perform(entries[key]?.schedule.pathChanged(eligible: false) ?? [], for: key)
             entries[key]?.running?.cancel()
             finishWaiters(of: key)
@@ -94,16 +91,25 @@ package final class ConnectivityMonitor {
             if next[key.interfaceIndex] != nil { next[key.interfaceIndex]?[key.family] = .unknown }
         }
         let changed = record(next)
-        for (key, context) in eligible.sorted(by: { $0.key < $1.key }) {
-            if entries[key]?.context == context { continue }
-            if entries[key] == nil {
+        for change in changes {
+            switch change {
+            case .stop:
+                continue
+            case let .start(key, context):
                 entries[key] = Entry(schedule: ProbeSchedule(configuration: settings.probe.schedule), context: context)
+                probe(key, on: context)
+            case let .retarget(key, context):
+                entries[key]?.context = context
+                probe(key, on: context)
             }
-            entries[key]?.context = context
-            logger.debug("probing", metadata: ["interface": "\(context.interfaceName)", "family": "\(key.family.rawValue)"])
-            perform(entries[key]?.schedule.pathChanged(eligible: true) ?? [], for: key)
         }
         return changed ? table : nil
+    }
+
+    /// `key`'s schedule follows `context` from now on.
+    private func probe(_ key: ProbeKey, on context: ProbeContext) {
+        logger.debug("probing", metadata: ["interface": "\(context.interfaceName)", "family": "\(key.family.rawValue)"])
+        perform(entries[key]?.schedule.pathChanged(eligible: true) ?? [], for: key)
     }
 
     /// The engine's stall verdicts (`DataStallDetector`): each stalled interface, since when
@@ -144,17 +150,14 @@ package final class ConnectivityMonitor {
         next[index] = facts == InterfaceConnectivity() ? nil : facts
         commit(next)
         var metadata: Logger.Metadata = ["interface": "\(interfaceName(index))"]
-        if let stall {
-            metadata.merge(Self.evidence(stall)) { $1 }
-            if facts.cause == .dataStall {
-                logger.notice("TCP traffic stalled", metadata: metadata)
-            } else if facts.requiresIntervention {
-                logger.info("TCP traffic looked stalled behind a captive portal: the portal stands", metadata: metadata)
-            } else {
-                logger.info("TCP traffic looked stalled, but a probe round since reached its server: connectivity stands", metadata: metadata)
-            }
-        } else if wasLimiting {
-            logger.notice("TCP traffic flows again", metadata: metadata)
+        if let stall { metadata.merge(Self.evidence(stall)) { $1 } }
+        switch StallNews.of(stall, facts: facts, wasLimiting: wasLimiting) {
+        case .none: break
+        case .stalled: logger.notice("TCP traffic stalled", metadata: metadata)
+        case .behindPortal: logger.info("TCP traffic looked stalled behind a captive portal: the portal stands", metadata: metadata)
+        case .contradictedByProbe:
+            logger.info("TCP traffic looked stalled, but a probe round since reached its server: connectivity stands", metadata: metadata)
+        case .flowsAgain: logger.notice("TCP traffic flows again", metadata: metadata)
         }
     }
 
