@@ -24,7 +24,6 @@ let package = Package(
         .executable(name: "reachd", targets: ["reachd"]),
         .executable(name: "reachctl", targets: ["reachctl-entry"]),
         .library(name: "ReachClient", targets: ["ReachClient"]),
-        .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
     ],
     // Each minimum is the first release with an API used here (checked against the tags).
     dependencies: [
