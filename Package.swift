@@ -23,8 +23,8 @@ let package = Package(
     products: [
         .executable(name: "reachd", targets: ["reachd"]),
         .executable(name: "reachctl", targets: ["reachctl-entry"]),
+        // The one library: what it makes public is docs/client-api.md's list (PublicSurfaceTests).
         .library(name: "ReachClient", targets: ["ReachClient"]),
-        .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
     ],
     // Each minimum is the first release with an API used here (checked against the tags).
     dependencies: [

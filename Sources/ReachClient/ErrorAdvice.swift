@@ -16,26 +16,26 @@ public struct ErrorAdvice: Sendable, Hashable {
 
     /// The configuration file reachd reads when not told otherwise, and the keys the
     /// advice names (a test holds them to what the configuration really accepts).
-    public enum Configuration {
+    package enum Configuration {
         /// reachd's default configuration file.
-        public static let path = "/etc/reachd/reachd.toml"
+        package static let path = "/etc/reachd/reachd.toml"
         /// The table of the connectivity checks.
-        public static let probeTable = "probe"
+        package static let probeTable = "probe"
         /// The endpoint keys: either one turns probing on.
-        public static let probeKeys = ["url", "https-url"]
+        package static let probeKeys = ["url", "https-url"]
     }
 
     /// The systemd units the advice names.
-    public enum Units {
+    package enum Units {
         /// The socket that starts reachd.
-        public static let socket = "reachd.socket"
+        package static let socket = "reachd.socket"
         /// The service.
-        public static let service = "reachd"
+        package static let service = "reachd"
     }
 
     /// What a Varlink error reachd sent means. `clientVersion` is this client's,
     /// `serverVersion` reachd's when known (for the errors a version mismatch explains).
-    public static func forRemote(
+    package static func forRemote(
         _ error: VarlinkError, clientVersion: String = ReachdVersion.string, serverVersion: String? = nil
     ) -> ErrorAdvice {
         let versions = "reachd is \(serverVersion ?? "of an unknown version"), this client \(clientVersion)"
@@ -123,7 +123,7 @@ public struct ErrorAdvice: Sendable, Hashable {
     /// No socket at `socketPath`, or nothing listening on it (`connectionRefused`).
     /// `userDefaultPath` is this user's own default socket: a client falls back to it when
     /// the system's socket is absent, so the system's reachd is the likelier fix there.
-    public static func daemonNotRunning(socketPath: String, connectionRefused: Bool, userDefaultPath: String? = nil) -> ErrorAdvice {
+    package static func daemonNotRunning(socketPath: String, connectionRefused: Bool, userDefaultPath: String? = nil) -> ErrorAdvice {
         let systemSocket = socketPath == SocketLocation.systemPath
         if !systemSocket, !connectionRefused, socketPath == userDefaultPath {
             return ErrorAdvice(
@@ -146,7 +146,7 @@ public struct ErrorAdvice: Sendable, Hashable {
     /// This process may not connect to `socketPath`: `deniedPath` refused (a directory it
     /// may not search, or the socket it may not write to), described by `access` when it
     /// could be read. `user` is who is asking.
-    public static func permissionDenied(socketPath: String, deniedPath: String?, access: PathAccess?, user: String) -> ErrorAdvice {
+    package static func permissionDenied(socketPath: String, deniedPath: String?, access: PathAccess?, user: String) -> ErrorAdvice {
         guard let deniedPath else {
             return ErrorAdvice("this user may not connect to the socket", fix: "see who may: ls -ld \(socketPath) and its directories")
         }
@@ -170,19 +170,19 @@ public struct ErrorAdvice: Sendable, Hashable {
     }
 
     /// reachd did not answer within `after`.
-    public static let timedOut = ErrorAdvice(
+    package static let timedOut = ErrorAdvice(
         "reachd accepted the call but did not answer in time (stopped, or stuck)",
         fix: "see its state: systemctl status \(Units.service) (journalctl -u \(Units.service) for its log)"
     )
 
     /// reachd closed the connection before answering.
-    public static let connectionClosed = ErrorAdvice(
+    package static let connectionClosed = ErrorAdvice(
         "reachd closed the connection before answering (it stopped, or the request broke one of its limits)",
         fix: "see why in its log: journalctl -u \(Units.service) -n 20"
     )
 
     /// The server's reply was not one reachd sends.
-    public static func protocolError(socketPath: String, clientVersion: String = ReachdVersion.string) -> ErrorAdvice {
+    package static func protocolError(socketPath: String, clientVersion: String = ReachdVersion.string) -> ErrorAdvice {
         ErrorAdvice(
             "what answers at \(socketPath) is not a reachd this client understands",
             fix: "check that the socket is reachd's and that reachd --version matches this client (\(clientVersion))"
@@ -191,23 +191,23 @@ public struct ErrorAdvice: Sendable, Hashable {
 }
 
 /// Who may use a path: its permission bits and owners, by name.
-public struct PathAccess: Sendable, Hashable {
+package struct PathAccess: Sendable, Hashable {
     /// The permission bits (`0o666` for a socket anyone may write to).
-    public var mode: UInt32
+    package var mode: UInt32
     /// The owner's user name (or number).
-    public var owner: String
+    package var owner: String
     /// The group's name (or number).
-    public var group: String
+    package var group: String
 
     /// A path's access.
-    public init(mode: UInt32, owner: String, group: String) {
+    package init(mode: UInt32, owner: String, group: String) {
         self.mode = mode & 0o7777
         self.owner = owner
         self.group = group
     }
 
     /// The mode as `ls` shows it without the type, with the octal value: `rw-rw---- (0660)`.
-    public var modeString: String {
+    package var modeString: String {
         let letters = ["r", "w", "x"]
         var text = ""
         for shift in stride(from: 6, through: 0, by: -3) {

@@ -22,7 +22,7 @@ public struct ReconnectPolicy: Sendable, Hashable {
 
     /// The wait after `failures` failures in a row (1 or more); `jitter` in 0..<1 picks the
     /// point in the upper half of the delay.
-    public func delay(afterFailures failures: Int, jitter: Double) -> Duration {
+    package func delay(afterFailures failures: Int, jitter: Double) -> Duration {
         var delay = initialDelay
         for _ in 1..<max(failures, 1) where delay < maximumDelay { delay *= 2 }
         delay = min(delay, maximumDelay)

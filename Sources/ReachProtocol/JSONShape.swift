@@ -8,16 +8,16 @@ import FoundationEssentials
 /// checked first, in one pass over the bytes. A call naming `method` twice is ambiguous
 /// (decoders silently keep one of them), so it is refused rather than guessed at. The scan
 /// trusts nothing: whatever it lets through still goes through the real decoder.
-public enum JSONShape {
+package enum JSONShape {
     /// Why a message was refused before decoding.
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// Arrays and objects nest deeper than `limit`.
         case tooDeep(limit: Int)
         /// The top-level object names `key` more than once.
         case duplicateKey(String)
 
         /// One line for logs.
-        public var description: String {
+        package var description: String {
             switch self {
             case let .tooDeep(limit): "JSON nested deeper than \(limit) levels"
             case let .duplicateKey(key): "the key \"\(key)\" appears twice"
@@ -27,7 +27,7 @@ public enum JSONShape {
 
     /// The first problem with `bytes`, or nil when its shape is fine (it may still be
     /// invalid JSON: the decoder decides that).
-    public static func problem(in bytes: some Sequence<UInt8>, maximumDepth: Int) -> Problem? {
+    package static func problem(in bytes: some Sequence<UInt8>, maximumDepth: Int) -> Problem? {
         // One tight loop over contiguous memory (a ByteBuffer, an Array): fast in any build.
         if let found = bytes.withContiguousStorageIfAvailable({ scan($0, maximumDepth: maximumDepth) }) { return found }
         return Array(bytes).withUnsafeBufferPointer { scan($0, maximumDepth: maximumDepth) }

@@ -21,9 +21,9 @@ public protocol Coalescible {
 ///
 /// `@inlinable` so the daemon's per-subscriber calls are specialized for its value type
 /// instead of going through generic metadata and value witnesses for every subscriber.
-public struct LatestValueCoalescer<Value: Coalescible> {
+package struct LatestValueCoalescer<Value: Coalescible> {
     /// What the owner must do after an input.
-    public enum Action {
+    package enum Action {
         /// Nothing, for now.
         case none
         /// Hand this value to the consumer (write it; resume the waiting task).
@@ -31,7 +31,7 @@ public struct LatestValueCoalescer<Value: Coalescible> {
     }
 
     /// The value waiting for the consumer, if any.
-    @inlinable public var pending: Value? { waiting }
+    @inlinable package var pending: Value? { waiting }
     @usableFromInline var waiting: Value?
     /// The consumer has asked for a value and not been given one yet.
     @usableFromInline var consumerWaiting: Bool
@@ -40,12 +40,12 @@ public struct LatestValueCoalescer<Value: Coalescible> {
 
     /// Creates the machine; `consumerReady` says whether the first offered value may be
     /// delivered at once.
-    @inlinable public init(consumerReady: Bool) {
+    @inlinable package init(consumerReady: Bool) {
         consumerWaiting = consumerReady
     }
 
     /// The producer has a new value.
-    @inlinable public mutating func offer(_ value: Value) -> Action {
+    @inlinable package mutating func offer(_ value: Value) -> Action {
         if consumerWaiting && !paused {
             consumerWaiting = false
             return .deliver(value)
@@ -55,18 +55,18 @@ public struct LatestValueCoalescer<Value: Coalescible> {
     }
 
     /// The consumer is done with the last value it was given and can take another.
-    @inlinable public mutating func consumerReady() -> Action {
+    @inlinable package mutating func consumerReady() -> Action {
         consumerWaiting = true
         return deliverPending()
     }
 
     /// The consumer must not be given values until `resume()` (e.g. the socket is full).
-    @inlinable public mutating func pause() {
+    @inlinable package mutating func pause() {
         paused = true
     }
 
     /// The consumer may be given values again.
-    @inlinable public mutating func resume() -> Action {
+    @inlinable package mutating func resume() -> Action {
         paused = false
         return deliverPending()
     }

@@ -6,25 +6,25 @@ public enum ReachabilityInterface {
     public static let name = "io.reachd.Reachability"
 
     /// Fully qualified method names.
-    public enum Method {
+    package enum Method {
         /// `GetStatus() -> (sequence, instance, path)`.
-        public static let getStatus = "io.reachd.Reachability.GetStatus"
+        package static let getStatus = "io.reachd.Reachability.GetStatus"
         /// `Subscribe(requiredInterfaceType?, prohibitedInterfaceTypes?) -> (sequence, instance, path)`, with more.
-        public static let subscribe = "io.reachd.Reachability.Subscribe"
+        package static let subscribe = "io.reachd.Reachability.Subscribe"
         /// `SubscribeSummary() -> (status, connectivity, isExpensive, isConstrained)`, with more.
-        public static let subscribeSummary = "io.reachd.Reachability.SubscribeSummary"
+        package static let subscribeSummary = "io.reachd.Reachability.SubscribeSummary"
         /// `ListInterfaces() -> (interfaces)`.
-        public static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
+        package static let listInterfaces = "io.reachd.Reachability.ListInterfaces"
         /// `CheckTarget(host?, address?) -> (target, path)`.
-        public static let checkTarget = "io.reachd.Reachability.CheckTarget"
+        package static let checkTarget = "io.reachd.Reachability.CheckTarget"
         /// `SubscribeTarget(host?, address?) -> (target, path)`, with more.
-        public static let subscribeTarget = "io.reachd.Reachability.SubscribeTarget"
+        package static let subscribeTarget = "io.reachd.Reachability.SubscribeTarget"
         /// `CheckConnectivity(interface?) -> (interfaces)`: probe now, answer when done.
-        public static let checkConnectivity = "io.reachd.Reachability.CheckConnectivity"
+        package static let checkConnectivity = "io.reachd.Reachability.CheckConnectivity"
         /// `GetMetrics() -> (text)`: the Prometheus exposition.
-        public static let getMetrics = "io.reachd.Reachability.GetMetrics"
+        package static let getMetrics = "io.reachd.Reachability.GetMetrics"
         /// `GetNetworkNamespace() -> (inode?)`: the network namespace reachd answers for.
-        public static let getNetworkNamespace = "io.reachd.Reachability.GetNetworkNamespace"
+        package static let getNetworkNamespace = "io.reachd.Reachability.GetNetworkNamespace"
     }
 
     /// Fully qualified error names.
@@ -46,9 +46,9 @@ public enum ReachabilityInterface {
 }
 
 /// The IDL of `io.reachd.Reachability`, embedded in the binary.
-public enum IDL {
+package enum IDL {
     /// The `.varlink` file's text, verbatim.
-    public static let text = String(decoding: PackageResources.io_reachd_Reachability_varlink, as: UTF8.self)
+    package static let text = String(decoding: PackageResources.io_reachd_Reachability_varlink, as: UTF8.self)
 }
 
 /// Reply of `GetStatus`, and of every `Subscribe` reply.
@@ -75,18 +75,18 @@ public struct StatusReply: Codable, Sendable, Hashable {
 /// Reply of `SubscribeSummary`: the few facts of the system-wide path that a desktop's
 /// network monitor shows (GLib's GNetworkMonitor: available, connectivity, metered), each
 /// as `Path` has it.
-public struct SummaryReply: Codable, Sendable, Hashable {
+package struct SummaryReply: Codable, Sendable, Hashable {
     /// The path's `status`.
-    public var status: PathStatus
+    package var status: PathStatus
     /// The path's `connectivity`.
-    public var connectivity: Connectivity
+    package var connectivity: Connectivity
     /// The path's `isExpensive`.
-    public var isExpensive: Bool
+    package var isExpensive: Bool
     /// The path's `isConstrained`.
-    public var isConstrained: Bool
+    package var isConstrained: Bool
 
     /// Creates a summary reply.
-    public init(status: PathStatus, connectivity: Connectivity, isExpensive: Bool, isConstrained: Bool) {
+    package init(status: PathStatus, connectivity: Connectivity, isExpensive: Bool, isConstrained: Bool) {
         self.status = status
         self.connectivity = connectivity
         self.isExpensive = isExpensive
@@ -94,65 +94,65 @@ public struct SummaryReply: Codable, Sendable, Hashable {
     }
 
     /// The summary of `path`.
-    public init(_ path: Path) {
+    package init(_ path: Path) {
         self.init(status: path.status, connectivity: path.connectivity, isExpensive: path.isExpensive, isConstrained: path.isConstrained)
     }
 }
 
 /// Reply of `GetNetworkNamespace`.
-public struct NetworkNamespaceReply: Codable, Sendable, Hashable {
+package struct NetworkNamespaceReply: Codable, Sendable, Hashable {
     /// The inode number of reachd's `/proc/self/ns/net` (what stat(2) of that file says);
     /// absent when reachd could not read it.
-    public var inode: UInt64?
+    package var inode: UInt64?
 
     /// Creates the reply.
-    public init(inode: UInt64?) {
+    package init(inode: UInt64?) {
         self.inode = inode
     }
 }
 
 /// Reply of `GetMetrics`.
-public struct MetricsReply: Codable, Sendable, Hashable {
+package struct MetricsReply: Codable, Sendable, Hashable {
     /// The metrics in Prometheus' text exposition format (0.0.4), as `/metrics` serves them.
-    public var text: String
+    package var text: String
 
     /// Creates the reply.
-    public init(text: String) {
+    package init(text: String) {
         self.text = text
     }
 }
 
 /// Reply of `ListInterfaces`.
-public struct ListInterfacesReply: Codable, Sendable, Hashable {
+package struct ListInterfacesReply: Codable, Sendable, Hashable {
     /// Every interface the kernel knows, ignored ones included.
-    public var interfaces: [InterfaceDescription]
+    package var interfaces: [InterfaceDescription]
 
     /// Creates the reply.
-    public init(interfaces: [InterfaceDescription]) {
+    package init(interfaces: [InterfaceDescription]) {
         self.interfaces = interfaces
     }
 }
 
 /// Parameters of `CheckConnectivity`.
-public struct ConnectivityCheckParameters: Codable, Sendable, Hashable {
+package struct ConnectivityCheckParameters: Codable, Sendable, Hashable {
     /// Only this interface; nil: every interface probes run over.
-    public var interface: String?
+    package var interface: String?
 
     /// Creates the parameters.
-    public init(interface: String?) {
+    package init(interface: String?) {
         self.interface = interface
     }
 }
 
 /// Parameters of `Subscribe`.
-public struct SubscribeParameters: Codable, Sendable, Hashable {
+package struct SubscribeParameters: Codable, Sendable, Hashable {
     /// Only this type may carry the path.
-    public var requiredInterfaceType: InterfaceType?
+    package var requiredInterfaceType: InterfaceType?
     /// These types may not carry the path.
-    public var prohibitedInterfaceTypes: [InterfaceType]?
+    package var prohibitedInterfaceTypes: [InterfaceType]?
 
     /// Creates parameters from a filter (unset parts are not sent).
-    public init(filter: PathFilter) {
+    package init(filter: PathFilter) {
         requiredInterfaceType = filter.requiredInterfaceType
         let prohibited = InterfaceType.allCases.filter(filter.prohibitedInterfaceTypes.contains)
         prohibitedInterfaceTypes = prohibited.isEmpty ? nil : prohibited
@@ -162,7 +162,7 @@ public struct SubscribeParameters: Codable, Sendable, Hashable {
     ///
     /// - Throws: `InvalidParameter` naming the first parameter that is unknown, of the
     ///   wrong JSON type, or not an `InterfaceType` name.
-    public init(validating parameters: JSONObject) throws(VarlinkError) {
+    package init(validating parameters: JSONObject) throws(VarlinkError) {
         for key in parameters.keys.sorted() where key != "requiredInterfaceType" && key != "prohibitedInterfaceTypes" {
             throw .invalidParameter(parameter: key)
         }
@@ -192,13 +192,13 @@ public struct SubscribeParameters: Codable, Sendable, Hashable {
     }
 
     /// The filter these parameters describe.
-    public var filter: PathFilter {
+    package var filter: PathFilter {
         PathFilter(requiredInterfaceType: requiredInterfaceType, prohibitedInterfaceTypes: Set(prohibitedInterfaceTypes ?? []))
     }
 }
 
 /// A call without parameters.
-public struct NoParameters: Codable, Sendable, Hashable {
+package struct NoParameters: Codable, Sendable, Hashable {
     /// Creates the empty parameter set.
-    public init() {}
+    package init() {}
 }

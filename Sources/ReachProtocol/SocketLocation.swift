@@ -18,7 +18,7 @@ public enum SocketLocation {
     ///
     /// `REACHD_SOCKET`; else `$RUNTIME_DIRECTORY/io.reachd.Reachability` (systemd's
     /// `RuntimeDirectory=`); else the system path for root; else the per-user path.
-    public static func daemonDefault(
+    package static func daemonDefault(
         environment: [String: String] = currentEnvironment(),
         uid: UInt32 = currentUID()
     ) -> String {

@@ -12,7 +12,7 @@ extension ByteBuffer {
     ///
     /// - Returns: the number of bytes written.
     @discardableResult
-    public mutating func writeStatusReplyFrame(_ reply: VarlinkReply<StatusReply>) -> Int {
+    package mutating func writeStatusReplyFrame(_ reply: VarlinkReply<StatusReply>) -> Int {
         // Built in an array, then copied once: ByteBuffer's bookkeeping on each small
         // write (exclusivity and uniqueness checks) cost more than the JSON itself.
         var json = JSONBytes(capacity: JSONBytes.estimatedSize(of: reply))
@@ -28,7 +28,7 @@ extension ByteBuffer {
     ///
     /// - Returns: the number of bytes written.
     @discardableResult
-    public mutating func writeSummaryReplyFrame(_ reply: VarlinkReply<SummaryReply>) -> Int {
+    package mutating func writeSummaryReplyFrame(_ reply: VarlinkReply<SummaryReply>) -> Int {
         var json = JSONBytes(capacity: 160 + (reply.error?.utf8.count ?? 0))
         json.append(reply)
         json.bytes.append(VarlinkFraming.terminator)

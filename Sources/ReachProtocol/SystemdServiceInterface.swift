@@ -2,21 +2,21 @@
 /// `Ping` and `Reload`, so `varlinkctl call … io.systemd.service.Reload {}` works as it does
 /// for them, and `systemctl reload reachd` (through `reachctl reload`) returns only once the
 /// reload is applied or refused.
-public enum SystemdServiceInterface {
+package enum SystemdServiceInterface {
     /// The interface name.
-    public static let name = "io.systemd.service"
+    package static let name = "io.systemd.service"
 
     /// Fully qualified method names.
-    public enum Method {
+    package enum Method {
         /// `Ping() -> ()`: answers at once.
-        public static let ping = "io.systemd.service.Ping"
+        package static let ping = "io.systemd.service.Ping"
         /// `Reload() -> ()`: answers once the configuration is re-read and applied.
-        public static let reload = "io.systemd.service.Reload"
+        package static let reload = "io.systemd.service.Reload"
     }
 
     /// The interface description reachd serves: systemd's, without `SetLogLevel` and
     /// `GetEnvironment`, which reachd does not implement.
-    public static let idl = """
+    package static let idl = """
         # An interface to control basic properties of systemd services. reachd serves
         # Ping and Reload.
         interface io.systemd.service

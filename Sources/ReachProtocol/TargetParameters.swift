@@ -1,14 +1,14 @@
 import ReachabilityCore
 
 /// Parameters of `CheckTarget` and `SubscribeTarget`: exactly one of `host` and `address`.
-public struct TargetParameters: Codable, Sendable, Hashable {
+package struct TargetParameters: Codable, Sendable, Hashable {
     /// A host name (or an address literal, taken as the address).
-    public var host: String?
+    package var host: String?
     /// An IPv4 or IPv6 address.
-    public var address: String?
+    package var address: String?
 
     /// Parameters naming `target`.
-    public init(_ target: Target) {
+    package init(_ target: Target) {
         switch target {
         case let .host(name): host = name
         case let .address(address): self.address = address.description
@@ -21,7 +21,7 @@ public struct TargetParameters: Codable, Sendable, Hashable {
     /// - Throws: `InvalidParameter` naming an unknown parameter, one of the wrong type, a
     ///   malformed name or address, an unspecified address (`0.0.0.0`, `::`), or `host`
     ///   when neither or both are given.
-    public static func target(validating parameters: JSONObject) throws(VarlinkError) -> Target {
+    package static func target(validating parameters: JSONObject) throws(VarlinkError) -> Target {
         for key in parameters.keys.sorted() where key != "host" && key != "address" {
             throw .invalidParameter(parameter: key)
         }

@@ -15,17 +15,17 @@ import NIOCore
 /// broken then and the connection should close. Scanning is incremental: bytes already
 /// searched for a NUL are not searched again, so a message that trickles in byte by byte
 /// costs linear time, not quadratic.
-public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
+package struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
     /// One message, terminator removed.
-    public typealias InboundOut = ByteBuffer
+    package typealias InboundOut = ByteBuffer
 
     /// Messages longer than this are refused.
-    public let maximumMessageSize: Int
+    package let maximumMessageSize: Int
     /// Leading readable bytes already known to hold no NUL.
     private var scanned = 0
 
     /// Creates a decoder with the given size limit.
-    public init(maximumMessageSize: Int = VarlinkFraming.defaultMaximumMessageSize) {
+    package init(maximumMessageSize: Int = VarlinkFraming.defaultMaximumMessageSize) {
         self.maximumMessageSize = maximumMessageSize
     }
 
@@ -33,7 +33,7 @@ public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
     ///
     /// - Throws: `.messageTooLarge` once the message (complete or not) exceeds the limit,
     ///   `.emptyMessage` for a NUL with nothing before it.
-    public mutating func decode(buffer: inout ByteBuffer) throws(VarlinkFramingError) -> ByteBuffer? {
+    package mutating func decode(buffer: inout ByteBuffer) throws(VarlinkFramingError) -> ByteBuffer? {
         let (start, limit) = (scanned, maximumMessageSize)
         switch buffer.withUnsafeReadableBytes({ Self.search($0, from: start, maximumMessageSize: limit) }) {
         case let .incomplete(searched):
@@ -52,7 +52,7 @@ public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
     }
 
     /// At end of stream, a partial message is dropped: the peer never finished it.
-    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws(VarlinkFramingError) -> ByteBuffer? {
+    package mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws(VarlinkFramingError) -> ByteBuffer? {
         try decode(buffer: &buffer)
     }
 
@@ -78,7 +78,7 @@ public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
 extension ByteBuffer {
     /// Writes `value` as one Varlink frame (JSON then NUL).
     @discardableResult
-    public mutating func writeVarlinkMessage(_ value: some Encodable) throws -> Int {
+    package mutating func writeVarlinkMessage(_ value: some Encodable) throws -> Int {
         let bytes = try VarlinkCoding.encodeFrame(value)
         return writeBytes(bytes)
     }

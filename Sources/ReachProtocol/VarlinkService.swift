@@ -1,18 +1,18 @@
 /// The standard `org.varlink.service` interface every Varlink service implements.
-public enum VarlinkService {
+package enum VarlinkService {
     /// The interface name.
-    public static let name = "org.varlink.service"
+    package static let name = "org.varlink.service"
 
     /// Fully qualified method names.
-    public enum Method {
+    package enum Method {
         /// `GetInfo() -> (vendor, product, version, url, interfaces)`.
-        public static let getInfo = "org.varlink.service.GetInfo"
+        package static let getInfo = "org.varlink.service.GetInfo"
         /// `GetInterfaceDescription(interface) -> (description)`.
-        public static let getInterfaceDescription = "org.varlink.service.GetInterfaceDescription"
+        package static let getInterfaceDescription = "org.varlink.service.GetInterfaceDescription"
     }
 
     /// The standard interface's own IDL, served for `GetInterfaceDescription("org.varlink.service")`.
-    public static let idl = """
+    package static let idl = """
         # The Varlink Service Interface is provided by every varlink service. It
         # describes the service and the interfaces it implements.
         interface org.varlink.service
@@ -75,7 +75,7 @@ public struct ServiceInfo: Codable, Sendable, Hashable {
     }
 
     /// reachd's own information.
-    public static let reachd = ServiceInfo(
+    package static let reachd = ServiceInfo(
         vendor: "reachd",
         product: "reachd",
         version: ReachdVersion.string,
@@ -85,12 +85,12 @@ public struct ServiceInfo: Codable, Sendable, Hashable {
 }
 
 /// Reply of `org.varlink.service.GetInterfaceDescription`.
-public struct InterfaceDescriptionReply: Codable, Sendable, Hashable {
+package struct InterfaceDescriptionReply: Codable, Sendable, Hashable {
     /// The IDL text.
-    public var description: String
+    package var description: String
 
     /// Creates the reply.
-    public init(description: String) {
+    package init(description: String) {
         self.description = description
     }
 }

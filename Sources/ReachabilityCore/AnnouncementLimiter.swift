@@ -7,27 +7,27 @@
 /// Whoever runs the network sends RAs at will; a new URI in every packet is a flood, not
 /// news. Each applied change costs a publication, a log line, `STATUS=` and a probe round,
 /// so this bounds all of them per link, whatever the RA rate.
-public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
+package struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
     /// The budget per link.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// Changes a link may make at once, after a quiet time.
-        public var burst: Int
+        package var burst: Int
         /// One more change per interval, once the burst is spent.
-        public var interval: Duration
+        package var interval: Duration
 
         /// A budget of `burst` changes, refilled by one every `interval`.
-        public init(burst: Int, interval: Duration) {
+        package init(burst: Int, interval: Duration) {
             self.burst = max(1, burst)
             self.interval = max(interval, .nanoseconds(1))
         }
 
         /// For RA options: 3 changes at once, then one every 2 s (a router's own minimum
         /// between RAs is 3 s, RFC 4861 MIN_DELAY_BETWEEN_RAS, and a real URI rarely changes).
-        public static var routerAdvertisements: Configuration { Configuration(burst: 3, interval: .seconds(2)) }
+        package static var routerAdvertisements: Configuration { Configuration(burst: 3, interval: .seconds(2)) }
     }
 
     /// What to do with one announcement.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// Apply it now: it changes the value in force and the link's budget allows it.
         case apply
         /// The value in force again: nothing to do (any held change is dropped: the
@@ -46,7 +46,7 @@ public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
     }
 
     /// The budget in force.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private var buckets: [Int32: Bucket] = [:] {
         // Kept with every change: the engine asks after every wake-up, changes are rare.
         didSet {
@@ -56,12 +56,12 @@ public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
     }
 
     /// A limiter where every link starts with a full budget.
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// Judges `value`, announced on `link` at `now`, against `current`, the value in force.
-    public mutating func offer(_ value: Value, on link: Int32, current: Value, now: ContinuousClock.Instant) -> Decision {
+    package mutating func offer(_ value: Value, on link: Int32, current: Value, now: ContinuousClock.Instant) -> Decision {
         var bucket = buckets[link] ?? Bucket(tokens: configuration.burst, refilledAt: now)
         defer { buckets[link] = bucket }
         guard value != current else {
@@ -79,7 +79,7 @@ public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
     }
 
     /// The held values whose link has budget again at `now`, to apply now (each spends it).
-    public mutating func release(now: ContinuousClock.Instant) -> [(link: Int32, value: Value)] {
+    package mutating func release(now: ContinuousClock.Instant) -> [(link: Int32, value: Value)] {
         var released: [(link: Int32, value: Value)] = []
         for link in buckets.keys.sorted() {
             guard var bucket = buckets[link], let value = bucket.held.first else { continue }
@@ -95,21 +95,21 @@ public struct AnnouncementLimiter<Value: Equatable & Sendable>: Sendable {
     }
 
     /// When `release(now:)` next has something to hand back; nil when nothing is held.
-    public private(set) var nextRelease: ContinuousClock.Instant?
+    package private(set) var nextRelease: ContinuousClock.Instant?
 
     /// Whether a change on `link` is held.
-    public func holds(on link: Int32) -> Bool {
+    package func holds(on link: Int32) -> Bool {
         !(buckets[link]?.held.isEmpty ?? true)
     }
 
     /// Drops what `link` holds (the link went down: what its old network said is void);
     /// its budget stays spent.
-    public mutating func discardHeld(on link: Int32) {
+    package mutating func discardHeld(on link: Int32) {
         buckets[link]?.held = []
     }
 
     /// Forgets `link` altogether (it is gone).
-    public mutating func forget(_ link: Int32) {
+    package mutating func forget(_ link: Int32) {
         buckets[link] = nil
     }
 

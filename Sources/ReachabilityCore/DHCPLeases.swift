@@ -2,36 +2,36 @@
 /// information (option 43) saying `ANDROID_METERED`, which Android's hotspot and USB tethering
 /// send (NetworkManager reads it the same way). Pure and bounded: the text comes from files
 /// the network's DHCP server filled, so every value is untrusted.
-public enum DHCPLeases {
+package enum DHCPLeases {
     /// The marker Android puts in option 43.
-    public static let androidMetered = Array("ANDROID_METERED".utf8)
+    package static let androidMetered = Array("ANDROID_METERED".utf8)
     /// Lease text read at most (a lease file keeps every lease the client had).
-    public static let textLimit = 256 << 10
+    package static let textLimit = 256 << 10
     /// Option 43 kept at most (one DHCP option is at most 255 bytes; concatenated, more).
-    public static let optionLimit = 1024
+    package static let optionLimit = 1024
 
     /// Whether option 43's bytes carry the marker, raw (Android) or inside sub-options.
-    public static func isAndroidMetered(vendorSpecific bytes: [UInt8]) -> Bool {
+    package static func isAndroidMetered(vendorSpecific bytes: [UInt8]) -> Bool {
         guard bytes.count >= androidMetered.count else { return false }
         return (0...(bytes.count - androidMetered.count)).contains { bytes[$0..<($0 + androidMetered.count)].elementsEqual(androidMetered) }
     }
 
     /// One recorded lease: the address it gave and its option 43, when it had one.
-    public struct Lease: Sendable, Hashable {
+    package struct Lease: Sendable, Hashable {
         /// The leased IPv4 address.
-        public var address: IPAddress?
+        package var address: IPAddress?
         /// Option 43's bytes.
-        public var vendorSpecific: [UInt8]?
+        package var vendorSpecific: [UInt8]?
 
         /// Creates a lease.
-        public init(address: IPAddress?, vendorSpecific: [UInt8]?) {
+        package init(address: IPAddress?, vendorSpecific: [UInt8]?) {
             self.address = address
             self.vendorSpecific = vendorSpecific
         }
 
         /// The lease is the one in use (its address is one of `addresses`, so an old lease
         /// left in a file says nothing) and its server said `ANDROID_METERED`.
-        public func isMetered(holding addresses: [IPAddress]) -> Bool {
+        package func isMetered(holding addresses: [IPAddress]) -> Bool {
             guard let address, addresses.contains(address), let vendorSpecific else { return false }
             return DHCPLeases.isAndroidMetered(vendorSpecific: vendorSpecific)
         }
@@ -39,7 +39,7 @@ public enum DHCPLeases {
 
     /// systemd-networkd's lease file (`/run/systemd/netif/leases/IFINDEX`): its `ADDRESS=`
     /// and `VENDOR_SPECIFIC=` (hex) lines. Nil without an address.
-    public static func networkdLease(_ text: Substring) -> Lease? {
+    package static func networkdLease(_ text: Substring) -> Lease? {
         var lease = Lease(address: nil, vendorSpecific: nil)
         for line in text.prefix(textLimit).split(separator: "\n", omittingEmptySubsequences: true) {
             if line.hasPrefix("ADDRESS=") {
@@ -56,7 +56,7 @@ public enum DHCPLeases {
     /// a quoted string (octal escapes) or colon-separated hex. Nil when there is none. A `;` or
     /// `}` inside a string cuts it (dhclient escapes quotes, so nothing forges a statement).
     /// Text after the last `}` is a lease still being written (dhclient appends), so unread.
-    public static func dhclientLease(_ text: Substring, interface: String) -> Lease? {
+    package static func dhclientLease(_ text: Substring, interface: String) -> Lease? {
         let wantedInterface = "interface \"\(interface)\""
         let optionPrefix = "option vendor-encapsulated-options "
         let bounded = text.prefix(textLimit)

@@ -9,23 +9,23 @@
 /// down; never on a timer, and never while a query for it is still out. An answer without
 /// a prefix (no DNS64, or no answer at all) counts: the link is not asked again until
 /// something changes.
-public struct DNS64Discovery: Sendable, Hashable {
+package struct DNS64Discovery: Sendable, Hashable {
     /// What a link looked like when it was asked: an answer is only good for the same.
-    public struct Conditions: Sendable, Hashable {
+    package struct Conditions: Sendable, Hashable {
         /// The gateways of the IPv6 default routes through the link (nil: on-link), sorted.
-        public var gateways: [IPAddress?]
+        package var gateways: [IPAddress?]
         /// Bumped by the caller whenever the resolver configuration changes.
-        public var resolverGeneration: Int
+        package var resolverGeneration: Int
 
         /// Conditions.
-        public init(gateways: [IPAddress?], resolverGeneration: Int) {
+        package init(gateways: [IPAddress?], resolverGeneration: Int) {
             self.gateways = gateways
             self.resolverGeneration = resolverGeneration
         }
     }
 
     /// What the caller does.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Send the query for `ipv4only.arpa` through this link's resolver, and hand the
         /// answer to `answered`.
         case ask(Int32)
@@ -36,7 +36,7 @@ public struct DNS64Discovery: Sendable, Hashable {
     }
 
     /// What the query brought back.
-    public enum Answer: Sendable, Hashable {
+    package enum Answer: Sendable, Hashable {
         /// The AAAA records' addresses, in the resolver's order.
         case addresses([IPAddress])
         /// No records, an error, or no answer in time.
@@ -53,26 +53,26 @@ public struct DNS64Discovery: Sendable, Hashable {
     }
 
     /// The most AAAA records one answer is searched (a hostile resolver may send many).
-    public static let maximumAnswers = 16
+    package static let maximumAnswers = 16
     /// The name RFC 7050 reserves: only IPv4 addresses, so any AAAA record is synthesized.
-    public static let name = "ipv4only.arpa"
+    package static let name = "ipv4only.arpa"
     /// The two well-known IPv4 addresses of `ipv4only.arpa` (RFC 7050 section 2.2).
-    public static let wellKnownAddresses: [IPAddress] = [.v4(192, 0, 0, 170), .v4(192, 0, 0, 171)]
+    package static let wellKnownAddresses: [IPAddress] = [.v4(192, 0, 0, 170), .v4(192, 0, 0, 171)]
 
     private var links: [Int32: LinkState] = [:]
 
     /// Nothing asked yet.
-    public init() {}
+    package init() {}
 
     /// Whether a query for `link` is out.
-    public func isAsking(_ link: Int32) -> Bool {
+    package func isAsking(_ link: Int32) -> Bool {
         if case .asking? = links[link] { return true }
         return false
     }
 
     /// The links that qualify now (`eligibleLinks`), each with its conditions; the actions
     /// bring the queries and the store in line with them.
-    public mutating func update(eligible: [Int32: Conditions]) -> [Action] {
+    package mutating func update(eligible: [Int32: Conditions]) -> [Action] {
         var actions: [Action] = []
         for (link, state) in links.sorted(by: { $0.key < $1.key }) {
             let current = eligible[link]
@@ -100,7 +100,7 @@ public struct DNS64Discovery: Sendable, Hashable {
 
     /// The query for `link` came back. Learnt if the link still looks as it did when asked;
     /// asked again if it changed meanwhile; dropped if it no longer qualifies.
-    public mutating func answered(_ link: Int32, _ answer: Answer) -> [Action] {
+    package mutating func answered(_ link: Int32, _ answer: Answer) -> [Action] {
         guard case let .asking(asked, now)? = links[link] else { return [] }
         guard let now else {
             links[link] = nil
@@ -120,7 +120,7 @@ public struct DNS64Discovery: Sendable, Hashable {
     /// The links to ask, each with its conditions: up with carrier, a usable global IPv6
     /// address, an IPv6 unicast default route through it, no IPv4 one, and no prefix from
     /// its router advertisements (RFC 8781 is the network's own word, RFC 7050 the fallback).
-    public static func eligibleLinks(in snapshot: NetworkSnapshot, resolverGeneration: Int) -> [Int32: Conditions] {
+    package static func eligibleLinks(in snapshot: NetworkSnapshot, resolverGeneration: Int) -> [Int32: Conditions] {
         var gateways: [Int32: [IPAddress?]] = [:]
         var carriesIPv4: Set<Int32> = []
         for route in snapshot.defaultRoutes where route.type == .unicast {
@@ -149,7 +149,7 @@ public struct DNS64Discovery: Sendable, Hashable {
     /// (its prefix contains the bytes too) is settled by its sibling: the other
     /// well-known address under the same prefix at the same position; without one it is
     /// ignored. At most `maximumAnswers` records are read; duplicates are dropped.
-    public static func prefixes(in answers: [IPAddress]) -> [NAT64Prefix] {
+    package static func prefixes(in answers: [IPAddress]) -> [NAT64Prefix] {
         let records = Array(answers.lazy.filter { $0.family == .ipv6 }.prefix(maximumAnswers))
         // Every position of each record that holds a well-known address.
         let found: [[NAT64Prefix]] = records.map { record in

@@ -1,5 +1,5 @@
 /// A TCP socket's state, as far as the stall rule cares.
-public enum TCPSocketState: Sendable, Hashable {
+package enum TCPSocketState: Sendable, Hashable {
     /// Its SYN is out and unanswered.
     case synSent
     /// Anything else the poll reads (established, closing, …).
@@ -8,30 +8,30 @@ public enum TCPSocketState: Sendable, Hashable {
 
 /// One TCP socket's counters as the kernel's `tcp_info` gave them at one poll, attributed to
 /// the interface holding its source address (or the one it is bound to).
-public struct TCPSocketSample: Sendable, Hashable {
+package struct TCPSocketSample: Sendable, Hashable {
     /// The kernel's socket cookie: unique for the socket's life, never reused.
-    public var cookie: UInt64
+    package var cookie: UInt64
     /// The interface its traffic is attributed to.
-    public var interfaceIndex: Int32
+    package var interfaceIndex: Int32
     /// Its state.
-    public var state: TCPSocketState
+    package var state: TCPSocketState
     /// The remote address it talks to.
-    public var destination: IPAddress
+    package var destination: IPAddress
     /// The uid owning it, as the kernel names it to reachd.
-    public var uid: UInt32
+    package var uid: UInt32
     /// `tcpi_segs_out`: segments sent, retransmissions included.
-    public var segmentsSent: UInt32
+    package var segmentsSent: UInt32
     /// `tcpi_segs_in`: segments received.
-    public var segmentsReceived: UInt32
+    package var segmentsReceived: UInt32
     /// `tcpi_total_retrans`: segments retransmitted.
-    public var retransmitted: UInt32
+    package var retransmitted: UInt32
     /// `tcpi_lost`: segments now presumed lost (a gauge, not a count).
-    public var lost: UInt32
+    package var lost: UInt32
     /// `tcpi_unacked`: segments sent and not yet acknowledged.
-    public var unacknowledged: UInt32
+    package var unacknowledged: UInt32
 
     /// Creates a sample.
-    public init(cookie: UInt64, interfaceIndex: Int32, state: TCPSocketState = .other, destination: IPAddress, uid: UInt32 = 0,
+    package init(cookie: UInt64, interfaceIndex: Int32, state: TCPSocketState = .other, destination: IPAddress, uid: UInt32 = 0,
                 segmentsSent: UInt32 = 0, segmentsReceived: UInt32 = 0, retransmitted: UInt32 = 0, lost: UInt32 = 0,
                 unacknowledged: UInt32 = 0) {
         self.cookie = cookie
@@ -49,14 +49,14 @@ public struct TCPSocketSample: Sendable, Hashable {
 
 /// A destination as the breadth rule counts it: an IPv4 /24 or an IPv6 /64, so the hosts of
 /// one firewalled network (or one host's many addresses) are one destination.
-public enum DestinationPrefix: Sendable, Hashable {
+package enum DestinationPrefix: Sendable, Hashable {
     /// The first three bytes of an IPv4 address.
     case v4(UInt32)
     /// The first eight bytes of an IPv6 address.
     case v6(UInt64)
 
     /// The prefix `address` lies in.
-    public init(_ address: IPAddress) {
+    package init(_ address: IPAddress) {
         switch address {
         case let .v4(a, b, c, _):
             self = .v4(UInt32(a) << 16 | UInt32(b) << 8 | UInt32(c))
@@ -68,36 +68,36 @@ public enum DestinationPrefix: Sendable, Hashable {
 
 /// When an interface's TCP traffic counts as stalled (`[stall]`): Android's rule, and the
 /// breadth that makes it the path's rather than one server's.
-public struct DataStallRule: Sendable, Hashable {
+package struct DataStallRule: Sendable, Hashable {
     /// Retransmitted plus lost segments, in percent of those sent, that make a stall.
-    public var failPercent = 80
+    package var failPercent = 80
     /// Segments that must have been sent since anything was last received before the
     /// percentage means anything.
-    public var minimumSegments = 10
+    package var minimumSegments = 10
     /// SYN_SENT sockets whose SYN was retransmitted, with nothing received, that make a stall.
-    public var synSentMinimum = 3
+    package var synSentMinimum = 3
     /// Distinct destinations (`DestinationPrefix`) whose traffic must go unanswered: one host
     /// or network that does not answer is down or firewalled, not the path (DESIGN rule 11).
-    public var minimumDestinations = 3
+    package var minimumDestinations = 3
 
     /// Android's rule, over three destinations.
-    public init() {}
+    package init() {}
 }
 
 /// What a stall verdict rests on: the unanswered sockets since anything was last received on
 /// the interface, the destinations they went to and the users owning them.
-public struct DataStall: Sendable, Hashable {
+package struct DataStall: Sendable, Hashable {
     /// When the interface was judged stalled, in seconds since the epoch.
-    public var since: Int
+    package var since: Int
     /// Sockets whose traffic went unanswered.
-    public var sockets: Int
+    package var sockets: Int
     /// The distinct destinations (IPv4 /24s, IPv6 /64s) they went to.
-    public var destinations: Int
+    package var destinations: Int
     /// The distinct uids owning them.
-    public var users: Int
+    package var users: Int
 
     /// Creates a verdict's evidence.
-    public init(since: Int, sockets: Int = 0, destinations: Int = 0, users: Int = 0) {
+    package init(since: Int, sockets: Int = 0, destinations: Int = 0, users: Int = 0) {
         self.since = since
         self.sockets = sockets
         self.destinations = destinations
@@ -127,7 +127,7 @@ public struct DataStall: Sendable, Hashable {
 /// a refused connection (its RST is received), a slow download (segments keep coming), light
 /// random loss (acknowledgements keep coming within any window) and any number of
 /// connections, ports and users towards one host or one /24 (/64) are no stall.
-public struct DataStallDetector: Sendable {
+package struct DataStallDetector: Sendable {
     /// The unanswered sockets, their destinations and their owners.
     private struct Evidence: Sendable, Hashable {
         var sockets: Set<UInt64> = []
@@ -178,17 +178,17 @@ public struct DataStallDetector: Sendable {
     }
 
     /// The rule in force.
-    public let rule: DataStallRule
+    package let rule: DataStallRule
     private var previous: [UInt64: TCPSocketSample] = [:]
     private var verdicts: [Int32: Verdict] = [:]
 
     /// A detector that has seen nothing.
-    public init(rule: DataStallRule = DataStallRule()) {
+    package init(rule: DataStallRule = DataStallRule()) {
         self.rule = rule
     }
 
     /// The stalled interfaces and what each verdict rests on.
-    public var stalls: [Int32: DataStall] {
+    package var stalls: [Int32: DataStall] {
         verdicts.compactMapValues { verdict in
             if case let .stalled(stall) = verdict { return stall }
             return nil
@@ -198,7 +198,7 @@ public struct DataStallDetector: Sendable {
     /// Takes one poll of the sockets (`time`: now, in seconds since the epoch) and returns
     /// the stalled interfaces after it.
     @discardableResult
-    public mutating func poll(_ samples: [TCPSocketSample], at time: Int) -> [Int32: DataStall] {
+    package mutating func poll(_ samples: [TCPSocketSample], at time: Int) -> [Int32: DataStall] {
         var windows: [Int32: Window] = [:]
         var current: [UInt64: TCPSocketSample] = [:]
         current.reserveCapacity(samples.count)
@@ -254,7 +254,7 @@ public struct DataStallDetector: Sendable {
     }
 
     /// Forgets everything (polling stopped: what comes next is not a continuation).
-    public mutating func reset() {
+    package mutating func reset() {
         previous = [:]
         verdicts = [:]
     }

@@ -1,12 +1,27 @@
 /// A neighbour entry's state as the kernel keeps it (`NUD_*`); `ip neigh` prints the raw
 /// values in capitals.
 public enum NeighbourState: String, Sendable, Hashable, Codable, CaseIterable {
-    case none, incomplete, reachable, stale, delay, probe, failed
+    /// No state bit set (`NUD_NONE`).
+    case none
+    /// Resolution is under way: solicitations sent, no answer yet (`NUD_INCOMPLETE`).
+    case incomplete
+    /// Confirmed reachable recently (`NUD_REACHABLE`).
+    case reachable
+    /// Known, but not confirmed lately; confirmed again when traffic needs it (`NUD_STALE`).
+    case stale
+    /// Waiting a moment for upper-layer confirmation before probing (`NUD_DELAY`).
+    case delay
+    /// Being probed again (`NUD_PROBE`).
+    case probe
+    /// Resolution failed: the neighbour does not answer (`NUD_FAILED`).
+    case failed
+    /// The device needs no neighbour resolution (`NUD_NOARP`; point-to-point links).
     case noARP = "noarp"
+    /// Configured statically (`NUD_PERMANENT`).
     case permanent
 
     /// Maps the kernel's `ndm_state` bits; the kernel sets one at a time.
-    public init(kernelValue: UInt16) {
+    package init(kernelValue: UInt16) {
         switch kernelValue {
         case _ where kernelValue & 0x80 != 0: self = .permanent
         case _ where kernelValue & 0x40 != 0: self = .noARP
@@ -22,28 +37,28 @@ public enum NeighbourState: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A gateway as its neighbour entry is keyed: the interface it is reached on and its address.
-public struct GatewayKey: Sendable, Hashable {
+package struct GatewayKey: Sendable, Hashable {
     /// The output interface of the route through the gateway.
-    public var interfaceIndex: Int32
+    package var interfaceIndex: Int32
     /// The gateway's address.
-    public var address: IPAddress
+    package var address: IPAddress
 
     /// Creates a key.
-    public init(interfaceIndex: Int32, address: IPAddress) {
+    package init(interfaceIndex: Int32, address: IPAddress) {
         self.interfaceIndex = interfaceIndex
         self.address = address
     }
 }
 
 /// What reachd knows about one watched gateway's neighbour entry.
-public struct GatewayNeighbour: Sendable, Hashable {
+package struct GatewayNeighbour: Sendable, Hashable {
     /// The state as judged (`GatewayNeighbours.next`): an INCOMPLETE retry after FAILED stays FAILED.
-    public var state: NeighbourState
+    package var state: NeighbourState
     /// Since when (seconds since the epoch) the entry has been failed, or not failed.
-    public var since: Int
+    package var since: Int
 
     /// Creates an entry.
-    public init(state: NeighbourState, since: Int) {
+    package init(state: NeighbourState, since: Int) {
         self.state = state
         self.since = since
     }
@@ -75,10 +90,10 @@ public struct GatewayNeighbourDescription: Sendable, Hashable, Codable {
 /// neighbours are reachable, so the lookup moves by itself; either way, only the gateway of
 /// the route actually chosen is judged. INCOMPLETE alone is a first resolution, not a failure;
 /// PERMANENT and NOARP entries never fail, and a point-to-point link has no neighbour.
-public enum GatewayNeighbours {
+package enum GatewayNeighbours {
     /// The gateways whose neighbour entries are followed: those of the unicast default
     /// routes and of each family's lookup, leaving out point-to-point links.
-    public static func watched(in snapshot: NetworkSnapshot) -> Set<GatewayKey> {
+    package static func watched(in snapshot: NetworkSnapshot) -> Set<GatewayKey> {
         var keys = Set<GatewayKey>()
         func add(_ interfaceIndex: Int32, _ gateway: IPAddress?) {
             guard let gateway, let link = snapshot.links[interfaceIndex], !InterfaceRoles.isPointToPoint(link) else { return }
@@ -94,13 +109,13 @@ public enum GatewayNeighbours {
     }
 
     /// The most gateways no route uses that stay followed (`followed`).
-    public static let retainedLimit = 8
+    package static let retainedLimit = 8
 
     /// The gateways whose entries are followed: the `wanted` ones, and those followed before
     /// while no more than `limit` of them are left over. A default route that flaps takes its
     /// gateway out of `wanted` and back at every flap; keeping it followed spares a filter
     /// refit and a neighbour read each time, and its entry stays current for its return.
-    public static func followed(wanted: Set<GatewayKey>, before: Set<GatewayKey>, limit: Int = retainedLimit) -> Set<GatewayKey> {
+    package static func followed(wanted: Set<GatewayKey>, before: Set<GatewayKey>, limit: Int = retainedLimit) -> Set<GatewayKey> {
         let leftOver = before.subtracting(wanted)
         return leftOver.count <= limit ? wanted.union(leftOver) : wanted
     }
@@ -108,14 +123,14 @@ public enum GatewayNeighbours {
     /// The state to keep after the kernel reported `reported` (nil: the entry is gone) for an
     /// entry judged `previous`: a retry (INCOMPLETE) of a failed entry is still failed. A
     /// removed entry is nothing known: deleting one (`ip neigh flush`) reports it FAILED, then gone.
-    public static func next(previous: NeighbourState?, reported: NeighbourState?) -> NeighbourState? {
+    package static func next(previous: NeighbourState?, reported: NeighbourState?) -> NeighbourState? {
         if previous == .failed && reported == .incomplete { return .failed }
         return reported
     }
 
     /// Whether the entry says the gateway answers (or needs no answer: PERMANENT, NOARP), so
     /// that only its failure or removal is news; not for FAILED, INCOMPLETE, NONE or no entry.
-    public static func answers(_ state: NeighbourState?) -> Bool {
+    package static func answers(_ state: NeighbourState?) -> Bool {
         switch state {
         case .reachable?, .stale?, .delay?, .probe?, .permanent?, .noARP?: true
         case .none?, .incomplete?, .failed?, nil: false
@@ -123,13 +138,13 @@ public enum GatewayNeighbours {
     }
 
     /// Whether traffic through `hop` goes to a gateway the kernel could not resolve.
-    public static func isUnreachable(_ hop: NextHop, in snapshot: NetworkSnapshot) -> Bool {
+    package static func isUnreachable(_ hop: NextHop, in snapshot: NetworkSnapshot) -> Bool {
         guard let gateway = hop.gateway else { return false }
         return snapshot.gatewayNeighbours[GatewayKey(interfaceIndex: hop.interfaceIndex, address: gateway)]?.state == .failed
     }
 
     /// The failed gateways the lookups chose, IPv4 first (what a broken path names).
-    public static func failedGateways(in snapshot: NetworkSnapshot) -> [IPAddress] {
+    package static func failedGateways(in snapshot: NetworkSnapshot) -> [IPAddress] {
         AddressFamily.allCases.compactMap { family -> IPAddress? in
             guard case let .route(result)? = snapshot.lookups[family],
                   isUnreachable(NextHop(interfaceIndex: result.outputInterface, gateway: result.gateway), in: snapshot) else { return nil }

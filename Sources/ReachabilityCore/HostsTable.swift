@@ -1,17 +1,17 @@
 /// The names of a hosts(5) file with their addresses, read as glibc's `files` service
 /// reads them, and whether nsswitch.conf consults that file before DNS. With both, a name
 /// of /etc/hosts is answered at once, without the network and without a resolver thread.
-public struct HostsTable: Sendable, Equatable {
+package struct HostsTable: Sendable, Equatable {
     /// Addresses by lower-cased name (canonical names and aliases alike), in file order.
     private var addressesByName: [String: [IPAddress]] = [:]
 
     /// A table with no names.
-    public init() {}
+    package init() {}
 
     /// The entries of hosts(5) text: `address name [alias ...]` per line, `#` starting a
     /// comment. A line whose address does not parse or that names nothing is skipped, as
     /// glibc skips it.
-    public init(parsing text: String) {
+    package init(parsing text: String) {
         for line in text.split(whereSeparator: \.isNewline) {
             let content = line.prefix { $0 != "#" }
             let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -26,18 +26,18 @@ public struct HostsTable: Sendable, Equatable {
 
     /// Every address listed for `name` (compared without regard to ASCII case, as glibc's
     /// `strcasecmp`), both families, in file order; nil when the file does not list it.
-    public func addresses(of name: String) -> [IPAddress]? {
+    package func addresses(of name: String) -> [IPAddress]? {
         addressesByName[Self.folded(name)]
     }
 
     /// How many names the table holds.
-    public var count: Int { addressesByName.count }
+    package var count: Int { addressesByName.count }
 
     /// Whether the `hosts` line of nsswitch.conf text names `files` as its first service,
     /// so that an answer from the hosts file is what `getaddrinfo` would give. Without the
     /// file (nil) or a `hosts` line, glibc's default is `dns [!UNAVAIL=return] files`: false.
     /// Like glibc, the last `hosts` line counts.
-    public static func consultsFilesFirst(nsswitch: String?) -> Bool {
+    package static func consultsFilesFirst(nsswitch: String?) -> Bool {
         var first: Substring?
         for line in (nsswitch ?? "").split(whereSeparator: \.isNewline) {
             let content = line.prefix { $0 != "#" }.drop { $0 == " " || $0 == "\t" }

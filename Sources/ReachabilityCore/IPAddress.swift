@@ -167,12 +167,12 @@ extension Character {
 /// An interface name as a client, a resolver or an address's scope (`fe80::1%eth0`) gives
 /// it: what the kernel would accept (`dev_valid_name`: 1–15 bytes, not `.` or `..`, no `/`,
 /// `:` or white space), further held to printable ASCII so that it can be shown as it is.
-public enum InterfaceName {
+package enum InterfaceName {
     /// The most bytes a name has (IFNAMSIZ less its terminating NUL).
-    public static let maximumLength = 15
+    package static let maximumLength = 15
 
     /// Whether `name` could name an interface.
-    public static func isValid(_ name: some StringProtocol) -> Bool {
+    package static func isValid(_ name: some StringProtocol) -> Bool {
         let bytes = name.utf8
         guard (1...maximumLength).contains(bytes.count), name != ".", name != ".." else { return false }
         return bytes.allSatisfy { byte in

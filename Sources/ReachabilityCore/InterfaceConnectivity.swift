@@ -2,26 +2,26 @@
 /// the probes' verdict per family, when they last finished, and what the network said
 /// about a captive portal (RFC 8910 / 8908). Owned by the event loop; an input of the
 /// derivation like the kernel snapshot.
-public struct InterfaceConnectivity: Sendable, Hashable {
+package struct InterfaceConnectivity: Sendable, Hashable {
     /// The IPv4 probes' verdict.
-    public var ipv4: Connectivity
+    package var ipv4: Connectivity
     /// The IPv6 probes' verdict.
-    public var ipv6: Connectivity
+    package var ipv6: Connectivity
     /// When a probe round last finished, in seconds since the epoch (UTC).
-    public var lastChecked: Int?
+    package var lastChecked: Int?
     /// Captive-portal facts, when the network announced a portal or a probe met one.
-    public var captivePortal: CaptivePortal?
+    package var captivePortal: CaptivePortal?
     /// The interface's TCP traffic is stalled (`DataStallDetector`): since when, and what
     /// the verdict rests on; nil when it is not.
-    public var dataStall: DataStall?
+    package var dataStall: DataStall?
     /// What NetworkManager says of the device, when it manages it.
-    public var networkManager: NetworkManagerDevice?
+    package var networkManager: NetworkManagerDevice?
     /// The network's DHCP server sent `ANDROID_METERED` (option 43) in the lease the
     /// interface's DHCP client recorded (`DHCPLeases`).
-    public var dhcpMetered = false
+    package var dhcpMetered = false
 
     /// Nothing known yet.
-    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil,
+    package init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil,
                 dataStall: DataStall? = nil, networkManager: NetworkManagerDevice? = nil) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
@@ -32,25 +32,25 @@ public struct InterfaceConnectivity: Sendable, Hashable {
     }
 
     /// One family's verdict.
-    public subscript(family: AddressFamily) -> Connectivity {
+    package subscript(family: AddressFamily) -> Connectivity {
         get { family == .ipv4 ? ipv4 : ipv6 }
         set { if family == .ipv4 { ipv4 = newValue } else { ipv6 = newValue } }
     }
 
     /// The interface's connectivity as the path reports it (`ProbeVerdict.combine`).
-    public var combined: Connectivity { ProbeVerdict.combine(self) }
+    package var combined: Connectivity { ProbeVerdict.combine(self) }
 
     /// Why `combined` is what it is, when something other than the probes decided it.
-    public var cause: ConnectivityCause? { ProbeVerdict.cause(self) }
+    package var cause: ConnectivityCause? { ProbeVerdict.cause(self) }
 
     /// Since when `cause` holds (a stall's start), in seconds since the epoch.
-    public var causeSince: Int? { cause == .dataStall ? dataStall?.since : nil }
+    package var causeSince: Int? { cause == .dataStall ? dataStall?.since : nil }
 
     /// How many destinations a `dataStall` cause rests on.
-    public var causeDestinations: Int? { cause == .dataStall ? dataStall?.destinations : nil }
+    package var causeDestinations: Int? { cause == .dataStall ? dataStall?.destinations : nil }
 
     /// A user must act before traffic flows (SCNetworkReachability's interventionRequired).
-    public var requiresIntervention: Bool { combined == .portal }
+    package var requiresIntervention: Bool { combined == .portal }
 }
 
 /// What decided an interface's connectivity other than reachd's own probes.
@@ -62,7 +62,7 @@ public enum ConnectivityCause: String, Sendable, Hashable, Codable, CaseIterable
 }
 
 /// Connectivity facts by interface index.
-public typealias ConnectivityTable = [Int32: InterfaceConnectivity]
+package typealias ConnectivityTable = [Int32: InterfaceConnectivity]
 
 /// A captive portal as reachd knows it: the API URI the network announced (RFC 8910: RA
 /// option 37 or systemd-networkd), what the API answered (RFC 8908), or where a probe

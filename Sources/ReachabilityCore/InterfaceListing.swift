@@ -1,7 +1,7 @@
 /// Builds the `ListInterfaces` view of a snapshot.
-public enum InterfaceListing {
+package enum InterfaceListing {
     /// Every known link, by index, with its classification and policy applied.
-    public static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), connectivity: ConnectivityTable = [:]) -> [InterfaceDescription] {
+    package static func describe(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), connectivity: ConnectivityTable = [:]) -> [InterfaceDescription] {
         let hostInternalBridges = InterfaceRoles.hostInternalBridges(in: snapshot)
         return snapshot.links.values.sorted { $0.index < $1.index }.map { link in
             let facts = connectivity[link.index] ?? InterfaceConnectivity()

@@ -1,23 +1,23 @@
 /// How reachd treats interfaces by name: which to ignore, and type / cost overrides.
 ///
 /// Patterns are shell globs (`*`, `?`) matched against the whole interface name.
-public struct InterfacePolicy: Sendable, Hashable {
+package struct InterfacePolicy: Sendable, Hashable {
     /// An override for interfaces whose name matches `pattern`.
-    public struct Override: Sendable, Hashable {
+    package struct Override: Sendable, Hashable {
         /// Glob on the interface name.
-        public var pattern: String
+        package var pattern: String
         /// Forced interface type, if any.
-        public var type: InterfaceType?
+        package var type: InterfaceType?
         /// Forced expensive flag, if any.
-        public var isExpensive: Bool?
+        package var isExpensive: Bool?
         /// Forced constrained flag, if any.
-        public var isConstrained: Bool?
+        package var isConstrained: Bool?
         /// Forced ignored (true) or kept (false), over the globs and the host-internal
         /// bridge rule; nil leaves both to decide.
-        public var isIgnored: Bool?
+        package var isIgnored: Bool?
 
         /// Creates an override.
-        public init(
+        package init(
             pattern: String, type: InterfaceType? = nil, isExpensive: Bool? = nil, isConstrained: Bool? = nil,
             isIgnored: Bool? = nil
         ) {
@@ -30,17 +30,17 @@ public struct InterfacePolicy: Sendable, Hashable {
     }
 
     /// Container and bridge noise that is listed but left out of the answer by default.
-    public static let defaultIgnoredPatterns = ["docker*", "veth*", "br-*", "virbr*", "cali*", "cni*", "flannel*"]
+    package static let defaultIgnoredPatterns = ["docker*", "veth*", "br-*", "virbr*", "cali*", "cni*", "flannel*"]
 
     /// Globs of interfaces left out of the answer (still listed, marked ignored).
-    public var ignoredPatterns: [String]
+    package var ignoredPatterns: [String]
     /// Overrides; the first matching one wins per field.
-    public var overrides: [Override]
+    package var overrides: [Override]
     /// Whether an iPhone hotspot's address plan makes an interface expensive.
-    public var hotspotAddressPlan: Bool
+    package var hotspotAddressPlan: Bool
 
     /// Creates a policy; the default ignores container and bridge noise.
-    public init(ignoredPatterns: [String] = InterfacePolicy.defaultIgnoredPatterns, overrides: [Override] = [], hotspotAddressPlan: Bool = true) {
+    package init(ignoredPatterns: [String] = InterfacePolicy.defaultIgnoredPatterns, overrides: [Override] = [], hotspotAddressPlan: Bool = true) {
         self.ignoredPatterns = ignoredPatterns
         self.overrides = overrides
         self.hotspotAddressPlan = hotspotAddressPlan
@@ -49,13 +49,13 @@ public struct InterfacePolicy: Sendable, Hashable {
     /// Whether the interface is left out of the answer: an override's `isIgnored` if one
     /// says, else an ignore glob matches or it is one of `hostInternalBridges`
     /// (`InterfaceRoles.hostInternalBridges(in:)` of the same snapshot).
-    public func isIgnored(_ link: Link, hostInternalBridges: Set<Int32>) -> Bool {
+    package func isIgnored(_ link: Link, hostInternalBridges: Set<Int32>) -> Bool {
         if let forced = firstOverride(for: link, \.isIgnored) { return forced }
         return hostInternalBridges.contains(link.index) || ignoredPatterns.contains { Glob.matches($0, link.name) }
     }
 
     /// The interface's type: an override if one matches, else its classification.
-    public func type(of link: Link) -> InterfaceType {
+    package func type(of link: Link) -> InterfaceType {
         firstOverride(for: link, \.type) ?? InterfaceClassifier.classify(link)
     }
 
@@ -63,7 +63,7 @@ public struct InterfacePolicy: Sendable, Hashable {
     /// (its false wins over every guess); cellular; NetworkManager's `Metered` (its "no",
     /// the user's choice, wins over the guesses below); a tethered phone's driver; the
     /// network's DHCP server (`dhcpMetered`); an iPhone hotspot's address plan in `snapshot`.
-    public func expense(of link: Link, in snapshot: NetworkSnapshot? = nil, networkManager: NetworkManagerDevice? = nil,
+    package func expense(of link: Link, in snapshot: NetworkSnapshot? = nil, networkManager: NetworkManagerDevice? = nil,
                         dhcpMetered: Bool = false) -> ExpensiveReason? {
         if let forced = firstOverride(for: link, \.isExpensive) { return forced ? .configured : nil }
         if type(of: link) == .cellular { return .cellular }
@@ -75,7 +75,7 @@ public struct InterfacePolicy: Sendable, Hashable {
     }
 
     /// Low-data mode: only ever set by an override.
-    public func isConstrained(_ link: Link) -> Bool {
+    package func isConstrained(_ link: Link) -> Bool {
         firstOverride(for: link, \.isConstrained) ?? false
     }
 
@@ -88,9 +88,9 @@ public struct InterfacePolicy: Sendable, Hashable {
 }
 
 /// Classifies an interface from kernel and sysfs facts; `classify` lists the rules in order.
-public enum InterfaceClassifier {
+package enum InterfaceClassifier {
     /// Drivers of WWAN modems whose netdevs may not say `DEVTYPE=wwan`.
-    public static let cellularDrivers: Set<String> = [
+    package static let cellularDrivers: Set<String> = [
         "qmi_wwan", "cdc_mbim", "mhi_net", "rmnet", "ipa", "cdc_ncm_wwan", "huawei_cdc_ncm", "sierra_net", "option",
     ]
 
@@ -99,7 +99,7 @@ public enum InterfaceClassifier {
     /// overlays by kind (`InterfaceRoles.tunnelKinds`: vxlan, gretap and tap carry ethernet
     /// frames but lead to a far end), ppp and anything not ethernet; wiredEthernet → the
     /// remaining ARPHRD_ETHER devices (NICs, bridges, bonds, vlans, macvlans, veths).
-    public static func classify(_ link: Link) -> InterfaceType {
+    package static func classify(_ link: Link) -> InterfaceType {
         if link.flags.contains(.loopback) || link.hardwareType == ARPHardwareType.loopback { return .loopback }
         if link.device.isWireless || link.device.deviceType == "wlan" { return .wifi }
         if link.device.deviceType == "wwan" || link.hardwareType == ARPHardwareType.rawIP { return .cellular }
@@ -110,14 +110,14 @@ public enum InterfaceClassifier {
 }
 
 /// Shell-style glob matching on interface names (`*` any run, `?` one character).
-public enum Glob {
+package enum Glob {
     /// Whether `name` matches `pattern` as a whole.
     ///
     /// Characters are Swift's: `?` takes one whole grapheme cluster (`é`, `e` + U+0301, a
     /// flag, `\r\n`) and canonically equivalent spellings are equal. Interface names are
     /// ASCII, where a character is one byte, so those are matched on their UTF-8 bytes
     /// without building arrays of characters; anything else keeps the character path.
-    public static func matches(_ pattern: String, _ name: String) -> Bool {
+    package static func matches(_ pattern: String, _ name: String) -> Bool {
         var pattern = pattern, name = name
         // Native strings are contiguous UTF-8 already: no copy.
         let onBytes: Bool? = pattern.withUTF8 { p in

@@ -1,10 +1,10 @@
 /// What a link is for, judged from what the kernel says about it and the links around it
 /// rather than from its name. Pure; `PathDerivation`, `TargetDerivation`, `ProbeSchedule`
 /// and `InterfaceListing` ask it.
-public enum InterfaceRoles {
+package enum InterfaceRoles {
     /// Kinds that tunnel packets to a far end (overlays, IP tunnels, VPNs): their type is
     /// `other` even when they carry ethernet frames (vxlan, geneve, gretap, tap).
-    public static let tunnelKinds: Set<String> = [
+    package static let tunnelKinds: Set<String> = [
         "vxlan", "geneve", "gretap", "ip6gretap", "erspan", "ip6erspan", "gre", "ip6gre", "ipip", "sit",
         "ip6tnl", "vti", "vti6", "xfrm", "wireguard", "tun", "bareudp",
     ]
@@ -20,7 +20,7 @@ public enum InterfaceRoles {
     /// tap or vif (or there is no port yet). Such a bridge gains and loses carrier as guests
     /// come and go; it never carries this host's traffic out, so it is not part of the path.
     /// A bridge with a physical port, or one a default route uses, is a LAN bridge and stays.
-    public static func hostInternalBridges(in snapshot: NetworkSnapshot) -> Set<Int32> {
+    package static func hostInternalBridges(in snapshot: NetworkSnapshot) -> Set<Int32> {
         var bridges = Set(snapshot.links.values.lazy.filter { $0.kind == "bridge" }.map(\.index))
         guard !bridges.isEmpty else { return [] }
         for link in snapshot.links.values {
@@ -37,7 +37,7 @@ public enum InterfaceRoles {
     /// The device `link` runs over is down or has no carrier. The kernel passes a lower
     /// device's carrier up to vlan and macvlan links, but an overlay (vxlan, geneve, an IP
     /// tunnel bound to a device) keeps its own carrier on when its underlay loses the cable.
-    public static func underlayIsDown(_ link: Link, in snapshot: NetworkSnapshot) -> Bool {
+    package static func underlayIsDown(_ link: Link, in snapshot: NetworkSnapshot) -> Bool {
         guard let lowerIndex = link.lowerIndex, let lower = snapshot.links[lowerIndex] else { return false }
         return !lower.isUp || !lower.carrier
             || lower.operState == .down || lower.operState == .lowerLayerDown || lower.operState == .notPresent
@@ -47,7 +47,7 @@ public enum InterfaceRoles {
     /// (clatd's or Android's tun) holds only addresses of 192.0.0.0/29, the block RFC 7335
     /// sets aside for it, and an IPv4 default route leaves through it. Its packets leave as
     /// IPv6 through the uplink, so it is never the primary interface while that one is usable.
-    public static func isCLAT(_ index: Int32, in snapshot: NetworkSnapshot) -> Bool {
+    package static func isCLAT(_ index: Int32, in snapshot: NetworkSnapshot) -> Bool {
         let carriesIPv4Default = snapshot.defaultRoutes.contains { route in
             route.family == .ipv4 && route.type == .unicast && route.nextHops.contains { $0.interfaceIndex == index }
         }
@@ -57,7 +57,7 @@ public enum InterfaceRoles {
     }
 
     /// 192.0.0.0/29: the IPv4 service continuity prefix (RFC 7335), a CLAT's own addresses.
-    public static func isCLATAddress(_ address: IPAddress) -> Bool {
+    package static func isCLATAddress(_ address: IPAddress) -> Bool {
         guard case let .v4(a, b, c, d) = address else { return false }
         return a == 192 && b == 0 && c == 0 && d < 8
     }
@@ -65,7 +65,7 @@ public enum InterfaceRoles {
     /// A point-to-point link (VPN tunnels, wireguard, ppp, IP-in-IP): what is reached over
     /// it without a gateway is at the tunnel's far end, not on a link this host is attached
     /// to, so it is never `isDirect`.
-    public static func isPointToPoint(_ link: Link) -> Bool {
+    package static func isPointToPoint(_ link: Link) -> Bool {
         link.flags.contains(.pointToPoint) || link.hardwareType == ARPHardwareType.none
             || link.hardwareType == ARPHardwareType.ppp || link.kind == "ppp"
     }

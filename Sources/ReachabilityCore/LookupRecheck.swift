@@ -2,9 +2,9 @@
 /// already announced and must be made again shortly (docs/DESIGN.md, rule 6: IPv4 notifies
 /// RTM_DELROUTE before it unlinks the route). Pure: the engine feeds it every evaluation and
 /// arms or clears its recheck timer as the verdict says.
-public struct LookupRecheck: Sendable, Equatable {
+package struct LookupRecheck: Sendable, Equatable {
     /// What the owner does after an evaluation.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// Nothing is suspect: the lookups stand, no timer.
         case trusted
         /// A lookup still answers through a route reported gone: take the snapshot again
@@ -16,18 +16,18 @@ public struct LookupRecheck: Sendable, Equatable {
 
     /// 1, 2, 4, 8, 16 and 32 ms: six rechecks within 63 ms, past a preempted deleter
     /// (docs/DESIGN.md, "Why the recheck schedule").
-    public static let schedule: [Duration] = [1, 2, 4, 8, 16, 32].map { .milliseconds($0) }
+    package static let schedule: [Duration] = [1, 2, 4, 8, 16, 32].map { .milliseconds($0) }
 
     /// The delays between rechecks, in order; its length bounds them.
-    public let schedule: [Duration]
+    package let schedule: [Duration]
     /// Default routes reported gone that some lookup still answered through, unexplained,
     /// at the last evaluation.
-    public private(set) var suspects: Set<DefaultRoute> = []
+    package private(set) var suspects: Set<DefaultRoute> = []
     /// Rechecks asked for since the current suspicion began (or was renewed by a removal).
-    public private(set) var attempts = 0
+    package private(set) var attempts = 0
 
     /// Creates the state machine with nothing suspect.
-    public init(schedule: [Duration] = LookupRecheck.schedule) {
+    package init(schedule: [Duration] = LookupRecheck.schedule) {
         self.schedule = schedule
     }
 
@@ -38,7 +38,7 @@ public struct LookupRecheck: Sendable, Equatable {
     ///     (empty when the evaluation is a recheck or had other causes).
     ///   - snapshot: what the evaluation saw: the tracked default routes after those
     ///     removals, and the fresh lookups.
-    public mutating func evaluate(removed: Set<DefaultRoute>, snapshot: NetworkSnapshot) -> Verdict {
+    package mutating func evaluate(removed: Set<DefaultRoute>, snapshot: NetworkSnapshot) -> Verdict {
         let fresh = Self.unexplained(removed, in: snapshot)
         suspects = Self.unexplained(suspects, in: snapshot).union(fresh)
         guard !suspects.isEmpty else {
@@ -58,7 +58,7 @@ public struct LookupRecheck: Sendable, Equatable {
 
     /// The routes of `removed` that a lookup in `snapshot` still answers through, where no
     /// tracked default route of `snapshot` answers the same way.
-    public static func unexplained(_ removed: Set<DefaultRoute>, in snapshot: NetworkSnapshot) -> Set<DefaultRoute> {
+    package static func unexplained(_ removed: Set<DefaultRoute>, in snapshot: NetworkSnapshot) -> Set<DefaultRoute> {
         guard !removed.isEmpty else { return [] }
         var found: Set<DefaultRoute> = []
         for (family, lookup) in snapshot.lookups {
@@ -71,7 +71,7 @@ public struct LookupRecheck: Sendable, Equatable {
     /// Whether `route` can be the route `lookup` (for `family`) answered with: a route
     /// answer through one of its next hops (same output interface and gateway; same table
     /// and type when the answer names them), or a reject answer of its type.
-    public static func answers(_ lookup: RouteLookup, family: AddressFamily, through route: DefaultRoute) -> Bool {
+    package static func answers(_ lookup: RouteLookup, family: AddressFamily, through route: DefaultRoute) -> Bool {
         guard route.family == family else { return false }
         switch lookup {
         case let .route(result):

@@ -107,23 +107,23 @@ extension NAT64Prefix: Codable {
 ///
 /// A link carries its router-advertised prefixes when it has any, else those DNS64 gave:
 /// a router's PREF64 is the network's own word and wins over the RFC 7050 heuristic.
-public struct NAT64PrefixStore: Sendable, Hashable {
+package struct NAT64PrefixStore: Sendable, Hashable {
     /// One prefix held for a link.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The prefix and its source.
-        public var prefix: NAT64Prefix
+        package var prefix: NAT64Prefix
         /// When it lapses; nil when it holds until its source withdraws it or the link goes down.
-        public var expiry: ContinuousClock.Instant?
+        package var expiry: ContinuousClock.Instant?
 
         /// An entry.
-        public init(prefix: NAT64Prefix, expiry: ContinuousClock.Instant?) {
+        package init(prefix: NAT64Prefix, expiry: ContinuousClock.Instant?) {
             self.prefix = prefix
             self.expiry = expiry
         }
     }
 
     /// What one announcement did.
-    public enum Outcome: Sendable, Hashable {
+    package enum Outcome: Sendable, Hashable {
         /// A new prefix for the link.
         case added
         /// A lifetime of zero took a held prefix away.
@@ -138,17 +138,17 @@ public struct NAT64PrefixStore: Sendable, Hashable {
 
     /// The most prefixes a link holds from one source (a network may announce several, a
     /// flood of distinct ones must not grow the state).
-    public static let maximumPerSource = 4
+    package static let maximumPerSource = 4
 
     private var entries: [Int32: [Entry]] = [:]
 
     /// An empty store.
-    public init() {}
+    package init() {}
 
     /// Applies an announcement of `prefix` on `link` at `now`, valid for `lifetime` (nil:
     /// until withdrawn or the link goes down; zero: withdraw it now, RFC 8781 section 4).
     @discardableResult
-    public mutating func learn(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Outcome {
+    package mutating func learn(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Outcome {
         var held = entries[link] ?? []
         defer { entries[link] = held.isEmpty ? nil : held }
         let index = held.firstIndex { $0.prefix == prefix }
@@ -169,7 +169,7 @@ public struct NAT64PrefixStore: Sendable, Hashable {
 
     /// Drops what `source` gave `link` (DNS64 no longer applies there); whether it held any.
     @discardableResult
-    public mutating func withdraw(_ source: NAT64Prefix.Source, on link: Int32) -> Bool {
+    package mutating func withdraw(_ source: NAT64Prefix.Source, on link: Int32) -> Bool {
         guard let held = entries[link], held.contains(where: { $0.prefix.source == source }) else { return false }
         let kept = held.filter { $0.prefix.source != source }
         entries[link] = kept.isEmpty ? nil : kept
@@ -178,7 +178,7 @@ public struct NAT64PrefixStore: Sendable, Hashable {
 
     /// Drops the prefixes whose expiry is at or before `now`; whether any went.
     @discardableResult
-    public mutating func expire(now: ContinuousClock.Instant) -> Bool {
+    package mutating func expire(now: ContinuousClock.Instant) -> Bool {
         var changed = false
         for (link, held) in entries {
             let kept = held.filter { entry in entry.expiry.map { $0 > now } ?? true }
@@ -191,12 +191,12 @@ public struct NAT64PrefixStore: Sendable, Hashable {
 
     /// Forgets everything `link` held (it went down, lost carrier or is gone); whether it held any.
     @discardableResult
-    public mutating func forget(_ link: Int32) -> Bool {
+    package mutating func forget(_ link: Int32) -> Bool {
         entries.removeValue(forKey: link) != nil
     }
 
     /// The earliest expiry of any held prefix; nil when none expires (no timer needed).
-    public var nextExpiry: ContinuousClock.Instant? {
+    package var nextExpiry: ContinuousClock.Instant? {
         var earliest: ContinuousClock.Instant?
         for held in entries.values {
             for case let expiry? in held.lazy.map(\.expiry) where earliest.map({ expiry < $0 }) ?? true { earliest = expiry }
@@ -205,33 +205,33 @@ public struct NAT64PrefixStore: Sendable, Hashable {
     }
 
     /// The entries `link` holds, in the order they were learnt.
-    public func entries(on link: Int32) -> [Entry] { entries[link] ?? [] }
+    package func entries(on link: Int32) -> [Entry] { entries[link] ?? [] }
 
     /// The prefixes `link` carries: its router-advertised ones, else its DNS64 ones.
-    public func prefixes(on link: Int32) -> [NAT64Prefix] {
+    package func prefixes(on link: Int32) -> [NAT64Prefix] {
         let held = entries[link]?.map(\.prefix) ?? []
         let announced = held.filter { $0.source == .routerAdvertisement }
         return announced.isEmpty ? held : announced
     }
 
     /// `prefixes(on:)` of every link that carries any.
-    public var prefixesByLink: [Int32: [NAT64Prefix]] {
+    package var prefixesByLink: [Int32: [NAT64Prefix]] {
         entries.keys.reduce(into: [:]) { result, link in result[link] = prefixes(on: link) }
     }
 }
 
 /// The kernel's answer for an IPv4 address's RFC 6052 address under a link's NAT64 prefix:
 /// how traffic to that IPv4 address would go on a network that has no IPv4 of its own.
-public struct NAT64Lookup: Sendable, Hashable {
+package struct NAT64Lookup: Sendable, Hashable {
     /// The prefix the address was synthesized under.
-    public var prefix: NAT64Prefix
+    package var prefix: NAT64Prefix
     /// The synthesized IPv6 address.
-    public var address: IPAddress
+    package var address: IPAddress
     /// What the kernel answered for it.
-    public var route: RouteLookup
+    package var route: RouteLookup
 
     /// Pairs a synthesized address with its lookup.
-    public init(prefix: NAT64Prefix, address: IPAddress, route: RouteLookup) {
+    package init(prefix: NAT64Prefix, address: IPAddress, route: RouteLookup) {
         self.prefix = prefix
         self.address = address
         self.route = route
@@ -241,7 +241,7 @@ public struct NAT64Lookup: Sendable, Hashable {
     /// order, and the first whose synthesized address the kernel routes out of that same link
     /// wins (its network runs the translator; a VPN that takes IPv6 elsewhere does not). Nil
     /// when `ipv4` is not IPv4, no link carries a prefix, or none is routed out of its link.
-    public static func choose(for ipv4: IPAddress, prefixes: [Int32: [NAT64Prefix]], lookup: (IPAddress) -> RouteLookup) -> NAT64Lookup? {
+    package static func choose(for ipv4: IPAddress, prefixes: [Int32: [NAT64Prefix]], lookup: (IPAddress) -> RouteLookup) -> NAT64Lookup? {
         guard ipv4.family == .ipv4 else { return nil }
         for link in prefixes.keys.sorted() {
             for prefix in prefixes[link] ?? [] {
@@ -256,7 +256,7 @@ public struct NAT64Lookup: Sendable, Hashable {
 
 extension NetworkSnapshot {
     /// The lookup of a monitored target as the snapshot holds it, with its NAT64 lookup.
-    public func targetLookup(_ key: TargetKey) -> TargetLookup? {
+    package func targetLookup(_ key: TargetKey) -> TargetLookup? {
         targets[key].map { TargetLookup(key, route: $0, nat64: nat64Targets[key]) }
     }
 }

@@ -3,17 +3,17 @@
 /// connection metered. reachd merges it with its own facts (`ProbeVerdict`,
 /// `InterfacePolicy.expense`), so a GLib app hearing reachd never knows less than
 /// NetworkManager's own GNetworkMonitor would have told it.
-public struct NetworkManagerDevice: Sendable, Hashable {
+package struct NetworkManagerDevice: Sendable, Hashable {
     /// `Ip4Connectivity`.
-    public var ipv4: Connectivity
+    package var ipv4: Connectivity
     /// `Ip6Connectivity`.
-    public var ipv6: Connectivity
+    package var ipv6: Connectivity
     /// `Metered`: true for yes or guess-yes, false for no (the user's choice), nil for
     /// unknown or guess-no (NetworkManager's guess leaves reachd's own to decide).
-    public var metered: Bool?
+    package var metered: Bool?
 
     /// Creates NetworkManager's facts for a device.
-    public init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, metered: Bool? = nil) {
+    package init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, metered: Bool? = nil) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.metered = metered
@@ -21,12 +21,12 @@ public struct NetworkManagerDevice: Sendable, Hashable {
 
     /// From the raw D-Bus values (`NMConnectivityState`, `NMMetered`); values NetworkManager
     /// may add later read as unknown.
-    public init(ip4Connectivity: UInt32, ip6Connectivity: UInt32, metered: UInt32) {
+    package init(ip4Connectivity: UInt32, ip6Connectivity: UInt32, metered: UInt32) {
         self.init(ipv4: Self.connectivity(ip4Connectivity), ipv6: Self.connectivity(ip6Connectivity), metered: Self.metered(metered))
     }
 
     /// `NMConnectivityState`: 0 unknown, 1 none, 2 portal, 3 limited, 4 full.
-    public static func connectivity(_ state: UInt32) -> Connectivity {
+    package static func connectivity(_ state: UInt32) -> Connectivity {
         switch state {
         case 1: return .none
         case 2: return .portal
@@ -38,7 +38,7 @@ public struct NetworkManagerDevice: Sendable, Hashable {
 
     /// `NMMetered`: 1 yes and 3 guess-yes are metered (what NetworkManager's own GLib
     /// backend reports); 2 no is the user saying it is not; 0 unknown and 4 guess-no say nothing.
-    public static func metered(_ value: UInt32) -> Bool? {
+    package static func metered(_ value: UInt32) -> Bool? {
         switch value {
         case 1, 3: return true
         case 2: return false
@@ -48,7 +48,7 @@ public struct NetworkManagerDevice: Sendable, Hashable {
 
     /// NetworkManager's verdict for the interface: a portal on either family wins, else the
     /// better family's, as reachd combines its own probes.
-    public var verdict: Connectivity {
+    package var verdict: Connectivity {
         if ipv4 == .portal || ipv6 == .portal { return .portal }
         return ProbeVerdict.better(ipv4, ipv6)
     }

@@ -4,40 +4,40 @@
 /// never the rest of the routing table (docs/DESIGN.md rule 1). The system-wide answer per
 /// family comes from a FIB lookup (`lookups`), which the kernel answers with its own
 /// policy routing, so the snapshot never re-implements route selection.
-public struct NetworkSnapshot: Sendable, Hashable {
+package struct NetworkSnapshot: Sendable, Hashable {
     /// Known links by interface index.
-    public var links: [Int32: Link]
+    package var links: [Int32: Link]
     /// Every address of every known link.
-    public var addresses: [InterfaceAddress]
+    package var addresses: [InterfaceAddress]
     /// Routes with a zero-length destination, from every table and of every type.
-    public var defaultRoutes: [DefaultRoute]
+    package var defaultRoutes: [DefaultRoute]
     /// The kernel's FIB answer per family for a well-known internet destination.
-    public var lookups: [AddressFamily: RouteLookup]
+    package var lookups: [AddressFamily: RouteLookup]
     /// Whether a DNS server is configured.
-    public var hasNameserver: Bool
+    package var hasNameserver: Bool
     /// The kernel's FIB answer for each monitored target address, looked up with the
     /// uid of the client that asked (taken with the snapshot, so they always agree).
-    public var targets: [TargetKey: RouteLookup] = [:]
+    package var targets: [TargetKey: RouteLookup] = [:]
     /// For a monitored unscoped IPv4 target while some link carries a NAT64 prefix: the
     /// lookup of its synthesized address (`NAT64Lookup.choose`), taken with `targets`.
-    public var nat64Targets: [TargetKey: NAT64Lookup] = [:]
+    package var nat64Targets: [TargetKey: NAT64Lookup] = [:]
     /// Captive-portal API URIs the networks announced, by interface index (RFC 8910: RA
     /// option 37); an interface whose network said "no portal" has no entry.
-    public var announcedCaptivePortals: [Int32: String] = [:]
+    package var announcedCaptivePortals: [Int32: String] = [:]
     /// The NAT64 prefixes each interface carries (`NAT64PrefixStore.prefixes(on:)`: RA
     /// PREF64, else DNS64), by interface index; an interface without any has no entry.
-    public var nat64Prefixes: [Int32: [NAT64Prefix]] = [:]
+    package var nat64Prefixes: [Int32: [NAT64Prefix]] = [:]
     /// Families whose default routes are still being read at start (a dump of a million
     /// routes takes longer than the first answer may): for these, `defaultRoutes` holds
     /// only the route each lookup matched. `PathDerivation.familiesAwaitingRoutes` says
     /// whether an answer may be given before the rest are known.
-    public var pendingRouteFamilies: Set<AddressFamily> = []
+    package var pendingRouteFamilies: Set<AddressFamily> = []
     /// The neighbour entries of the gateways `GatewayNeighbours.watched` names, by
     /// interface and address; a gateway without an entry has none in the kernel.
-    public var gatewayNeighbours: [GatewayKey: GatewayNeighbour] = [:]
+    package var gatewayNeighbours: [GatewayKey: GatewayNeighbour] = [:]
 
     /// Creates a snapshot.
-    public init(
+    package init(
         links: [Int32: Link] = [:],
         addresses: [InterfaceAddress] = [],
         defaultRoutes: [DefaultRoute] = [],
@@ -52,35 +52,35 @@ public struct NetworkSnapshot: Sendable, Hashable {
     }
 
     /// The addresses of one link.
-    public func addresses(of interfaceIndex: Int32) -> [InterfaceAddress] {
+    package func addresses(of interfaceIndex: Int32) -> [InterfaceAddress] {
         addresses.filter { $0.interfaceIndex == interfaceIndex }
     }
 }
 
 /// Interface flags as the kernel reports them (`IFF_*` from `<linux/if.h>`; the raw
 /// values are the kernel's, so the monitor can pass them through unchanged).
-public struct LinkFlags: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct LinkFlags: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// IFF_UP: administratively up.
-    public static let up = LinkFlags(rawValue: 0x1)
+    package static let up = LinkFlags(rawValue: 0x1)
     /// IFF_LOOPBACK.
-    public static let loopback = LinkFlags(rawValue: 0x8)
+    package static let loopback = LinkFlags(rawValue: 0x8)
     /// IFF_POINTOPOINT: a point-to-point link (ppp, some tunnels).
-    public static let pointToPoint = LinkFlags(rawValue: 0x10)
+    package static let pointToPoint = LinkFlags(rawValue: 0x10)
     /// IFF_RUNNING: operationally up (RFC 2863 up or unknown).
-    public static let running = LinkFlags(rawValue: 0x40)
+    package static let running = LinkFlags(rawValue: 0x40)
     /// IFF_NOARP.
-    public static let noARP = LinkFlags(rawValue: 0x80)
+    package static let noARP = LinkFlags(rawValue: 0x80)
     /// IFF_LOWER_UP: the driver signals carrier.
-    public static let lowerUp = LinkFlags(rawValue: 0x10000)
+    package static let lowerUp = LinkFlags(rawValue: 0x10000)
     /// IFF_DORMANT: the driver signals the link waits for an external event (802.1X).
-    public static let dormant = LinkFlags(rawValue: 0x20000)
+    package static let dormant = LinkFlags(rawValue: 0x20000)
 }
 
 /// RFC 2863 operational state (`IF_OPER_*`), as `ip link` prints it.
-public enum OperationalState: String, Sendable, Hashable, Codable, CaseIterable {
+package enum OperationalState: String, Sendable, Hashable, Codable, CaseIterable {
     case unknown = "UNKNOWN"
     case notPresent = "NOTPRESENT"
     case down = "DOWN"
@@ -90,7 +90,7 @@ public enum OperationalState: String, Sendable, Hashable, Codable, CaseIterable 
     case up = "UP"
 
     /// Maps the kernel's `IF_OPER_*` number; anything unknown reads as `.unknown`.
-    public init(kernelValue: UInt8) {
+    package init(kernelValue: UInt8) {
         switch kernelValue {
         case 1: self = .notPresent
         case 2: self = .down
@@ -104,19 +104,19 @@ public enum OperationalState: String, Sendable, Hashable, Codable, CaseIterable 
 }
 
 /// Facts about a device that netlink does not carry and sysfs does.
-public struct DeviceFacts: Sendable, Hashable {
+package struct DeviceFacts: Sendable, Hashable {
     /// `/sys/class/net/IF/wireless` or `/sys/class/net/IF/phy80211` exists.
-    public var isWireless: Bool
+    package var isWireless: Bool
     /// `DEVTYPE=` from `/sys/class/net/IF/uevent` (`wlan`, `wwan`, `bridge`, …).
-    public var deviceType: String?
+    package var deviceType: String?
     /// Name of the bound driver (`/sys/class/net/IF/device/driver` link target).
-    public var driver: String?
+    package var driver: String?
     /// The USB device's vendor ID (`idVendor` of the USB device the interface belongs to);
     /// nil when it is not a USB device.
-    public var usbVendor: UInt16?
+    package var usbVendor: UInt16?
 
     /// Creates device facts.
-    public init(isWireless: Bool = false, deviceType: String? = nil, driver: String? = nil, usbVendor: UInt16? = nil) {
+    package init(isWireless: Bool = false, deviceType: String? = nil, driver: String? = nil, usbVendor: UInt16? = nil) {
         self.isWireless = isWireless
         self.deviceType = deviceType
         self.driver = driver
@@ -125,31 +125,31 @@ public struct DeviceFacts: Sendable, Hashable {
 }
 
 /// One network interface as the kernel describes it.
-public struct Link: Sendable, Hashable {
+package struct Link: Sendable, Hashable {
     /// Kernel interface index.
-    public var index: Int32
+    package var index: Int32
     /// Interface name (changes on rename; the index does not).
-    public var name: String
+    package var name: String
     /// `IFF_*` flags.
-    public var flags: LinkFlags
+    package var flags: LinkFlags
     /// RFC 2863 operational state.
-    public var operState: OperationalState
+    package var operState: OperationalState
     /// `IFLA_CARRIER`.
-    public var carrier: Bool
+    package var carrier: Bool
     /// `ARPHRD_*` hardware type (1 ethernet, 772 loopback, 65534 none, 519 rawip, 512 ppp …).
-    public var hardwareType: UInt16
+    package var hardwareType: UInt16
     /// `IFLA_INFO_KIND` (veth, bridge, tun, wireguard …), nil for plain hardware.
-    public var kind: String?
+    package var kind: String?
     /// Facts read from sysfs when the link appeared.
-    public var device: DeviceFacts
+    package var device: DeviceFacts
     /// The bridge or bond this link is a port of (`IFLA_MASTER`), nil for none.
-    public var masterIndex: Int32?
+    package var masterIndex: Int32?
     /// The device this one is stacked on in the same namespace: `IFLA_LINK` (macvlan, vlan,
     /// ip tunnels) or a vxlan's `dev`; nil when there is none or it lives in another namespace.
-    public var lowerIndex: Int32?
+    package var lowerIndex: Int32?
 
     /// Creates a link.
-    public init(
+    package init(
         index: Int32, name: String, flags: LinkFlags, operState: OperationalState,
         carrier: Bool, hardwareType: UInt16 = ARPHardwareType.ether, kind: String? = nil,
         device: DeviceFacts = DeviceFacts(), masterIndex: Int32? = nil, lowerIndex: Int32? = nil
@@ -167,29 +167,38 @@ public struct Link: Sendable, Hashable {
     }
 
     /// Administratively up (`IFF_UP`).
-    public var isUp: Bool { flags.contains(.up) }
+    package var isUp: Bool { flags.contains(.up) }
 }
 
 /// The `ARPHRD_*` values reachd interprets.
-public enum ARPHardwareType {
+package enum ARPHardwareType {
     /// ARPHRD_ETHER.
-    public static let ether: UInt16 = 1
+    package static let ether: UInt16 = 1
     /// ARPHRD_PPP.
-    public static let ppp: UInt16 = 512
+    package static let ppp: UInt16 = 512
     /// ARPHRD_RAWIP: raw IP, used by WWAN modems (qmi_wwan, mhi_net, rmnet).
-    public static let rawIP: UInt16 = 519
+    package static let rawIP: UInt16 = 519
     /// ARPHRD_LOOPBACK.
-    public static let loopback: UInt16 = 772
+    package static let loopback: UInt16 = 772
     /// ARPHRD_NONE: tun, wireguard.
-    public static let none: UInt16 = 65534
+    package static let none: UInt16 = 65534
 }
 
 /// Address scope (`RT_SCOPE_*`).
 public enum AddressScope: String, Sendable, Hashable, Codable {
-    case global, site, link, host, nowhere
+    /// Valid everywhere (`RT_SCOPE_UNIVERSE`).
+    case global
+    /// Valid within the site (`RT_SCOPE_SITE`, IPv6 site-local; deprecated).
+    case site
+    /// Valid on the link only (`RT_SCOPE_LINK`: 169.254/16, fe80::/10).
+    case link
+    /// Valid on this host only (`RT_SCOPE_HOST`: loopback).
+    case host
+    /// Any other scope (`RT_SCOPE_NOWHERE`, or a number without a name).
+    case nowhere
 
     /// Maps the kernel's scope number.
-    public init(kernelValue: UInt8) {
+    package init(kernelValue: UInt8) {
         switch kernelValue {
         case 0: self = .global
         case 200: self = .site
@@ -201,37 +210,37 @@ public enum AddressScope: String, Sendable, Hashable, Codable {
 }
 
 /// Address flags (`IFA_F_*` from `<linux/if_addr.h>`).
-public struct AddressFlags: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct AddressFlags: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// IFA_F_DADFAILED: duplicate address detection failed; the address is never used.
-    public static let dadFailed = AddressFlags(rawValue: 0x08)
+    package static let dadFailed = AddressFlags(rawValue: 0x08)
     /// IFA_F_DEPRECATED: preferred lifetime over; still usable for existing flows.
-    public static let deprecated = AddressFlags(rawValue: 0x20)
+    package static let deprecated = AddressFlags(rawValue: 0x20)
     /// IFA_F_TENTATIVE: DAD still running; not usable yet.
-    public static let tentative = AddressFlags(rawValue: 0x40)
+    package static let tentative = AddressFlags(rawValue: 0x40)
     /// IFA_F_PERMANENT: configured statically.
-    public static let permanent = AddressFlags(rawValue: 0x80)
+    package static let permanent = AddressFlags(rawValue: 0x80)
     /// IFA_F_OPTIMISTIC: optimistic DAD, usable while DAD runs.
-    public static let optimistic = AddressFlags(rawValue: 0x04)
+    package static let optimistic = AddressFlags(rawValue: 0x04)
 }
 
 /// An address assigned to a link.
-public struct InterfaceAddress: Sendable, Hashable {
+package struct InterfaceAddress: Sendable, Hashable {
     /// The link it belongs to.
-    public var interfaceIndex: Int32
+    package var interfaceIndex: Int32
     /// The local address.
-    public var address: IPAddress
+    package var address: IPAddress
     /// Prefix length of the subnet.
-    public var prefixLength: UInt8
+    package var prefixLength: UInt8
     /// Kernel scope.
-    public var scope: AddressScope
+    package var scope: AddressScope
     /// `IFA_F_*` flags.
-    public var flags: AddressFlags
+    package var flags: AddressFlags
 
     /// Creates an address record.
-    public init(interfaceIndex: Int32, address: IPAddress, prefixLength: UInt8, scope: AddressScope = .global, flags: AddressFlags = []) {
+    package init(interfaceIndex: Int32, address: IPAddress, prefixLength: UInt8, scope: AddressScope = .global, flags: AddressFlags = []) {
         self.interfaceIndex = interfaceIndex
         self.address = address
         self.prefixLength = prefixLength
@@ -240,12 +249,12 @@ public struct InterfaceAddress: Sendable, Hashable {
     }
 
     /// The family of the address.
-    public var family: AddressFamily { address.family }
+    package var family: AddressFamily { address.family }
 
     /// Usable as a source towards the internet: global or site scope, not link-local by
     /// value (169.254/16 and fe80::/10 count as local whatever scope they were given),
     /// not still tentative (DAD running) and not DAD-failed.
-    public var isUsableForInternet: Bool {
+    package var isUsableForInternet: Bool {
         guard scope == .global || scope == .site else { return false }
         guard !address.isLinkLocal, !address.isLoopback else { return false }
         if flags.contains(.dadFailed) { return false }
@@ -255,11 +264,11 @@ public struct InterfaceAddress: Sendable, Hashable {
 }
 
 /// Route type (`RTN_*`).
-public enum RouteType: String, Sendable, Hashable, Codable {
+package enum RouteType: String, Sendable, Hashable, Codable {
     case unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit, `throw`, nat, other
 
     /// Maps the kernel's route type number.
-    public init(kernelValue: UInt8) {
+    package init(kernelValue: UInt8) {
         switch kernelValue {
         case 1: self = .unicast
         case 2: self = .local
@@ -277,16 +286,16 @@ public enum RouteType: String, Sendable, Hashable, Codable {
 }
 
 /// One next hop of a route.
-public struct NextHop: Sendable, Hashable {
+package struct NextHop: Sendable, Hashable {
     /// Output interface index (0 when the route has none, e.g. blackhole).
-    public var interfaceIndex: Int32
+    package var interfaceIndex: Int32
     /// Gateway, nil for on-link routes.
-    public var gateway: IPAddress?
+    package var gateway: IPAddress?
     /// `RTNH_F_LINKDOWN`: the kernel still has the route but the link lost carrier.
-    public var isLinkDown: Bool
+    package var isLinkDown: Bool
 
     /// Creates a next hop.
-    public init(interfaceIndex: Int32, gateway: IPAddress? = nil, isLinkDown: Bool = false) {
+    package init(interfaceIndex: Int32, gateway: IPAddress? = nil, isLinkDown: Bool = false) {
         self.interfaceIndex = interfaceIndex
         self.gateway = gateway
         self.isLinkDown = isLinkDown
@@ -294,20 +303,20 @@ public struct NextHop: Sendable, Hashable {
 }
 
 /// A route with a zero-length destination (`default`), from any table.
-public struct DefaultRoute: Sendable, Hashable {
+package struct DefaultRoute: Sendable, Hashable {
     /// IPv4 or IPv6.
-    public var family: AddressFamily
+    package var family: AddressFamily
     /// Routing table id (254 main, 255 local, …).
-    public var table: UInt32
+    package var table: UInt32
     /// Route type; blackhole / unreachable / prohibit defaults are tracked too.
-    public var type: RouteType
+    package var type: RouteType
     /// Metric (`RTA_PRIORITY`); lower is preferred.
-    public var metric: UInt32
+    package var metric: UInt32
     /// One or more next hops (more than one for a multipath default).
-    public var nextHops: [NextHop]
+    package var nextHops: [NextHop]
 
     /// Creates a default route.
-    public init(family: AddressFamily, table: UInt32 = 254, type: RouteType = .unicast, metric: UInt32 = 0, nextHops: [NextHop] = []) {
+    package init(family: AddressFamily, table: UInt32 = 254, type: RouteType = .unicast, metric: UInt32 = 0, nextHops: [NextHop] = []) {
         self.family = family
         self.table = table
         self.type = type
@@ -318,7 +327,7 @@ public struct DefaultRoute: Sendable, Hashable {
 
 /// The kernel's answer to "how would a packet to the probe destination leave?"
 /// (RTM_GETROUTE, what `ip route get` prints). No packet is sent.
-public enum RouteLookup: Sendable, Hashable {
+package enum RouteLookup: Sendable, Hashable {
     /// The FIB selected a route.
     case route(RouteLookupResult)
     /// The FIB refused; the reason says why.
@@ -326,22 +335,22 @@ public enum RouteLookup: Sendable, Hashable {
 }
 
 /// A successful FIB lookup.
-public struct RouteLookupResult: Sendable, Hashable {
+package struct RouteLookupResult: Sendable, Hashable {
     /// Route type of the match (`unicast`, or `local` for an address of this host).
-    public var type: RouteType
+    package var type: RouteType
     /// Output interface index.
-    public var outputInterface: Int32
+    package var outputInterface: Int32
     /// Gateway, nil when the destination is on-link.
-    public var gateway: IPAddress?
+    package var gateway: IPAddress?
     /// Preferred source address the kernel would use.
-    public var preferredSource: IPAddress?
+    package var preferredSource: IPAddress?
     /// `RTNH_F_LINKDOWN` on the chosen next hop.
-    public var isLinkDown: Bool
+    package var isLinkDown: Bool
     /// Table the matching route lives in, when the kernel reports it.
-    public var table: UInt32?
+    package var table: UInt32?
 
     /// Creates a lookup result.
-    public init(type: RouteType = .unicast, outputInterface: Int32, gateway: IPAddress? = nil, preferredSource: IPAddress? = nil, isLinkDown: Bool = false, table: UInt32? = nil) {
+    package init(type: RouteType = .unicast, outputInterface: Int32, gateway: IPAddress? = nil, preferredSource: IPAddress? = nil, isLinkDown: Bool = false, table: UInt32? = nil) {
         self.type = type
         self.outputInterface = outputInterface
         self.gateway = gateway
@@ -353,7 +362,7 @@ public struct RouteLookupResult: Sendable, Hashable {
 
 /// Why a FIB lookup found no usable route. The netlink layer maps the kernel's answer
 /// (an errno, or an old kernel's reject route) to these; no errno number reaches this module.
-public enum RouteLookupFailure: Sendable, Hashable {
+package enum RouteLookupFailure: Sendable, Hashable {
     /// No route matches (ENETUNREACH).
     case noRoute
     /// An `unreachable` route matches (EHOSTUNREACH).

@@ -1,6 +1,16 @@
 /// The kind of interface a path runs over (NWInterface.InterfaceType).
 public enum InterfaceType: String, Sendable, Hashable, Codable, CaseIterable {
-    case wifi, cellular, wiredEthernet, loopback, other
+    /// A wireless LAN interface (sysfs `wireless`/`phy80211`, or `DEVTYPE=wlan`).
+    case wifi
+    /// A WWAN modem (`DEVTYPE=wwan`, a WWAN driver, or a raw-IP device).
+    case cellular
+    /// Any other Ethernet device: a NIC, bridge, bond, VLAN, macvlan or veth.
+    case wiredEthernet
+    /// The loopback interface.
+    case loopback
+    /// Anything else: tunnels and overlays (WireGuard, vxlan, GRE, tun/tap), PPP, any device
+    /// that is not Ethernet.
+    case other
 }
 
 /// What provides a path's IPv4 when it is not native.
@@ -66,10 +76,15 @@ public enum UnsatisfiedReason: String, Sendable, Hashable, Codable, CaseIterable
 public enum ReachabilityStatus: String, Sendable, Hashable, Codable, CaseIterable {
     /// Not evaluated yet. Never sent to a client: the daemon answers only after its first evaluation.
     case unknown
+    /// The path is not satisfied.
     case notReachable
+    /// Satisfied over a `wifi` interface.
     case reachableViaWiFi
+    /// Satisfied over a `cellular` interface.
     case reachableViaWWAN
+    /// Satisfied over a `wiredEthernet` interface.
     case reachableViaWired
+    /// Satisfied over a `loopback` or `other` interface (a tunnel, a VPN, PPP).
     case reachableViaOther
 }
 
@@ -116,7 +131,7 @@ public struct ReachabilityFlags: OptionSet, Sendable, Hashable {
     public static let isWWAN = ReachabilityFlags(rawValue: 1 << 18)
 
     /// Every flag with its wire name, in Apple's bit order.
-    public static let named: [(ReachabilityFlags, String)] = [
+    package static let named: [(ReachabilityFlags, String)] = [
         (.transientConnection, "transientConnection"), (.reachable, "reachable"),
         (.connectionRequired, "connectionRequired"), (.connectionOnTraffic, "connectionOnTraffic"),
         (.interventionRequired, "interventionRequired"), (.connectionOnDemand, "connectionOnDemand"),
@@ -327,7 +342,7 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var connectivityCauseDestinations: Int?
 
     /// Creates an interface description.
-    public init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool,
+    package init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool,
                 connectivity: InterfaceConnectivity = InterfaceConnectivity(), expensiveReason: ExpensiveReason? = nil) {
         self.index = index
         self.name = name

@@ -30,7 +30,7 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// The changes from `old` to `new`; `oldAddresses`/`newAddresses` are the usable
     /// addresses of each side's primary interface. Empty when nothing in the answer changed.
-    public static func between(
+    package static func between(
         _ old: Path, addresses oldAddresses: Set<IPAddress>,
         and new: Path, addresses newAddresses: Set<IPAddress>
     ) -> [PathChange] {
@@ -59,7 +59,7 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
 
 extension NetworkSnapshot {
     /// The usable internet addresses of the named interface (the primary one, usually).
-    public func usableAddresses(ofInterfaceNamed name: String?) -> Set<IPAddress> {
+    package func usableAddresses(ofInterfaceNamed name: String?) -> Set<IPAddress> {
         guard let name, let link = links.values.first(where: { $0.name == name }) else { return [] }
         return Set(addresses(of: link.index).filter(\.isUsableForInternet).map(\.address))
     }

@@ -23,11 +23,11 @@
 /// through allowed interfaces are tried instead, lowest metric first. When the lookup
 /// finds nothing, the tracked default routes still explain why (a `linkdown` route
 /// hidden by `ignore_routes_with_linkdown`, say).
-public enum PathDerivation {
+package enum PathDerivation {
     /// Derives the path for `snapshot` under `policy`, restricted to interfaces `filter`
     /// allows; `connectivity` (the probes' and captive-portal facts) gives a satisfied
     /// path its connectivity and `interventionRequired`.
-    public static func derive(
+    package static func derive(
         _ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), filter: PathFilter = .none,
         connectivity: ConnectivityTable = [:]
     ) -> Path {
@@ -107,13 +107,13 @@ public enum PathDerivation {
 
     /// Whether `derive(snapshot, policy: policy)` would be satisfied, without deriving the
     /// rest of the path: the engine asks at every change (whether to read the TCP sockets).
-    public static func isSatisfied(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy()) -> Bool {
+    package static func isSatisfied(_ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy()) -> Bool {
         let context = Context(snapshot: snapshot, policy: policy, filter: .none)
         return AddressFamily.allCases.contains { context.evaluate(family: $0).usable.map { !$0.requiresConnection } ?? false }
     }
 
     /// AFNetworking's status for a reachable path over an interface of this type.
-    public static func reachability(for type: InterfaceType?) -> ReachabilityStatus {
+    package static func reachability(for type: InterfaceType?) -> ReachabilityStatus {
         switch type {
         case .wifi: return .reachableViaWiFi
         case .cellular: return .reachableViaWWAN

@@ -12,21 +12,21 @@
 ///   NetworkManager: a lost upstream changes nothing the kernel reports), or
 ///   `sessionMargin` before an RFC 8908 session's known end; with neither, no timer at all.
 /// - A client's request (`reachctl probe`) probes now unless a round is already running.
-public struct ProbeSchedule: Sendable, Equatable {
+package struct ProbeSchedule: Sendable, Equatable {
     /// The schedule's settings (`[probe]` in the configuration).
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// First retry delay after a round that was not `full`.
-        public var initialDelay: Duration
+        package var initialDelay: Duration
         /// The longest retry delay.
-        public var maximumDelay: Duration
+        package var maximumDelay: Duration
         /// Re-check a `full` interface this often; nil: never (`recheck-interval = 0`).
-        public var recheckInterval: Duration?
+        package var recheckInterval: Duration?
         /// How long before a captive session's end to look again.
-        public var sessionMargin: Duration
+        package var sessionMargin: Duration
 
         /// Settings; by default 1 s doubling to 300 s, no re-check once full (the
         /// configuration passes its own default).
-        public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(300),
+        package init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(300),
                     recheckInterval: Duration? = nil, sessionMargin: Duration = .seconds(30)) {
             self.initialDelay = initialDelay
             self.maximumDelay = maximumDelay
@@ -36,7 +36,7 @@ public struct ProbeSchedule: Sendable, Equatable {
     }
 
     /// What the owner must do.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Start a probe round; report its result with this round number.
         case startProbe(round: Int)
         /// Call `timerFired` at this time (replacing any armed timer).
@@ -57,18 +57,18 @@ public struct ProbeSchedule: Sendable, Equatable {
     }
 
     /// The settings in force.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private var state = State.idle
     private var round = 0
     private var failures = 0
 
     /// A schedule with nothing to do yet.
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// The interface's path changed; `eligible`: it has a usable route to probe over.
-    public mutating func pathChanged(eligible: Bool) -> [Action] {
+    package mutating func pathChanged(eligible: Bool) -> [Action] {
         failures = 0
         guard eligible else {
             let wasActive = state == .probing || state == .waiting
@@ -80,7 +80,7 @@ public struct ProbeSchedule: Sendable, Equatable {
     }
 
     /// A round finished with `connectivity`; `sessionEnds` is when an RFC 8908 session ends.
-    public mutating func probeFinished(round finished: Int, connectivity result: Connectivity,
+    package mutating func probeFinished(round finished: Int, connectivity result: Connectivity,
                                        sessionEnds: ContinuousClock.Instant? = nil, now: ContinuousClock.Instant) -> [Action] {
         guard isCurrent(round: finished) else { return [] }  // superseded
         if result == .full {
@@ -100,13 +100,13 @@ public struct ProbeSchedule: Sendable, Equatable {
     }
 
     /// The armed timer fired.
-    public mutating func timerFired() -> [Action] {
+    package mutating func timerFired() -> [Action] {
         guard state == .waiting else { return [] }
         return start()
     }
 
     /// A client asked for a round now.
-    public mutating func probeRequested() -> [Action] {
+    package mutating func probeRequested() -> [Action] {
         switch state {
         case .idle, .probing: return []
         case .waiting: return [.cancelTimer] + start()
@@ -115,18 +115,18 @@ public struct ProbeSchedule: Sendable, Equatable {
     }
 
     /// Whether a round runs now (a client asking for one waits for its end).
-    public var isProbing: Bool { state == .probing }
+    package var isProbing: Bool { state == .probing }
 
     /// Whether `finished` is the round running now (not superseded by a later one).
-    public func isCurrent(round finished: Int) -> Bool { state == .probing && finished == round }
+    package func isCurrent(round finished: Int) -> Bool { state == .probing && finished == round }
 
     /// The longest a timer is ever armed for: a round at least once a day, whatever an
     /// RFC 8908 session claims (the configured delays are at most a day too).
-    public static let longestWait: Duration = .seconds(86_400)
+    package static let longestWait: Duration = .seconds(86_400)
 
     /// `seconds` after `now`, from a number the network sent: never before `now`, never
     /// past `longestWait` (no arithmetic on the number itself, so none can overflow).
-    public static func instant(seconds: Int, after now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    package static func instant(seconds: Int, after now: ContinuousClock.Instant) -> ContinuousClock.Instant {
         let longest = Int(longestWait.components.seconds)
         return now + .seconds(min(max(seconds, 0), longest))
     }
@@ -149,37 +149,37 @@ public struct ProbeSchedule: Sendable, Equatable {
 }
 
 /// One interface and family that may be probed.
-public struct ProbeKey: Sendable, Hashable, Comparable {
+package struct ProbeKey: Sendable, Hashable, Comparable {
     /// The interface's kernel index.
-    public var interfaceIndex: Int32
+    package var interfaceIndex: Int32
     /// The family probed (the socket is bound to the interface and to this family).
-    public var family: AddressFamily
+    package var family: AddressFamily
 
     /// Creates a key.
-    public init(interfaceIndex: Int32, family: AddressFamily) {
+    package init(interfaceIndex: Int32, family: AddressFamily) {
         self.interfaceIndex = interfaceIndex
         self.family = family
     }
 
     /// Index order, IPv4 before IPv6.
-    public static func < (left: ProbeKey, right: ProbeKey) -> Bool {
+    package static func < (left: ProbeKey, right: ProbeKey) -> Bool {
         (left.interfaceIndex, left.family == .ipv4 ? 0 : 1) < (right.interfaceIndex, right.family == .ipv4 ? 0 : 1)
     }
 }
 
 /// What a probe's answer over one interface and family depends on: when any of it changes,
 /// the interface is on another network, or differently, and is probed again at once.
-public struct ProbeContext: Sendable, Hashable {
+package struct ProbeContext: Sendable, Hashable {
     /// The interface's name (the socket is bound by index; the name is for logs).
-    public var interfaceName: String
+    package var interfaceName: String
     /// Its usable addresses of the family.
-    public var addresses: Set<IPAddress>
+    package var addresses: Set<IPAddress>
     /// The gateways of its default routes of the family.
-    public var gateways: Set<IPAddress>
+    package var gateways: Set<IPAddress>
     /// Whether a DNS server is configured.
-    public var hasNameserver: Bool
+    package var hasNameserver: Bool
     /// The captive-portal API the network announced on the interface (RFC 8910).
-    public var announcedAPI: String?
+    package var announcedAPI: String?
 }
 
 extension ProbeSchedule {
@@ -190,7 +190,7 @@ extension ProbeSchedule {
     /// lookup chose (OpenVPN's `def1` halves, 0.0.0.0/1 and 128.0.0.0/1, carry the path
     /// without any default route). Probing follows routes, not the primary alone, so a
     /// second uplink's connectivity is known before it is needed.
-    public static func eligibleTargets(
+    package static func eligibleTargets(
         _ snapshot: NetworkSnapshot, policy: InterfacePolicy, families: [AddressFamily], announcedAPIs: [Int32: String] = [:]
     ) -> [ProbeKey: ProbeContext] {
         var hops: [(family: AddressFamily, hop: NextHop)] = []

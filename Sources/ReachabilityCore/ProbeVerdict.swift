@@ -20,9 +20,9 @@
 /// - Both passed (or the only one configured passed): full. HTTP passed and HTTPS failed:
 ///   partial. HTTPS passed and HTTP failed: full (something filters port 80, the internet
 ///   is there; Android validates on HTTPS). Both failed: limited.
-public enum ProbeVerdict {
+package enum ProbeVerdict {
     /// The connectivity for one round; nil checks were not configured.
-    public static func judge(http: ProbeOutcome?, https: ProbeOutcome?, expect: ProbeExpectation) -> ProbeJudgement {
+    package static func judge(http: ProbeOutcome?, https: ProbeOutcome?, expect: ProbeExpectation) -> ProbeJudgement {
         let plain = http.map { classify($0, expect: expect) }
         let secure = https.map { classify($0, expect: expect) }
         if case let .portal(location)? = plain { return ProbeJudgement(connectivity: .portal, portalURL: location) }
@@ -44,14 +44,14 @@ public enum ProbeVerdict {
     ///
     /// A data stall makes it `limited` unless a probe round that finished since the stall
     /// began found better: the probes reached a server, the stalled sockets did not.
-    public static func combine(_ facts: InterfaceConnectivity) -> Connectivity {
+    package static func combine(_ facts: InterfaceConnectivity) -> Connectivity {
         let (verdict, _) = verdict(facts)
         return isStalled(facts, verdict: verdict) ? .limited : verdict
     }
 
     /// What decided `combine` besides the probes: a data stall no later probe round
     /// contradicted, else NetworkManager's check; nil when the probes' verdict stands.
-    public static func cause(_ facts: InterfaceConnectivity) -> ConnectivityCause? {
+    package static func cause(_ facts: InterfaceConnectivity) -> ConnectivityCause? {
         let (verdict, fromNetworkManager) = verdict(facts)
         if isStalled(facts, verdict: verdict) { return .dataStall }
         return fromNetworkManager ? .networkManager : nil
@@ -100,7 +100,7 @@ public enum ProbeVerdict {
     /// - The schedule hears the API's word when it spoke (captive: portal; open, without
     ///   probes: full), else the probes' (without probes, an API that did not answer: limited);
     ///   an open session's `secondsRemaining` is when to look again.
-    public static func settle(
+    package static func settle(
         _ judgement: ProbeJudgement, apiAnswer: CaptivePortal?, apiURI: String?, family: AddressFamily,
         probesEnabled: Bool, facts previous: InterfaceConnectivity, checkedAt time: Int
     ) -> RoundOutcome {
@@ -153,7 +153,7 @@ public enum ProbeVerdict {
 }
 
 /// What one probe request came to.
-public enum ProbeOutcome: Sendable, Hashable {
+package enum ProbeOutcome: Sendable, Hashable {
     /// The server answered (redirects are not followed).
     case response(ProbeResponse)
     /// No answer within the timeout.
@@ -166,20 +166,20 @@ public enum ProbeOutcome: Sendable, Hashable {
 }
 
 /// The parts of an HTTP answer the verdict looks at.
-public struct ProbeResponse: Sendable, Hashable {
+package struct ProbeResponse: Sendable, Hashable {
     /// The status code.
-    public var status: Int
+    package var status: Int
     /// The `Location` header, if any.
-    public var location: String?
+    package var location: String?
     /// Header names (lowercased) and values.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// The first bytes of the body (enough to compare with the expected prefix).
-    public var bodyPrefix: String
+    package var bodyPrefix: String
     /// The body's length as received (up to the probe's read limit).
-    public var bodyLength: Int
+    package var bodyLength: Int
 
     /// Creates a response.
-    public init(status: Int, location: String? = nil, headers: [String: String] = [:], bodyPrefix: String = "", bodyLength: Int = 0) {
+    package init(status: Int, location: String? = nil, headers: [String: String] = [:], bodyPrefix: String = "", bodyLength: Int = 0) {
         self.status = status
         self.location = location
         self.headers = headers
@@ -190,17 +190,17 @@ public struct ProbeResponse: Sendable, Hashable {
 
 /// What a probe endpoint answers when the internet is there (NetworkManager-compatible):
 /// a status (204 by default), or a body that starts with a text, or a header with a value.
-public struct ProbeExpectation: Sendable, Hashable {
+package struct ProbeExpectation: Sendable, Hashable {
     /// The expected status when neither a body prefix nor a header is configured.
-    public var status: Int
+    package var status: Int
     /// The body must start with this (NetworkManager's `response=`); nil: not checked.
-    public var bodyPrefix: String?
+    package var bodyPrefix: String?
     /// A header (name lowercased) that must carry this value (e.g.
     /// `x-networkmanager-status: online`); nil: not checked.
-    public var header: (name: String, value: String)?
+    package var header: (name: String, value: String)?
 
     /// An expectation; by default "204 No Content".
-    public init(status: Int = 204, bodyPrefix: String? = nil, header: (name: String, value: String)? = nil) {
+    package init(status: Int = 204, bodyPrefix: String? = nil, header: (name: String, value: String)? = nil) {
         self.status = status
         self.bodyPrefix = bodyPrefix
         self.header = header
@@ -216,13 +216,13 @@ public struct ProbeExpectation: Sendable, Hashable {
     }
 
     /// Same status, body prefix and header.
-    public static func == (left: ProbeExpectation, right: ProbeExpectation) -> Bool {
+    package static func == (left: ProbeExpectation, right: ProbeExpectation) -> Bool {
         left.status == right.status && left.bodyPrefix == right.bodyPrefix
             && left.header?.name == right.header?.name && left.header?.value == right.header?.value
     }
 
     /// Hashes what `==` compares.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(status)
         hasher.combine(bodyPrefix)
         hasher.combine(header?.name)
@@ -231,25 +231,25 @@ public struct ProbeExpectation: Sendable, Hashable {
 }
 
 /// A round's verdict: the connectivity, and a portal's login page when one redirected.
-public struct ProbeJudgement: Sendable, Hashable {
+package struct ProbeJudgement: Sendable, Hashable {
     /// What the round found.
-    public var connectivity: Connectivity
+    package var connectivity: Connectivity
     /// The Location a portal redirected to.
-    public var portalURL: String?
+    package var portalURL: String?
 
     /// Creates a judgement.
-    public init(connectivity: Connectivity, portalURL: String? = nil) {
+    package init(connectivity: Connectivity, portalURL: String? = nil) {
         self.connectivity = connectivity
         self.portalURL = portalURL
     }
 }
 
 /// What a finished round comes to (`ProbeVerdict.settle`).
-public struct RoundOutcome: Sendable, Hashable {
+package struct RoundOutcome: Sendable, Hashable {
     /// The interface's facts after the round.
-    public var facts: InterfaceConnectivity
+    package var facts: InterfaceConnectivity
     /// What the round's `ProbeSchedule` is told.
-    public var scheduleVerdict: Connectivity
+    package var scheduleVerdict: Connectivity
     /// Seconds left in an open RFC 8908 session: look again before they run out.
-    public var sessionSecondsLeft: Int?
+    package var sessionSecondsLeft: Int?
 }

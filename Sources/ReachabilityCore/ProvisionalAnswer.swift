@@ -23,7 +23,7 @@
 extension PathDerivation {
     /// The pending families whose routes the answer for `filter` needs before it is
     /// final; empty when it may be published now.
-    public static func familiesAwaitingRoutes(
+    package static func familiesAwaitingRoutes(
         _ snapshot: NetworkSnapshot, policy: InterfacePolicy = InterfacePolicy(), filter: PathFilter = .none
     ) -> Set<AddressFamily> {
         guard !snapshot.pendingRouteFamilies.isEmpty else { return [] }

@@ -4,43 +4,43 @@
 ///
 /// The engine builds one per evaluation that changed something; the server keeps the
 /// latest and derives filtered paths for subscribers from `snapshot` and `policy`.
-public struct ReachabilityState: Sendable, Equatable {
+package struct ReachabilityState: Sendable, Equatable {
     /// What the kernel said.
-    public var snapshot: NetworkSnapshot
+    package var snapshot: NetworkSnapshot
     /// How interfaces are treated (ignores, overrides).
-    public var policy: InterfacePolicy
+    package var policy: InterfacePolicy
     /// What probes and the networks' captive-portal APIs said, per interface.
-    public var connectivity: ConnectivityTable
+    package var connectivity: ConnectivityTable
     /// The unfiltered, system-wide path.
-    public var path: Path
+    package var path: Path
     /// Every interface, as `ListInterfaces` reports them.
     ///
     /// Derived when asked for (`ListInterfaces`, the metrics), not with every state: a
     /// published change does not pay for a list nobody reads. Being a function of
     /// `snapshot`, `policy` and `connectivity`, it needs no part in equality.
-    public var interfaces: [InterfaceDescription] {
+    package var interfaces: [InterfaceDescription] {
         InterfaceListing.describe(snapshot, policy: policy, connectivity: connectivity)
     }
     /// What subscribers are told about, unfiltered.
-    public var answer: Answer
+    package var answer: Answer
 
     /// The part of the state a subscriber is told about: the path, and the usable
     /// addresses of its primary interface (an address change there matters to an app
     /// even when the path's fields stay the same).
-    public struct Answer: Sendable, Equatable {
+    package struct Answer: Sendable, Equatable {
         /// The path.
-        public var path: Path
+        package var path: Path
         /// Usable internet addresses of the path's primary interface.
-        public var primaryAddresses: Set<IPAddress>
+        package var primaryAddresses: Set<IPAddress>
 
         /// What changed from `previous` to this answer.
-        public func changes(since previous: Answer) -> [PathChange] {
+        package func changes(since previous: Answer) -> [PathChange] {
             PathChange.between(previous.path, addresses: previous.primaryAddresses, and: path, addresses: primaryAddresses)
         }
     }
 
     /// Derives the path from a snapshot and the connectivity facts.
-    public init(snapshot: NetworkSnapshot, policy: InterfacePolicy, connectivity: ConnectivityTable = [:]) {
+    package init(snapshot: NetworkSnapshot, policy: InterfacePolicy, connectivity: ConnectivityTable = [:]) {
         self.snapshot = snapshot
         self.policy = policy
         self.connectivity = connectivity
@@ -49,18 +49,18 @@ public struct ReachabilityState: Sendable, Equatable {
     }
 
     /// The path as a subscriber with this filter sees it.
-    public func path(for filter: PathFilter) -> Path {
+    package func path(for filter: PathFilter) -> Path {
         filter.isUnconstrained ? path : PathDerivation.derive(snapshot, policy: policy, filter: filter, connectivity: connectivity)
     }
 
     /// Whether the answer for `filter` needs default routes still being read at start
     /// (only then may it differ from what the complete snapshot will say).
-    public func awaitsRoutes(for filter: PathFilter) -> Bool {
+    package func awaitsRoutes(for filter: PathFilter) -> Bool {
         !PathDerivation.familiesAwaitingRoutes(snapshot, policy: policy, filter: filter).isEmpty
     }
 
     /// The answer as a subscriber with this filter sees it.
-    public func answer(for filter: PathFilter) -> Answer {
+    package func answer(for filter: PathFilter) -> Answer {
         guard !filter.isUnconstrained else { return answer }
         let path = path(for: filter)
         return Answer(path: path, primaryAddresses: snapshot.usableAddresses(ofInterfaceNamed: path.primaryInterface))

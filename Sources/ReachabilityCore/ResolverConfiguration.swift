@@ -4,12 +4,12 @@
 /// the stub being there says nothing about upstream servers, so the caller also reads
 /// resolved's own upstream list (`/run/systemd/resolve/resolv.conf`) and asks
 /// `hasNameserver(resolvConf:resolvedUpstream:)`.
-public enum ResolverConfiguration {
+package enum ResolverConfiguration {
     /// systemd-resolved's stub listener addresses.
-    public static let resolvedStubAddresses: Set<String> = ["127.0.0.53", "127.0.0.54"]
+    package static let resolvedStubAddresses: Set<String> = ["127.0.0.53", "127.0.0.54"]
 
     /// The `nameserver` entries of a resolv.conf text, in order.
-    public static func nameservers(in text: String) -> [String] {
+    package static func nameservers(in text: String) -> [String] {
         text.split(whereSeparator: \.isNewline).compactMap { line in
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard fields.count >= 2, fields[0] == "nameserver" else { return nil }
@@ -19,7 +19,7 @@ public enum ResolverConfiguration {
 
     /// Whether a usable DNS server is configured. A stub-only resolv.conf counts only if
     /// resolved's upstream list (when readable) names a server of its own.
-    public static func hasNameserver(resolvConf: String?, resolvedUpstream: String?) -> Bool {
+    package static func hasNameserver(resolvConf: String?, resolvedUpstream: String?) -> Bool {
         let servers = resolvConf.map(nameservers(in:)) ?? []
         guard !servers.isEmpty else { return false }
         let nonStub = servers.filter { !resolvedStubAddresses.contains($0) }

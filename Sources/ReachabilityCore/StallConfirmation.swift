@@ -8,9 +8,9 @@
 /// stall asks for are at least `probeInterval` apart per interface, so traffic that keeps
 /// raising and clearing suspicions cannot make reachd hammer the probe server. A verdict's
 /// evidence is the one it was found on: the same stall found again changes nothing.
-public struct StallConfirmation: Sendable, Equatable {
+package struct StallConfirmation: Sendable, Equatable {
     /// What the carrier does next.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Publish the interface's stall (nil: it cleared).
         case publish(Int32, DataStall?)
         /// Run a probe round on the interface at that instant (now or later), if the stall is
@@ -19,15 +19,15 @@ public struct StallConfirmation: Sendable, Equatable {
     }
 
     /// The least time between two rounds stalls ask for on one interface (Android: a minute).
-    public static let probeInterval: Duration = .seconds(60)
+    package static let probeInterval: Duration = .seconds(60)
 
     /// Stalls waiting for their probe round.
-    public private(set) var awaitingProbe: [Int32: DataStall] = [:]
+    package private(set) var awaitingProbe: [Int32: DataStall] = [:]
     /// When each interface's last stall round was due.
     private var lastRound: [Int32: ContinuousClock.Instant] = [:]
 
     /// Nothing found yet.
-    public init() {}
+    package init() {}
 
     /// The engine's verdicts changed.
     ///
@@ -36,7 +36,7 @@ public struct StallConfirmation: Sendable, Equatable {
     ///   - published: the stalls published now.
     ///   - probed: the interfaces probes run on.
     ///   - now: the time.
-    public mutating func engineFound(_ found: [Int32: DataStall], published: [Int32: DataStall], probed: Set<Int32>,
+    package mutating func engineFound(_ found: [Int32: DataStall], published: [Int32: DataStall], probed: Set<Int32>,
                                      now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         for index in Set(found.keys).union(published.keys).union(awaitingProbe.keys).sorted() {
@@ -60,11 +60,11 @@ public struct StallConfirmation: Sendable, Equatable {
     }
 
     /// Whether the round for `stall` is still wanted.
-    public func isAwaiting(_ stall: DataStall, on index: Int32) -> Bool { awaitingProbe[index] == stall }
+    package func isAwaiting(_ stall: DataStall, on index: Int32) -> Bool { awaitingProbe[index] == stall }
 
     /// The probe round asked for `stall` finished (or could not run): publish it, unless it
     /// cleared or was replaced meanwhile.
-    public mutating func probeFinished(on index: Int32, for stall: DataStall) -> [Action] {
+    package mutating func probeFinished(on index: Int32, for stall: DataStall) -> [Action] {
         guard awaitingProbe[index] == stall else { return [] }
         awaitingProbe[index] = nil
         return [.publish(index, stall)]

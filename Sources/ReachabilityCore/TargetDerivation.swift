@@ -25,9 +25,9 @@
 /// Happy-Eyeballs client would connect. When none is, the most specific reason explains it.
 /// A name that did not resolve is not reachable, with the resolution's reason: never an
 /// optimistic answer (SCNetworkReachability's "reachable" for a made-up name).
-public enum TargetDerivation {
+package enum TargetDerivation {
     /// Derives the answer for a target whose addresses were looked up.
-    public static func derive(_ lookups: [TargetLookup], snapshot: NetworkSnapshot, policy: InterfacePolicy) -> TargetPath {
+    package static func derive(_ lookups: [TargetLookup], snapshot: NetworkSnapshot, policy: InterfacePolicy) -> TargetPath {
         let context = Context(snapshot: snapshot, policy: policy, filter: .none)
         let judged = lookups.map { judge($0, context: context) }
         let ordered = judged.enumerated().sorted { left, right in
@@ -66,7 +66,7 @@ public enum TargetDerivation {
     }
 
     /// The answer for a name that did not resolve.
-    public static func unresolved(_ reason: UnsatisfiedReason) -> TargetPath {
+    package static func unresolved(_ reason: UnsatisfiedReason) -> TargetPath {
         TargetPath(status: .unsatisfied, unsatisfiedReason: reason, reachability: .notReachable)
     }
 
@@ -79,7 +79,7 @@ public enum TargetDerivation {
 
     /// The index of the interface a scope names: a link of that name, else (as `getaddrinfo`
     /// reads `%2`) a link with that number as its index.
-    public static func interfaceIndex(named scope: String, in links: [Int32: Link]) -> Int32? {
+    package static func interfaceIndex(named scope: String, in links: [Int32: Link]) -> Int32? {
         if let link = links.values.first(where: { $0.name == scope }) { return link.index }
         if scope.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let index = Int32(scope), links[index] != nil {
             return index
@@ -155,19 +155,19 @@ public enum TargetDerivation {
 }
 
 /// One address of a target and the kernel's FIB answer for it.
-public struct TargetLookup: Sendable, Hashable {
+package struct TargetLookup: Sendable, Hashable {
     /// The address.
-    public var address: IPAddress
+    package var address: IPAddress
     /// The interface a scoped address (`fe80::1%eth0`) was looked up on; nil when unscoped.
-    public var interface: String?
+    package var interface: String?
     /// What the kernel answered.
-    public var route: RouteLookup
+    package var route: RouteLookup
     /// For an IPv4 address while a link carries a NAT64 prefix: the lookup of its
     /// synthesized address.
-    public var nat64: NAT64Lookup?
+    package var nat64: NAT64Lookup?
 
     /// Pairs an address (scoped to `interface`, if given) with its lookup.
-    public init(address: IPAddress, interface: String? = nil, route: RouteLookup, nat64: NAT64Lookup? = nil) {
+    package init(address: IPAddress, interface: String? = nil, route: RouteLookup, nat64: NAT64Lookup? = nil) {
         self.address = address
         self.interface = interface
         self.route = route
@@ -175,7 +175,7 @@ public struct TargetLookup: Sendable, Hashable {
     }
 
     /// Pairs a looked-up key with the kernel's answer.
-    public init(_ key: TargetKey, route: RouteLookup, nat64: NAT64Lookup? = nil) {
+    package init(_ key: TargetKey, route: RouteLookup, nat64: NAT64Lookup? = nil) {
         self.init(address: key.address, interface: key.interface, route: route, nat64: nat64)
     }
 }
@@ -252,17 +252,17 @@ public struct TargetAddress: Sendable, Hashable, Codable {
 
 /// One address a client asked about, with the client's uid: the kernel's answer may differ
 /// per uid (`ip rule … uidrange`), so the uid is part of what is looked up.
-public struct TargetKey: Sendable, Hashable {
+package struct TargetKey: Sendable, Hashable {
     /// The address.
-    public var address: IPAddress
+    package var address: IPAddress
     /// The interface a scoped address (`fe80::1%eth0`) is looked up on (`RTA_OIF`): its
     /// name as the client or the resolver gave it; nil when unscoped.
-    public var interface: String?
+    package var interface: String?
     /// The uid of the client that asked (`SO_PEERCRED`), given to the kernel as `RTA_UID`.
-    public var uid: UInt32
+    package var uid: UInt32
 
     /// Creates a key (for an address scoped to `interface`, if given).
-    public init(address: IPAddress, interface: String? = nil, uid: UInt32) {
+    package init(address: IPAddress, interface: String? = nil, uid: UInt32) {
         self.address = address
         self.interface = interface
         self.uid = uid

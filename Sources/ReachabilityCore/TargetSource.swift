@@ -10,9 +10,9 @@
 /// address still reaches its router's own global address on the link, never a host behind
 /// the router. When the kernel names no source, an address of the output interface that
 /// passes the same rule counts.
-public enum TargetSource {
+package enum TargetSource {
     /// What the rule found.
-    public enum Choice: Sendable, Hashable {
+    package enum Choice: Sendable, Hashable {
         /// The kernel's preferred source, which can carry the traffic.
         case preferred(IPAddress)
         /// The kernel named none; an address of the output interface can carry it.
@@ -23,7 +23,7 @@ public enum TargetSource {
 
     /// The source for traffic to `destination` leaving by `outputInterface` (`onLink`: the
     /// route has no gateway), given the kernel's `preferred` source and every address held.
-    public static func choose(
+    package static func choose(
         for destination: IPAddress, onLink: Bool, outputInterface: Int32, preferred: IPAddress?, addresses: [InterfaceAddress]
     ) -> Choice {
         let mayBeLinkLocal = onLink || destination.isLinkLocal

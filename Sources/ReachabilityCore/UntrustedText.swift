@@ -56,7 +56,7 @@ public enum UntrustedText {
 
     /// Whether `scalar` is written as an escape (anywhere but at the start, where a
     /// combining mark is escaped too).
-    public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    package static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         escape(scalar, atStart: false) != nil
     }
 
@@ -94,5 +94,5 @@ public enum UntrustedText {
 extension StringProtocol {
     /// The text under `UntrustedText`'s rule: controls, format and bidi characters and `\`
     /// escaped visibly, always one line.
-    public var escapedForDisplay: String { UntrustedText.escaped(self) }
+    package var escapedForDisplay: String { UntrustedText.escaped(self) }
 }

@@ -17,24 +17,24 @@
 ///
 /// Pure and table-tested; a refusal names the offending part by position and value, never
 /// by echoing the URI, so it can be logged as it is.
-public struct WebURI: Sendable, Hashable, CustomStringConvertible {
+package struct WebURI: Sendable, Hashable, CustomStringConvertible {
     /// The longest URI accepted, in bytes: browsers' practical limit for a login page,
     /// and far more than any portal or probe URL needs.
-    public static let maximumLength = 2048
+    package static let maximumLength = 2048
 
     /// The schemes reachd can use.
-    public enum Scheme: String, Sendable, Hashable, CaseIterable {
+    package enum Scheme: String, Sendable, Hashable, CaseIterable {
         /// Plain HTTP.
         case http
         /// HTTP over TLS.
         case https
 
         /// The port used when the URI gives none.
-        public var defaultPort: Int { self == .https ? 443 : 80 }
+        package var defaultPort: Int { self == .https ? 443 : 80 }
     }
 
     /// Why a URI is refused.
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// No text at all.
         case empty
         /// Longer than `maximumLength` (the length in bytes).
@@ -60,7 +60,7 @@ public struct WebURI: Sendable, Hashable, CustomStringConvertible {
         case portOutOfRange(String)
 
         /// One line for the log or a configuration error; safe to print as it is.
-        public var description: String {
+        package var description: String {
             switch self {
             case .empty: return "empty URI"
             case let .tooLong(length): return "URI of \(length) bytes, longer than \(WebURI.maximumLength)"
@@ -85,22 +85,22 @@ public struct WebURI: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The scheme.
-    public var scheme: Scheme
+    package var scheme: Scheme
     /// The host, without the brackets of an IPv6 literal, as written.
-    public var host: String
+    package var host: String
     /// The port: the one given, or the scheme's.
-    public var port: Int
+    package var port: Int
     /// Path and query as sent in a request line (`/` when the path is empty); the fragment
     /// is not part of it.
-    public var target: String
+    package var target: String
     /// The URI as given (it passed every rule above).
-    public var text: String
+    package var text: String
 
     /// The URI as given.
-    public var description: String { text }
+    package var description: String { text }
 
     /// `text` as a URI with one of `schemes`, or why not.
-    public static func validate(_ text: String, schemes: Set<Scheme>) -> Result<WebURI, Problem> {
+    package static func validate(_ text: String, schemes: Set<Scheme>) -> Result<WebURI, Problem> {
         let length = text.utf8.count
         guard length > 0 else { return .failure(.empty) }
         guard length <= maximumLength else { return .failure(.tooLong(length)) }

@@ -18,12 +18,12 @@ import Synchronization
 import XCTest
 
 /// The published state of `makeSnapshot`'s network under the default policy.
-public func makeState(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1.1", wifiCarrier: Bool = true) -> ReachabilityState {
+package func makeState(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1.1", wifiCarrier: Bool = true) -> ReachabilityState {
     ReachabilityState(snapshot: makeSnapshot(ethGateway: ethGateway, wifiGateway: wifiGateway, wifiCarrier: wifiCarrier), policy: InterfacePolicy())
 }
 
 /// A hand-built network: eth0 (wired, primary) and wlan0 (wifi, backup default route).
-public func makeSnapshot(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1.1", wifiCarrier: Bool = true) -> NetworkSnapshot {
+package func makeSnapshot(ethGateway: String = "10.0.0.1", wifiGateway: String = "192.168.1.1", wifiCarrier: Bool = true) -> NetworkSnapshot {
     let eth = Link(index: 2, name: "eth0", flags: [.up, .running], operState: .up, carrier: true)
     let wlan = Link(
         index: 3, name: "wlan0", flags: [.up, .running], operState: wifiCarrier ? .up : .down, carrier: wifiCarrier,
@@ -56,7 +56,7 @@ public final class ServerFixture {
     package let engine = ScriptedEngine()
     public static let instance = "test-instance"
 
-    public init(snapshot: NetworkSnapshot = makeSnapshot(), subdirectory: Bool = false) {
+    package init(snapshot: NetworkSnapshot = makeSnapshot(), subdirectory: Bool = false) {
         directory = (try? Paths.makeTemporaryDirectory("reachd-test")) ?? "/tmp/reachd-test-\(getpid())"
         socketPath = directory + (subdirectory ? "/run/sub" : "") + "/sock"
         var logger = Logger(label: "test")
