@@ -249,7 +249,7 @@ let package = Package(
             name: "ReachConnectivityTests",
             dependencies: [
                 "FuzzEntryPoints", "LinuxSystem", "ReachabilityCore", "ReachProtocol", "TestSupport", "ReachConnectivity", "ReachConfiguration", "ReachTargets", "ReachSystemd",
-                logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto,
+                logging, nioCore, nioEmbedded, nioHTTP1, nioPosix, nioSSL, x509, asn1, crypto, system,
             ]
         ),
         .testTarget(

@@ -2,7 +2,7 @@
 #define REACHD_CLINUX_SHIM_H
 // Linux calls that Swift's Glibc module leaves out (it has no <sys/signalfd.h> or
 // <sys/eventfd.h>, nor malloc_trim, nor EAI_NODATA, nor classic BPF's socket filter
-// structs). Header-only: everything here is in the C library or the kernel headers.
+// structs, nor the kernel's AIO calls, which glibc does not wrap). Header-only: everything here is in the C library or the kernel headers.
 #include <sys/eventfd.h>
 #include <linux/filter.h>
 #include <sys/signalfd.h>
@@ -30,5 +30,24 @@ static inline int reachd_release_executable_pages(void) {
     uintptr_t start = (uintptr_t)__executable_start & ~(page - 1);
     uintptr_t end = ((uintptr_t)etext + page - 1) & ~(page - 1);
     return madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+#include <linux/aio_abi.h>
+#include <sys/syscall.h>
+#include <time.h>
+// The kernel's AIO calls (io_setup(2) and its kin), which glibc does not wrap and Swift cannot
+// reach through variadic syscall(2). reachd submits only IOCB_CMD_POLL requests (PollRequests).
+static inline int reachd_io_setup(unsigned int events, aio_context_t *context) {
+    return (int)syscall(SYS_io_setup, events, context);
+}
+static inline int reachd_io_destroy(aio_context_t context) { return (int)syscall(SYS_io_destroy, context); }
+static inline int reachd_io_submit(aio_context_t context, struct iocb *request) {
+    struct iocb *requests[1] = {request};
+    return (int)syscall(SYS_io_submit, context, 1L, requests);
+}
+// The completions already there, at most `count`; never waits.
+static inline int reachd_io_getevents_now(aio_context_t context, long count, struct io_event *events) {
+    struct timespec now = {0, 0};
+    return (int)syscall(SYS_io_getevents, context, 0L, count, events, &now);
 }
 #endif

@@ -1,7 +1,8 @@
 import Glibc
 
-/// A detached thread: a blocking lookup's, which exists only while the lookup runs (one stuck
-/// in glibc, which cannot be cancelled, holds nothing but its own thread), or a watcher's.
+/// A detached thread for one blocking call, which exists only while the call runs (one stuck
+/// in glibc, which cannot be cancelled, holds nothing but its own thread). `BlockingWork`
+/// alone starts them (docs/DESIGN.md rule 11; `scripts/house-rules` rule 8).
 package enum DetachedThread {
     /// Starts `body` on a new detached thread; false if the system refuses one.
     package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {

@@ -1,5 +1,6 @@
 import Glibc
 import LinuxSystem
+import NIOCore
 import ReachabilityCore
 import SystemPackage
 
@@ -66,73 +67,63 @@ package struct DHCPLeaseFiles: Sendable, Equatable {
     }
 }
 
-/// Says when a lease file may have changed: an inotify watch of the lease directories on a
-/// thread of its own, asleep in poll(2) while nothing changes (no timer, no system call).
-/// A client may write its lease after it set the address (dhclient does), so the read that
-/// follows an address change can come too early; this read comes after the write.
-package final class DHCPLeaseWatch: Sendable {
-    private let stopBell: EventDescriptor
-    private let rewatchBell: EventDescriptor
-
-    /// A watch that has not started.
-    package init() throws(Errno) {
-        stopBell = try EventDescriptor()
-        rewatchBell = try EventDescriptor()
-    }
+/// Says when a lease file may have changed: an inotify watch of the lease directories on the
+/// event loop (`LoopReadiness`), asleep in its epoll while nothing changes (no timer, no
+/// system call). A client may write its lease after it set the address (dhclient does), so
+/// the read that follows an address change can come too early; this read comes after the
+/// write. Lives on the event loop.
+package final class DHCPLeaseWatch {
+    private let directories: [String]
+    private let eventLoop: any EventLoop
+    private let inotify: DirectoryWatch
+    private var readiness: LoopReadiness?
+    /// Runs `changed` once a burst of events settled.
+    private var settling: Scheduled<Void>?
+    private var changed: (() -> Void)?
 
     /// A burst of writes (a client rewriting its whole file) is told once, this long after
     /// its first event.
     static let settle: Duration = .milliseconds(50)
 
-    /// Starts the thread watching `files.directories`; `changed` is called on it after a lease
-    /// (`DHCPLeaseFiles.isLease`) was written, renamed in or removed. False without a thread.
-    package func start(_ files: DHCPLeaseFiles, changed: @escaping @Sendable () -> Void) -> Bool {
-        let (stop, rewatch) = (stopBell, rewatchBell)
-        return DetachedThread.start { Self.run(files.directories, stop: stop, rewatch: rewatch, changed: changed) }
+    /// Watches `files.directories` from `eventLoop`; `changed` is called there after a lease
+    /// (`DHCPLeaseFiles.isLease`) was written, renamed in or removed, and `lost` if the watch
+    /// cannot go on (then nothing more is heard).
+    package init(_ files: DHCPLeaseFiles, eventLoop: any EventLoop, changed: @escaping () -> Void,
+                 lost: @escaping (any Error) -> Void) throws(Errno) {
+        (directories, self.eventLoop, self.changed) = (files.directories, eventLoop, changed)
+        inotify = try DirectoryWatch()
+        let failed = { [weak self] (error: any Error) -> Void in
+            self?.stop()
+            lost(error)
+        }
+        readiness = try LoopReadiness(inotify.descriptor, eventLoop: eventLoop, ready: { [weak self] _ in self?.drain() }, failed: failed)
+        rewatch()
+        readiness?.request(Int16(POLLIN))
     }
 
-    /// Ends the thread at once.
-    package func stop() { stopBell.ring() }
+    /// Ends the watch at once.
+    package func stop() {
+        readiness?.close()
+        readiness = nil
+        settling?.cancel()
+        settling = nil
+        changed = nil
+    }
 
     /// Watches the directories that did not exist when last tried (a client installed or
     /// started since); a directory watched already costs one inotify_add_watch(2).
-    package func rewatch() { rewatchBell.ring() }
+    package func rewatch() {
+        for directory in directories { _ = try? inotify.add(directory, watching: .entriesAndWrites) }
+    }
 
-    /// The thread's name (`top -H`, `/proc/PID/task/TID/comm`; the tests trace it by it).
-    package static let threadName = "reachd-leases"
-
-    private static func run(_ directories: [String], stop: EventDescriptor, rewatch: EventDescriptor, changed: @Sendable () -> Void) {
-        let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        if comm >= 0 {
-            _ = write(comm, threadName, threadName.utf8.count)
-            close(comm)
-        }
-        guard let watch = try? DirectoryWatch() else { return }
-        func watchDirectories() {
-            for directory in directories { _ = try? watch.add(directory, watching: .entriesAndWrites) }
-        }
-        watchDirectories()
-        var descriptors = PollSet([watch.descriptor, stop.descriptor, rewatch.descriptor])
-        var due: ContinuousClock.Instant?
-        while true {
-            let timeout = due.map { due in
-                let left = (due - .now).components
-                return Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000 + 1))
-            }
-            guard let ready = try? descriptors.wait(timeoutMilliseconds: timeout), !ready[1] else { return }
-            if ready[2] {
-                rewatch.reset()
-                watchDirectories()
-            }
-            if ready[0] {
-                let events = watch.drain()
-                // Unnamed: events were lost or a directory went; a lease may have changed.
-                if events.unnamed || events.names.contains(where: DHCPLeaseFiles.isLease) { due = due ?? .now + settle }
-            }
-            if let pending = due, pending <= .now {
-                due = nil
-                changed()
-            }
+    private func drain() {
+        let events = inotify.drain()
+        readiness?.request(Int16(POLLIN))
+        // Unnamed: events were lost or a directory went; a lease may have changed.
+        guard settling == nil, events.unnamed || events.names.contains(where: DHCPLeaseFiles.isLease) else { return }
+        settling = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(Self.settle)) { [weak self] in
+            self?.settling = nil
+            self?.changed?()
         }
     }
 }

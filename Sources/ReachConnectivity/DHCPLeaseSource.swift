@@ -93,9 +93,11 @@ final class DHCPLeaseSource {
     private func watchLeases() {
         guard !reads.isStopped else { return }
         if let watch { return watch.rewatch() }
-        guard let watch = try? DHCPLeaseWatch() else { return }
-        let (loop, source) = (eventLoop, NIOLoopBound(self, eventLoop: eventLoop))
-        if watch.start(files, changed: { loop.execute { source.value.read() } }) { self.watch = watch }
+        let lost = { [weak self] (error: any Error) -> Void in
+            self?.logger.error("the DHCP lease directories cannot be watched: leases are read when the addresses change only",
+                               metadata: ["reason": "\(error)"])
+        }
+        watch = try? DHCPLeaseWatch(files, eventLoop: eventLoop, changed: { [weak self] in self?.read() }, lost: lost)
     }
 
     private func read() {

@@ -4,14 +4,18 @@ import ReachabilityCore
 import ReachSystemd
 
 /// NetworkManager's word on its devices (`[network-manager] read`): a `NetworkManagerWatch`
-/// on the system bus, whose answers it keeps by interface name. Lives on the event loop.
+/// on the system bus, run on the event loop (`LoopReadiness` says when its socket is ready, a
+/// scheduled task when a call's deadline or a read is due), whose answers it keeps by
+/// interface name. Lives on the event loop.
 final class NetworkManagerSource {
     /// `[network-manager] read`.
     private let isEnabled: Bool
     private let eventLoop: any EventLoop
     private let logger: Logger
-    /// Running from `start()` to `stop()`.
-    private var watch: NetworkManagerWatch?
+    /// Running from `start()` until `stop()` or its connection ends.
+    private var watch: (bus: NetworkManagerWatch, readiness: LoopReadiness)?
+    /// When the watch must run if its socket stays quiet.
+    private var timer: Scheduled<Void>?
     /// What NetworkManager said last of its devices, by interface name.
     private(set) var devices: [String: NetworkManagerDevice] = [:]
     /// Called on the loop after each answer of the watch.
@@ -27,12 +31,24 @@ final class NetworkManagerSource {
     /// Starts following NetworkManager, when enabled and the system bus is there.
     func start() {
         guard isEnabled, watch == nil else { return }
-        guard let watch = try? NetworkManagerWatch(logger: logger) else { return }
-        let (loop, source) = (eventLoop, NIOLoopBound(self, eventLoop: eventLoop))
-        let started = watch.start { devices in
-            loop.execute { source.value.apply(devices) }
+        guard let bus = NetworkManagerWatch(logger: logger, deliver: { [weak self] in self?.apply($0) }) else { return }
+        do {
+            let readiness = try LoopReadiness(bus.descriptor, eventLoop: eventLoop, ready: { [weak self] _ in self?.step() },
+                                              failed: { [weak self] in self?.lost($0) })
+            watch = (bus, readiness)
+        } catch {
+            lost(error)
+            return
         }
-        if started { self.watch = watch }
+        arm()
+    }
+
+    /// Ends the watch; an answer on its way is dropped.
+    func stop() {
+        timer?.cancel()
+        timer = nil
+        watch?.readiness.close()
+        watch = nil
     }
 
     private func apply(_ devices: [String: NetworkManagerDevice]) {
@@ -41,9 +57,25 @@ final class NetworkManagerSource {
         onChange()
     }
 
-    /// Ends the watch; an answer on its way is dropped.
-    func stop() {
-        watch?.stop()
-        watch = nil
+    /// The socket is ready or a deadline passed: the watch handles it, then is watched again.
+    private func step() {
+        guard let bus = watch?.bus else { return }
+        guard bus.process() else { return stop() }
+        arm()
+    }
+
+    /// Watches the socket for what sd-bus wants next, and schedules the watch's deadline.
+    private func arm() {
+        guard let watch else { return }
+        watch.readiness.request(watch.bus.events)
+        timer?.cancel()
+        timer = watch.bus.timeout(now: .now).map { wait in
+            eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(wait)) { [weak self] in self?.step() }
+        }
+    }
+
+    private func lost(_ error: any Error) {
+        logger.error("the system bus cannot be watched: NetworkManager is no longer read", metadata: ["reason": "\(error)"])
+        stop()
     }
 }

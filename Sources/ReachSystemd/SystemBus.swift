@@ -1,9 +1,11 @@
 import CSystemd
 import Glibc
 
-/// A client connection to the D-Bus system bus through libsystemd's sd-bus: blocking method
-/// calls with a deadline, match rules, and the messages nobody handled. Owned by one thread
-/// (sd-bus connections are not thread-safe); errno stays at this edge as `SystemBus.Failure`.
+/// A client connection to the D-Bus system bus through libsystemd's sd-bus that never waits:
+/// it connects, installs match rules and calls methods without blocking, and each answer
+/// comes out of `processPending`, which its owner calls when `descriptor` is ready for
+/// `events` or `timeoutMilliseconds` passed. Owned by one thread (sd-bus connections are not
+/// thread-safe); errno stays at this edge as `SystemBus.Failure`.
 package final class SystemBus {
     /// A call or the connection failed: the sd-bus error name (or errno's) and message.
     package struct Failure: Error, CustomStringConvertible {
@@ -15,9 +17,25 @@ package final class SystemBus {
         package var description: String { message.isEmpty ? name : "\(name): \(message)" }
     }
 
-    private let bus: OpaquePointer
+    /// What `processPending` found: the signals nobody handled (the matched ones), the
+    /// replies to `send`'s calls, and whether nothing is left.
+    package struct Pending {
+        /// The matched signals, in order.
+        package var signals: [Message] = []
+        /// The replies that arrived, each with the cookie `send` returned: an answer, an
+        /// error, or sd-bus's own error when the call timed out or the connection went.
+        package var replies: [(cookie: UInt64, reply: Message)] = []
+        /// False when the step limit was reached: call again before polling, the rest is
+        /// queued in sd-bus, not on the socket.
+        package var drained = true
+    }
 
-    /// Connects to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket).
+    private let bus: OpaquePointer
+    /// Replies sd-bus handed to `received` during the current `processPending`.
+    private var replies: [(cookie: UInt64, reply: Message)] = []
+
+    /// Starts connecting to the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else the standard
+    /// socket) without waiting for it; a bus that refuses reachd shows in `processPending`.
     package init() throws(Failure) {
         var bus: OpaquePointer?
         let result = sd_bus_open_system(&bus)
@@ -25,7 +43,8 @@ package final class SystemBus {
         self.bus = bus
     }
 
-    deinit { sd_bus_flush_close_unref(bus) }
+    // Closed without sd_bus_flush, which waits for the connection to finish starting.
+    deinit { _ = sd_bus_close_unref(bus) }
 
     /// The connection's descriptor, to poll with `events`.
     package var descriptor: Int32 { sd_bus_get_fd(bus) }
@@ -43,33 +62,39 @@ package final class SystemBus {
         return deadline <= nowMicroseconds ? 0 : Int32(clamping: (deadline - nowMicroseconds + 999) / 1000)
     }
 
-    /// Asks the bus to route signals matching `rule` here (synchronously).
+    /// Asks the bus to route signals matching `rule` here. Not waited for: should the bus
+    /// refuse it, sd-bus closes the connection, which `processPending` then reports.
     package func addMatch(_ rule: String) throws(Failure) {
-        let result = sd_bus_add_match(bus, nil, rule, nil, nil)
+        let result = sd_bus_add_match_async(bus, nil, rule, nil, nil, nil)
         guard result >= 0 else { throw Failure(errno: -result) }
     }
 
-    /// Reads and dispatches what arrived; returns each signal nobody handled (the matched
-    /// ones), at most `limit` steps, and whether nothing is left (else: call again before
-    /// polling, the rest is queued in sd-bus, not on the socket). Throws when the connection is gone.
-    package func processPending(limit: Int = 256) throws(Failure) -> (messages: [Message], drained: Bool) {
-        var messages: [Message] = []
+    /// Reads and dispatches what arrived, at most `limit` steps. Throws when the connection is gone.
+    package func processPending(limit: Int = 256) throws(Failure) -> Pending {
+        var pending = Pending()
+        defer { replies = [] }
         for _ in 0..<limit {
             var message: OpaquePointer?
             let result = sd_bus_process(bus, &message)
             guard result >= 0 else { throw Failure(errno: -result) }
-            if let message { messages.append(Message(adopting: message)) }
-            if result == 0 { return (messages, true) }
+            if let message { pending.signals.append(Message(adopting: message)) }
+            if result == 0 {
+                pending.replies = replies
+                return pending
+            }
         }
-        return (messages, false)
+        pending.replies = replies
+        pending.drained = false
+        return pending
     }
 
-    /// Calls `member` and waits for the reply, at most `timeoutMicroseconds`; `arguments` are
-    /// strings (the only kind reachd sends).
-    package func call(
+    /// Sends a call of `member` and returns its cookie; the reply comes out of
+    /// `processPending`, within `timeoutMicroseconds` (else sd-bus's timeout error comes).
+    /// `arguments` are strings (the only kind reachd sends).
+    package func send(
         destination: String, path: String, interface: String, member: String, arguments: [String] = [],
         timeoutMicroseconds: UInt64 = 2_000_000
-    ) throws(Failure) -> Message {
+    ) throws(Failure) -> UInt64 {
         var request: OpaquePointer?
         var result = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
         guard result >= 0, let request else { throw Failure(errno: -result) }
@@ -80,12 +105,23 @@ package final class SystemBus {
             result = argument.withCString { sd_bus_message_append_basic(request, CChar(UInt8(ascii: "s")), $0) }
             guard result >= 0 else { throw Failure(errno: -result) }
         }
-        var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        var reply: OpaquePointer?
-        result = sd_bus_call(bus, request, timeoutMicroseconds, &error, &reply)
-        guard result >= 0, let reply else { throw Failure(error: error, errno: -result) }
-        return Message(adopting: reply)
+        // The slot floats (the connection owns it); sd-bus calls `received` from sd_bus_process only.
+        result = sd_bus_call_async(bus, nil, request, { reply, owner, _ in
+            guard let reply, let owner else { return 0 }
+            Unmanaged<SystemBus>.fromOpaque(owner).takeUnretainedValue().received(reply)
+            return 1
+        }, Unmanaged.passUnretained(self).toOpaque(), timeoutMicroseconds)
+        guard result >= 0 else { throw Failure(errno: -result) }
+        var cookie: UInt64 = 0
+        result = sd_bus_message_get_cookie(request, &cookie)
+        guard result >= 0 else { throw Failure(errno: -result) }
+        return cookie
+    }
+
+    private func received(_ reply: OpaquePointer) {
+        var cookie: UInt64 = 0
+        guard sd_bus_message_get_reply_cookie(reply, &cookie) >= 0 else { return }
+        replies.append((cookie, Message(adopting: sd_bus_message_ref(reply))))
     }
 
     /// A received message (a reply or a signal), read front to back.
@@ -94,6 +130,12 @@ package final class SystemBus {
 
         init(adopting message: OpaquePointer) { self.message = message }
         deinit { sd_bus_message_unref(message) }
+
+        /// The error it carries, when it is an error reply.
+        package var failure: Failure? {
+            guard let error = sd_bus_message_get_error(message) else { return nil }
+            return Failure(error: error.pointee, errno: sd_bus_message_get_errno(message))
+        }
 
         /// Whether it is the signal `member` of `interface`.
         package func isSignal(interface: String, member: String) -> Bool {

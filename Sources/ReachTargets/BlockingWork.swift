@@ -2,9 +2,9 @@ import LinuxSystem
 import NIOCore
 
 /// Where every blocking call of the event loop's side runs (names, probes' TLS chains,
-/// networkd's and NetworkManager's answers, lease and hosts files) and the engine's DNS64
-/// query: each on a detached thread of its own, started when `BlockingSchedule` gives its
-/// owner a turn. Owned by the event loop: every method runs there.
+/// networkd's answers, lease and hosts files) and the engine's DNS64 query: each on a
+/// detached thread of its own, started when `BlockingSchedule` gives its owner a turn; the
+/// only place reachd starts a thread. Owned by the event loop: every method runs there.
 package final class BlockingWork {
     /// One piece of work, from `submit` until it finished or was dropped.
     package typealias Ticket = Int

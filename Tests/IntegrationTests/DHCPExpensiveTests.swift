@@ -196,27 +196,26 @@ final class DHCPExpensiveTests: DaemonTestCase {
         print("dhcp: a plain network (no option 43):\n\(status)")
     }
 
-    /// The lease watch sleeps while nothing changes: its thread makes no system call in
-    /// 1.5 s; a lease appended to dhclient's file (for an address eth0 holds) wakes it, and
-    /// eth0 is expensive within 2 s, with no address change to prompt a read.
+    /// The lease watch sleeps while nothing changes: the event loop's thread, which runs it,
+    /// makes no system call in 1.5 s; a lease appended to dhclient's file (for an address eth0
+    /// holds) wakes it, and eth0 is expensive within 2 s, with no address change to prompt a read.
     func testLeaseWatchSleepsUntilALeaseIsWritten() async throws {
         try requirePrerequisite(Command.exists("strace"), "needs strace (scripts/bootstrap --test)")
         try topology.configureIPv4()
         let (daemon, client) = try startReachd()
         let eth0Now = try await eth0(client)
         XCTAssertEqual(eth0Now?.isExpensive, false)
-        let pid = daemon.process.processIdentifier
-        let thread = try XCTUnwrap(
-            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.first { task in
-                (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("reachd-leases") == true
-            }, "reachd's lease watch thread")
+        let thread = try XCTUnwrap(daemon.threads().first { $0.name.hasPrefix("NIO-ELT") }, "reachd's event loop thread").id
         let leaseFile = leases + "/dhclient.eth0.leases"
         let lease = "lease {\n  interface \"eth0\";\n  fixed-address 10.77.0.2;\n  option vendor-encapsulated-options \"ANDROID_METERED\";\n}\n"
 
         XCTAssertTrue(FileManager.default.createFile(atPath: leaseFile, contents: nil))
+        // The loop also hears the kernel: IPv6 link-local DAD ends with netlink events that
+        // rightly wake it, so the quiet is measured after them.
+        try await topology.waitForLinkLocal()
         try await Task.sleep(for: .milliseconds(300))  // the read it prompts is done
         let quiet = try await trace(thread: thread, seconds: 1.5) {}
-        XCTAssertEqual(quiet.count, 0, "system calls of the idle lease watch:\n\(quiet.prefix(20).joined(separator: "\n"))")
+        XCTAssertEqual(quiet.count, 0, "system calls of the idle event loop, which runs the lease watch:\n\(quiet.prefix(20).joined(separator: "\n"))")
         var written = ContinuousClock.now
         let woken = try await trace(thread: thread, seconds: 1.5) {
             // dhclient's way: one write to a file it keeps open, never closed meanwhile.
@@ -240,8 +239,11 @@ final class DHCPExpensiveTests: DaemonTestCase {
         let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])"
         let tracer = try BackgroundProcess(["python3", "-c", unblocked, "timeout", "-s", "INT", "\(seconds)", "strace", "-qq", "-o", output, "-p", thread],
                                            log: output + ".log")
-        // strace prints nothing once attached: give it a moment before the body acts.
-        try await Task.sleep(for: .milliseconds(200))
+        // strace prints nothing once attached: the thread's TracerPid says when it is, and a
+        // moment more lets it start tracing calls (on a loaded machine that takes a while).
+        let attached = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < attached, !Self.isTraced(thread) { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(100))
         try await body()
         let deadline = ContinuousClock.now + .seconds(seconds + 5)
         var status: Int32 = 0
@@ -251,6 +253,12 @@ final class DHCPExpensiveTests: DaemonTestCase {
             // What the thread was blocked in when strace attached (never resumed) and the
             // detach are not calls; a "resumed" line is one that returned: a wakeup.
             .filter { !$0.isEmpty && !$0.contains("<unfinished ...>") && !$0.contains("<detached ...>") }
+    }
+
+    /// Whether a tracer is attached to thread `thread` (/proc/TID/status, `TracerPid`).
+    private static func isTraced(_ thread: String) -> Bool {
+        let status = (try? String(contentsOfFile: "/proc/\(thread)/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").contains { $0.hasPrefix("TracerPid:") && $0.split(separator: "\t").last != "0" }
     }
 
     /// dhcpcd on the host's eth0 in the foreground, IPv4 only, running packaging/dhcpcd-hook

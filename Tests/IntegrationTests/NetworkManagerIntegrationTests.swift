@@ -40,12 +40,12 @@ final class NetworkManagerIntegrationTests: DaemonTestCase {
         return stub
     }
 
-    private func startReachd(configuration: String? = nil, busAddress: String? = nil) throws -> (DaemonProcess, ReachabilityClient) {
-        var arguments: [String] = []
+    private func startReachd(configuration: String? = nil, busAddress: String? = nil, arguments extra: [String] = []) throws -> (DaemonProcess, ReachabilityClient) {
+        var arguments = extra
         if let configuration {
             let path = try temporaryDirectory("reachd-nm") + "/reachd.toml"
             try configuration.write(toFile: path, atomically: true, encoding: .utf8)
-            arguments = ["--config", path]
+            arguments += ["--config", path]
         }
         let daemon = try DaemonProcess.started(in: topology.host, extraArguments: arguments,
                                                environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress ?? bus.address])
@@ -169,6 +169,47 @@ final class NetworkManagerIntegrationTests: DaemonTestCase {
         XCTAssertEqual(unread.connectivity, .unknown)
         XCTAssertFalse(unread.isExpensive)
         XCTAssertFalse(off.log.contains("NetworkManager"), off.log)
+    }
+
+    /// reachd's long-lived threads are the engine and the event loop (docs/DESIGN.md, "Two
+    /// threads, one owner each"): with NetworkManager followed and the lease directories
+    /// watched, an idle reachd has those two and no other, and both watches still answer.
+    func testAnIdleDaemonHasTwoThreads() async throws {
+        try topology.configureIPv4()
+        // Metered 4 (guessed no) says nothing of metering, so the lease below decides it.
+        let stub = try startNetworkManager(metered: 4, ip4: 2)
+        let leases = try temporaryDirectory("reachd-nm-leases")
+        let (daemon, client) = try startReachd(arguments: ["--dhclient-leases", leases, "--networkd-leases", leases, "--hook-leases", leases])
+        _ = try await waitForPath(client) { $0.connectivity == .portal }
+        let threads = try await idleThreads(daemon)
+        let names = threads.map(\.name)
+        XCTAssertEqual(names.count, 2, "reachd's threads once idle: \(names)")
+        XCTAssertEqual(names.first, "reachd", "the engine, on the main thread: \(names)")
+        XCTAssertEqual(names.dropFirst().filter { $0.hasPrefix("NIO-ELT-") }.count, 1, "the event loop's thread: \(names)")
+        print("threads: an idle reachd with NetworkManager followed and the leases watched has \(threads.count): "
+              + threads.map { "\($0.id) \($0.name)" }.joined(separator: ", "))
+
+        try stub.set("Ip4Connectivity", 4)
+        let full = try await waitForPath(client) { $0.connectivity == .full }
+        XCTAssertEqual(full.connectivity, .full, "NetworkManager is still followed")
+        let lease = "lease {\n  interface \"eth0\";\n  fixed-address 10.77.0.2;\n  option vendor-encapsulated-options \"ANDROID_METERED\";\n}\n"
+        try lease.write(toFile: leases + "/dhclient.eth0.leases", atomically: true, encoding: .utf8)
+        let metered = try await waitForPath(client) { $0.expensiveReason == .dhcp }
+        XCTAssertEqual(metered.expensiveReason, .dhcp, "the lease directories are still watched")
+        let after = try await idleThreads(daemon).map(\.name)
+        XCTAssertEqual(after.count, 2, "reachd's threads once idle again: \(after)")
+    }
+
+    /// reachd's threads once two are left, or after 5 s: short-lived ones (BlockingWork's,
+    /// such as a lease read) end within moments.
+    private func idleThreads(_ daemon: DaemonProcess) async throws -> [(id: String, name: String)] {
+        var threads = daemon.threads()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while threads.count != 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            threads = daemon.threads()
+        }
+        return threads
     }
 
     /// No system bus at all: reachd starts and answers as before, and says why at debug level.

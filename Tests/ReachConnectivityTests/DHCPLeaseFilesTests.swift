@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import ReachabilityCore
 import ReachConnectivity
 import XCTest
@@ -46,5 +48,40 @@ final class DHCPLeaseFilesTests: XCTestCase {
         ]
         for (name, expected) in cases { XCTAssertEqual(DHCPLeaseFiles.isLease(name), expected, name) }
         XCTAssertTrue(DHCPLeaseFiles().directories.contains("/run/reachd-leases"))
+    }
+}
+
+/// The lease watch on the event loop: a lease written is told once a burst settled, other
+/// names and a stopped watch tell nothing.
+final class DHCPLeaseWatchTests: XCTestCase {
+    func testLeasesWrittenAreToldOncePerBurst() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-lease-watch-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var settings = DHCPLeaseFiles()
+        (settings.networkd, settings.dhclient, settings.hook) = (directory, directory + "/none", directory + "/none")
+        let files = settings
+        let (watch, told) = try loop.submit {
+            let told = NIOLoopBoundBox(0, eventLoop: loop)
+            let watch = try DHCPLeaseWatch(files, eventLoop: loop, changed: { told.value += 1 }, lost: { XCTFail("\($0)") })
+            return (NIOLoopBoundBox(Optional(watch), eventLoop: loop), told)
+        }.wait()
+        func count(after milliseconds: UInt32) throws -> Int {
+            usleep(milliseconds * 1000)
+            return try loop.submit { told.value }.wait()
+        }
+
+        try "".write(toFile: directory + "/.eth0.tmp", atomically: false, encoding: .utf8)
+        XCTAssertEqual(try count(after: 200), 0, "a temporary file is no lease")
+        for round in 0..<3 { try "round \(round)\n".write(toFile: directory + "/2", atomically: false, encoding: .utf8) }
+        XCTAssertEqual(try count(after: 300), 1, "networkd's lease of link 2, written three times: told once")
+        try "again\n".write(toFile: directory + "/2", atomically: false, encoding: .utf8)
+        XCTAssertEqual(try count(after: 300), 2, "written again later: told again")
+        try loop.submit { watch.value?.stop() }.wait()
+        try "stopped\n".write(toFile: directory + "/2", atomically: false, encoding: .utf8)
+        XCTAssertEqual(try count(after: 200), 2, "stopped: nothing told")
     }
 }

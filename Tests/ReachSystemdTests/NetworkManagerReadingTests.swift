@@ -56,7 +56,7 @@ final class NetworkManagerReadingTests: XCTestCase {
         }
     }
 
-    /// The match rules name NetworkManager as sender, so no other service's signals wake the thread.
+    /// The match rules name NetworkManager as sender, so no other service's signals wake reachd.
     func testMatchRulesNameTheSender() {
         XCTAssertEqual(NetworkManagerReading.matchRules.count, 3)
         for rule in NetworkManagerReading.matchRules {

@@ -76,6 +76,17 @@ final class DaemonProcess {
         kill(process.processIdentifier, SIGCONT)
     }
 
+    /// reachd's threads now, by thread id, each with its name (/proc/PID/task/TID/comm).
+    func threads() -> [(id: String, name: String)] {
+        let pid = process.processIdentifier
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.compactMap { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)).map {
+                (task, $0.trimmingCharacters(in: .newlines))
+            }
+        }
+    }
+
     /// Whether /proc/PID/task/*/stat shows every thread in state T (stopped).
     private static func allThreadsStopped(_ pid: Int32) -> Bool {
         guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !threads.isEmpty else { return false }
