@@ -211,13 +211,18 @@ struct EngineMachine {
     /// as `.evaluated`, and is settled as any later one (a quiet start has no other).
     mutating func handle(_ input: EngineInput, at now: ContinuousClock.Instant) -> [EngineAction] {
         var findings: WakeUpFindings
+        let wasEvaluating: Bool
         switch state {
         case .stopped:
             if case let .command(command) = input { return [.abandon(command)] }
             return []
-        case let .awake(found), let .evaluating(found):
-            findings = found
+        case let .awake(found):
+            (findings, wasEvaluating) = (found, false)
+        case let .evaluating(found):
+            (findings, wasEvaluating) = (found, true)
         }
+        // Taken out, so growing them copies nothing the state still holds.
+        state = .awake(WakeUpFindings())
         let actions = handle(input, at: now, &findings)
         // A wake-up's findings grow until `.quiet`; `.evaluate` waits for its snapshot; a
         // settled wake-up starts the next afresh.
@@ -225,8 +230,8 @@ struct EngineMachine {
         case (.stopped, _): break
         case (_, .quiet): state = findings.needsEvaluation ? .evaluating(findings) : .awake(WakeUpFindings())
         case (_, .evaluated): state = .awake(WakeUpFindings())
-        case (.evaluating, _): state = .evaluating(findings)
-        case (.awake, _): state = .awake(findings)
+        case _ where wasEvaluating: state = .evaluating(findings)
+        default: state = .awake(findings)
         }
         return actions
     }
