@@ -212,6 +212,12 @@ package final class NetlinkMonitor {
         try? installRouteFilter()
     }
 
+    /// The next snapshot reads the gateways' neighbour entries again (the machine woke: the
+    /// kernel may have aged them while it slept).
+    package func rereadGateways() {
+        gateways.forgetFilter()
+    }
+
     /// Dumps links, addresses and default routes again into a fresh state (after
     /// `drain()` threw, or whenever the owner no longer trusts the state).
     ///

@@ -45,6 +45,8 @@ package final class ConnectivityMonitor {
     private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
     /// Stalls waiting for the probe round that decides them.
     private var stallConfirmation = StallConfirmation()
+    /// The machine is about to sleep: no round starts until it wakes.
+    private var isPausedForSleep = false
     /// What is known, published through `onChange`.
     private(set) var table: ConnectivityTable = [:]
     /// Called on the loop whenever `table` changed.
@@ -198,6 +200,34 @@ package final class ConnectivityMonitor {
         return EventLoopFuture.andAllSucceed(waits, on: eventLoop)
     }
 
+    /// The machine is about to sleep: every round and timer stops, and the verdicts stand
+    /// (nothing is published about the sleep itself). A round a change asks for meanwhile
+    /// waits for the wake.
+    package func pauseForSleep() {
+        isPausedForSleep = true
+        for key in entries.keys {
+            // Superseded: a round cut short by the sleep must not publish a failure.
+            perform(entries[key]?.schedule.pathChanged(eligible: false) ?? [], for: key)
+            entries[key]?.timer?.cancel()
+            entries[key]?.timer = nil
+            entries[key]?.running?.cancel()
+            entries[key]?.running = nil
+        }
+        stallConfirmation = StallConfirmation()
+    }
+
+    /// The machine woke: every interface probes at once, its backoff started afresh, and
+    /// keeps its verdict until that round's replaces it (no intermediate value is
+    /// published); the leases are read again.
+    package func woke() {
+        isPausedForSleep = false
+        stallConfirmation = StallConfirmation()
+        sources.woke()
+        for key in entries.keys.sorted() {
+            perform(entries[key]?.schedule.pathChanged(eligible: true) ?? [], for: key)
+        }
+    }
+
     /// Stops every timer (reachd is stopping, or the settings are replaced).
     package func stop() {
         sources.stop()
@@ -216,8 +246,10 @@ package final class ConnectivityMonitor {
         for action in actions {
             switch action {
             case let .startProbe(round):
-                startRound(round, for: key)
+                // Asleep: the wake starts a round of its own.
+                if !isPausedForSleep { startRound(round, for: key) }
             case let .armTimer(at):
+                if isPausedForSleep { continue }
                 entries[key]?.timer?.cancel()
                 entries[key]?.timer = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(max(.zero, at - .now))) { [self] in
                     entries[key]?.timer = nil

@@ -89,6 +89,9 @@ final class ConnectivitySources {
     /// Starts following NetworkManager (`NetworkManagerSource.start`).
     func startReadingNetworkManager() { networkManager.start() }
 
+    /// The machine woke: what may have changed while it slept is read again (the leases).
+    func woke() { leases.woke() }
+
     /// Ends the watches (reachd stops, or the settings are replaced).
     func stop() {
         networkManager.stop()

@@ -82,6 +82,13 @@ final class DHCPLeaseSource {
         read()
     }
 
+    /// The machine woke: the leases are read again (a client may have renewed, or lost, its
+    /// lease as it woke, before the addresses say so).
+    func woke() {
+        guard latest != nil else { return }
+        read()
+    }
+
     /// Ends the watch; no read starts again.
     func stop() {
         watch?.stop()

@@ -40,6 +40,10 @@ struct DNS64Schedule: Equatable {
         return discovery?.update(eligible: qualifyingLinks) ?? []
     }
 
+    /// The machine woke: the answers may be another network's, so the links that qualify
+    /// are asked again, as when the resolver files change.
+    mutating func askAgain() -> [DNS64Discovery.Action] { resolverChanged() }
+
     /// A link's resolver answered.
     mutating func answered(_ link: Int32, _ answer: DNS64Discovery.Answer) -> [DNS64Discovery.Action] {
         discovery?.answered(link, answer) ?? []

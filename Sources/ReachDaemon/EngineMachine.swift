@@ -28,6 +28,9 @@ enum EngineInput: Equatable {
     case announcementsReleased(changed: Bool, nextDue: ContinuousClock.Instant?)
     /// A link's DNS64 prefixes were learnt; whether what the link carries changed.
     case nat64Learnt(changed: Bool)
+    /// The engine woke: the machine's time asleep since boot (`SuspendClock`), looked at
+    /// first in every wake-up, so a sleep is seen without a timer of its own.
+    case clocks(asleepSinceBoot: Duration)
     /// What `poll(2)` found is in: look at the timers. `heldAnnouncementsDue` is when the
     /// kernel view's next held RA option or NAT64 lapse is due (nil: none).
     case timers(heldAnnouncementsDue: ContinuousClock.Instant?)
@@ -84,6 +87,14 @@ enum EngineAction: Equatable {
     case readSockets
     /// Socket reads stopped: forget what they saw, and clear any stall.
     case forgetSockets
+    /// The machine woke: forget what the socket reads saw, and take the sockets the next
+    /// read finds as opened before the sleep (`StallReads.startAfresh`).
+    case startStallWatchAfresh
+    /// The machine woke: read the gateways' neighbour entries again with the next snapshot.
+    case rereadGateways
+    /// Tell the event loop the machine woke after sleeping this long (it probes again,
+    /// re-reads the leases, says so in the journal).
+    case announceWake(after: Duration)
     /// Ask this link's resolver for `ipv4only.arpa` (RFC 7050) off the engine; the answer
     /// comes back as `EngineCommand.dns64Answered`.
     case askDNS64(Int32)
@@ -138,8 +149,8 @@ struct WakeUpFindings: Equatable {
 /// `ReachabilityEngine.run` polls, hands each thing it found to `handle(_:at:)` and carries
 /// out what comes back, feeding an action's outcome back in as its input. It only
 /// sequences small machines, each deciding one thing: `ResyncSchedule`, `RecheckTimer`,
-/// `WatchdogTimer`, `ResolverWatchRest`, `SocketReadSchedule`, `MonitoredTargets` and
-/// `DNS64Schedule`.
+/// `WatchdogTimer`, `ResolverWatchRest`, `SocketReadSchedule`, `MonitoredTargets`,
+/// `DNS64Schedule` and `SleepWatch`.
 ///
 /// A wake-up's inputs come first, then `.timers`, each followed by the outcomes of the IO
 /// it asked for; then `.quiet`: when anything found may change the answer, `.evaluate` is
@@ -178,6 +189,10 @@ struct EngineMachine {
     private(set) var policy: InterfacePolicy
     /// When the kernel view's next held RA option is due, as `.timers` or a release last said.
     private(set) var heldAnnouncementsDue: ContinuousClock.Instant?
+    /// Whether the machine is about to sleep or has just woken.
+    private(set) var sleep: SleepWatch
+    /// The machine's time asleep since boot, as this wake-up's `.clocks` said.
+    private(set) var asleepSinceBoot: Duration
 
     /// The machine of an engine started at `now`.
     ///
@@ -190,11 +205,14 @@ struct EngineMachine {
     ///   - stallPollInterval: how often the TCP sockets are read while wanted (nil: never).
     ///   - discoverDNS64: ask the resolvers of IPv6-only links for their NAT64 prefix (RFC 7050).
     ///   - policy: how interfaces are treated (`EngineCommand.reloaded` brings another).
+    ///   - asleepSinceBoot: the machine's time asleep since boot at start (`SuspendClock`).
     init(
         now: ContinuousClock.Instant, watchdogInterval: Duration?, recheckSchedule: [Duration] = LookupRecheck.schedule,
         backoff: RetryBackoff = .netlinkResync, resolverRest: Duration = .milliseconds(100), stallPollInterval: Duration? = nil,
-        discoverDNS64: Bool = false, policy: InterfacePolicy = InterfacePolicy()
+        discoverDNS64: Bool = false, policy: InterfacePolicy = InterfacePolicy(), asleepSinceBoot: Duration = .zero
     ) {
+        sleep = SleepWatch(asleepSinceBoot: asleepSinceBoot)
+        self.asleepSinceBoot = asleepSinceBoot
         resync = ResyncSchedule(backoff: backoff)
         rechecks = RecheckTimer(schedule: recheckSchedule)
         watchdog = WatchdogTimer(now: now, interval: watchdogInterval)
@@ -273,6 +291,9 @@ struct EngineMachine {
         case let .nat64Learnt(changed):
             if changed { findings.mayChangeTheAnswer() }
             return []
+        case let .clocks(asleep):
+            asleepSinceBoot = asleep
+            return carryOut(sleep.looked(asleep: asleep), at: now, &findings)
         case let .timers(held):
             heldAnnouncementsDue = held
             return timers(at: now, &findings)
@@ -305,7 +326,28 @@ struct EngineMachine {
             return Self.actions(for: socketReads.listens(listens, now: now))
         case let .dns64Answered(link, answer):
             return Self.actions(for: dns64.answered(link, answer))
+        case let .systemSleeps(sleeping):
+            return carryOut(sleep.logind(sleeping: sleeping, asleep: asleepSinceBoot), at: now, &findings)
         }
+    }
+
+    /// Before a sleep the socket reads pause; after it every watch whose evidence the sleep
+    /// made stale starts afresh: the stall watch, the gateways' entries, DNS64's answers; the
+    /// snapshot is taken again (lifetimes that ran out asleep are gone), and the loop is told.
+    private mutating func carryOut(_ sleepActions: [SleepWatch.Action], at now: ContinuousClock.Instant,
+                                   _ findings: inout WakeUpFindings) -> [EngineAction] {
+        var actions: [EngineAction] = []
+        for action in sleepActions {
+            switch action {
+            case .pause:
+                socketReads.pauseForSleep()
+            case let .woke(after):
+                socketReads.woke(now: now)
+                findings.mayChangeTheAnswer()
+                actions += [.startStallWatchAfresh, .rereadGateways] + Self.actions(for: dns64.askAgain()) + [.announceWake(after: after)]
+            }
+        }
+        return actions
     }
 
     /// Stops: `ending` is the last action but for the abandoned commands handed in after it.

@@ -38,6 +38,8 @@ protocol KernelView: AnyObject {
     func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool
     /// Drops the NAT64 prefixes `source` gave `link`; whether what the link carries changed.
     func withdrawNAT64Prefixes(_ source: NAT64Prefix.Source, on link: Int32) -> Bool
+    /// The gateways' neighbour entries are read again with the next snapshot (after a sleep).
+    func rereadGateways()
 }
 
 extension KernelView {
@@ -46,6 +48,7 @@ extension KernelView {
     func learnNAT64Prefix(_ prefix: NAT64Prefix, lifetime: Duration?, on link: Int32, now: ContinuousClock.Instant) -> Bool { false }
     func withdrawNAT64Prefixes(_ source: NAT64Prefix.Source, on link: Int32) -> Bool { false }
     func lookup(_ key: TargetKey) -> RouteLookup { lookup(key.address, uid: key.uid) }
+    func rereadGateways() {}
     func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading {
         try TCPSocketDiagnostics.read(addresses: addresses, limit: limit)
     }

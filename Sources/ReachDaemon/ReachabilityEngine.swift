@@ -179,7 +179,7 @@ package final class ReachabilityEngine {
         var turn = Turn(machine: EngineMachine(
             now: clock.now, watchdogInterval: watchdogInterval, recheckSchedule: started.recheckSchedule,
             stallPollInterval: stallReads.settings.enabled ? stallReads.settings.pollInterval : nil, discoverDNS64: started.discoverDNS64,
-            policy: started.policy
+            policy: started.policy, asleepSinceBoot: SuspendClock.asleepSinceBoot()
         ), deliver: deliver)
 
         // The snapshot taken at start is settled as any other; then the routes the first
@@ -267,6 +267,8 @@ package final class ReachabilityEngine {
     /// and their outcomes handed back in before the next input. A stop or a failure takes
     /// effect once every input is answered (commands taken with it are abandoned).
     private func take(_ inputs: [EngineInput], _ turn: inout Turn, clock: ContinuousClock) throws(EngineError) -> Ending {
+        // First: a wake seen here starts the watches afresh before anything this wake-up read is judged.
+        handle(.clocks(asleepSinceBoot: SuspendClock.asleepSinceBoot()), &turn, clock: clock)
         for input in inputs { handle(input, &turn, clock: clock) }
         handle(.timers(heldAnnouncementsDue: monitor.nextAnnouncementRelease), &turn, clock: clock)
         handle(.quiet, &turn, clock: clock)
@@ -324,6 +326,12 @@ package final class ReachabilityEngine {
             if let stalls = stallReads.judge(read, at: Int(time(nil)), logger: logger) { turn.deliver(.stalls(stalls)) }
         case .forgetSockets:
             if let stalls = stallReads.forget() { turn.deliver(.stalls(stalls)) }
+        case .startStallWatchAfresh:
+            if let stalls = stallReads.startAfresh() { turn.deliver(.stalls(stalls)) }
+        case .rereadGateways:
+            monitor.rereadGateways()
+        case let .announceWake(after):
+            turn.deliver(.woke(after: after))
         case let .askDNS64(link):
             turn.deliver(askDNS64(on: link))
         case let .learnDNS64(link, prefixes):

@@ -27,6 +27,8 @@ struct SocketReadSchedule: Equatable {
     private(set) var someoneListens = false
     /// Whether the last snapshot's path was satisfied.
     private(set) var pathSatisfied = false
+    /// Whether the machine is about to sleep: what the sockets say then is no evidence.
+    private(set) var pausedForSleep = false
 
     /// A schedule reading every `interval` (nil: never).
     init(interval: Duration?) {
@@ -50,6 +52,21 @@ struct SocketReadSchedule: Equatable {
         return follow(now: now)
     }
 
+    /// The machine is about to sleep: no reads until it wakes; the verdicts stand until then
+    /// (nothing is published about the sleep itself).
+    mutating func pauseForSleep() {
+        pausedForSleep = true
+        state = .off
+    }
+
+    /// The machine woke at `now`: the reads start afresh at once when wanted (the first one
+    /// takes the census of the sockets opened before the sleep, `StallReads.startAfresh`).
+    mutating func woke(now: ContinuousClock.Instant) {
+        pausedForSleep = false
+        state = .off
+        if interval != nil, someoneListens, pathSatisfied { state = .due(at: now) }
+    }
+
     /// Whether to read at `now`; a read schedules the next one interval on.
     mutating func read(now: ContinuousClock.Instant) -> Bool {
         guard case let .due(at) = state, now >= at, let interval else { return false }
@@ -60,7 +77,7 @@ struct SocketReadSchedule: Equatable {
     /// Starts or stops the reads when whether they are wanted changed.
     private mutating func follow(now: ContinuousClock.Instant) -> Change {
         guard let interval else { return .none }
-        switch (someoneListens && pathSatisfied, state) {
+        switch (someoneListens && pathSatisfied && !pausedForSleep, state) {
         case (true, .off):
             // The first read (the baseline) one interval on: a route that flaps costs no read.
             state = .due(at: now + interval)

@@ -46,6 +46,14 @@ struct StallReads {
         return changed([:])
     }
 
+    /// The machine woke: what the reads saw before the sleep is forgotten, and the sockets
+    /// the next read finds are taken as opened before it (`DataStallDetector.startAfresh`);
+    /// no stalls, when that is a change.
+    mutating func startAfresh() -> [Int32: DataStall]? {
+        detector.startAfresh()
+        return changed([:])
+    }
+
     private mutating func changed(_ stalls: [Int32: DataStall]) -> [Int32: DataStall]? {
         guard stalls != published else { return nil }
         published = stalls

@@ -37,6 +37,10 @@ package struct MetricsFacts {
     package var probing: Bool
     /// The targets the configuration watches, with their answers.
     package var targets: [WatchedTargetStatus] = []
+    /// Wakes from sleep seen since reachd started.
+    package var wakes = 0
+    /// The last wake: when (seconds since the epoch) and after how long asleep (seconds).
+    package var lastWake: (at: Double, asleep: Double)?
 
     /// Gathers the facts.
     package init(
@@ -136,6 +140,11 @@ package enum MetricsExposition {
         count(registry, "reachd_path_changes_total", help: "Changes of the system-wide path published since reachd started.", facts.sequence - 1)
         set(registry, "reachd_last_change_timestamp_seconds", help: "When the path last changed (or reachd started), in seconds since the epoch.", to: facts.lastChange)
         set(registry, "reachd_subscribers", help: "Open Subscribe and SubscribeTarget streams.", to: Double(facts.subscribers))
+        count(registry, "reachd_wakes_total", help: "Wakes from sleep (suspend or hibernation) seen since reachd started.", facts.wakes)
+        if let wake = facts.lastWake {
+            set(registry, "reachd_last_wake_timestamp_seconds", help: "When the machine last woke from sleep, in seconds since the epoch.", to: wake.at)
+            set(registry, "reachd_last_sleep_seconds", help: "How long the machine slept before its last wake.", to: wake.asleep)
+        }
         count(registry, "reachd_netlink_events_total", help: "Kernel messages read from the rtnetlink event socket.", facts.netlinkEvents)
         for reason in ["lost-events", "receive-failure"] {
             count(registry, "reachd_netlink_resyncs_total", [("reason", reason)], help: "Times reachd re-read links, addresses and routes, by reason.", facts.resyncs[reason, default: 0])

@@ -248,11 +248,36 @@ package final class ServerCore {
             reload(reply: nil)
         case .socketFileMayBeGone:
             daemon.owner.restoreSocketFile(work: services.blockingWork)
+        case let .woke(after):
+            woke(after: after)
         case let .runBlocking(body, dropped):
             services.blockingWork.submit(for: .daemon, body) { ran in
                 if ran == nil { dropped() }
             }
         }
+    }
+
+    /// logind says the machine is about to sleep (true) or woke (false): probes pause at
+    /// once, and the engine is told (its `SleepWatch` decides the wake, `.woke` comes back).
+    /// Returns once the loop's part is paused, so the caller may release its inhibitor.
+    func systemSleeps(_ sleeping: Bool) {
+        if sleeping {
+            logger.info("the system is about to sleep: pausing probes and the stall watch")
+            services.connectivity.pauseForSleep()
+        }
+        daemon.requests.post(.systemSleeps(sleeping))
+    }
+
+    /// The machine woke after sleeping `asleep`: everything a sleep makes stale is asked
+    /// again (probes, leases, cached names); the verdicts stand until the new answers come.
+    private func woke(after asleep: Duration) {
+        let wake = metrics.woke(after: asleep)
+        logger.notice("woke after \(SleepReport.duration(asleep)): re-validating",
+                      metadata: ["asleep_seconds": "\(asleep.components.seconds)", "woke_at": "\(Int(wake.at))"])
+        services.connectivity.woke()
+        services.resolver.forgetAnswers()
+        targets.resolveNamesAgain()
+        metrics.writeTextfile { metricsText() }
     }
 
     /// Adds `handler` to the subscribers of `filter` and returns its first reply; nil when

@@ -6,6 +6,14 @@ import ReachMetrics
 import ReachSystemd
 import Synchronization
 
+/// A wake from sleep: when (seconds since the epoch) and after how long asleep.
+struct SleepWake: Equatable {
+    /// When the machine woke, seconds since the epoch.
+    var at: Double
+    /// How long it slept.
+    var asleep: Duration
+}
+
 /// What the metrics say beyond the publication (when the path last changed, the engine's
 /// counters) and where they go: the endpoint's listening socket and the textfile rewritten
 /// on every change. On the event loop only.
@@ -26,16 +34,26 @@ final class ServerMetrics {
         self.logger = logger
     }
 
+    /// Wakes from sleep seen so far, and the last one.
+    private(set) var wakes: (count: Int, last: SleepWake?) = (0, nil)
+
     /// The path changed now.
     func pathChanged() {
         lastChange = Self.wallClockSeconds()
+    }
+
+    /// The machine woke now after sleeping `asleep`; returns the wake as published.
+    func woke(after asleep: Duration) -> SleepWake {
+        let wake = SleepWake(at: Self.wallClockSeconds(), asleep: asleep)
+        wakes = (wakes.count + 1, wake)
+        return wake
     }
 
     /// The facts to render, given what the server holds now.
     func facts(
         state: ReachabilityState, sequence: Int, subscribers: Int, refusals: [RefusalReason: Int], probing: Bool
     ) -> MetricsFacts {
-        MetricsFacts(
+        var facts = MetricsFacts(
             state: state, sequence: sequence, lastChange: lastChange, subscribers: subscribers, refusals: refusals,
             netlinkEvents: counters.netlinkEvents.load(ordering: .relaxed),
             resyncs: [
@@ -44,6 +62,9 @@ final class ServerMetrics {
             ],
             probing: probing
         )
+        facts.wakes = wakes.count
+        facts.lastWake = wakes.last.map { ($0.at, Double($0.asleep.components.seconds)) }
+        return facts
     }
 
     /// Replaces the textfile with `text`, if one is configured (`text` is built only then).

@@ -26,13 +26,15 @@ package enum EngineCommand: Sendable, Equatable {
     case someoneListens(Bool)
     /// The RFC 7050 query on this link came back (`EngineAction.askDNS64`).
     case dns64Answered(Int32, DNS64Discovery.Answer)
+    /// logind said the machine is about to sleep (true) or woke (false).
+    case systemSleeps(Bool)
 
     /// Answers a command the engine will never carry out (it stopped): a lookup fails, so
     /// no client waits forever and no promise is dropped.
     package func abandon() {
         switch self {
         case let .lookUpTargets(_, reply): reply.fail(EngineStopped())
-        case .fail, .reloaded, .monitorTargets, .someoneListens, .dns64Answered: break
+        case .fail, .reloaded, .monitorTargets, .someoneListens, .dns64Answered, .systemSleeps: break
         }
     }
 }
@@ -64,6 +66,9 @@ package enum EngineEvent: Sendable {
     /// An event in the socket's directory named the socket file (or named nothing): put it
     /// back if it was deleted.
     case socketFileMayBeGone
+    /// The machine woke after sleeping this long: probe again, re-read what sources outside
+    /// the kernel said, and say so (`EngineMachine`'s `SleepWatch` decides).
+    case woke(after: Duration)
     /// Run `body` (the DNS64 query) where the loop's other blocking work runs, or `dropped`
     /// when it never runs.
     case runBlocking(@Sendable () -> Void, dropped: @Sendable () -> Void)

@@ -123,6 +123,10 @@ package struct DataStall: Sendable, Hashable {
 /// - an interface with nothing in flight (no unacknowledged segment, no SYN out) has
 ///   nothing to be stalled: the count starts over and a stall clears.
 ///
+/// After a sleep (`startAfresh`) the sockets opened before it count only for what they
+/// receive: after hours asleep their NAT mappings and peers may be gone, which says nothing
+/// about the path; new traffic that goes unanswered still does.
+///
 /// Judged only on a window of silence, so a stall takes two polls at least. An idle host,
 /// a refused connection (its RST is received), a slow download (segments keep coming), light
 /// random loss (acknowledgements keep coming within any window) and any number of
@@ -181,6 +185,12 @@ package struct DataStallDetector: Sendable {
     package let rule: DataStallRule
     private var previous: [UInt64: TCPSocketSample] = [:]
     private var verdicts: [Int32: Verdict] = [:]
+    /// Sockets opened before the machine slept: what they send and lose is no evidence of a
+    /// stall (their NAT mappings and peers may have expired meanwhile), what they receive
+    /// still shows the path works. Taken at the first poll after `startAfresh`, kept until
+    /// each is gone.
+    private var beforeSleep: Set<UInt64> = []
+    private var takesCensus = false
 
     /// A detector that has seen nothing.
     package init(rule: DataStallRule = DataStallRule()) {
@@ -202,10 +212,21 @@ package struct DataStallDetector: Sendable {
         var windows: [Int32: Window] = [:]
         var current: [UInt64: TCPSocketSample] = [:]
         current.reserveCapacity(samples.count)
+        if takesCensus {
+            beforeSleep = Set(samples.lazy.map(\.cookie))
+            takesCensus = false
+        } else if !beforeSleep.isEmpty {
+            beforeSleep.formIntersection(samples.lazy.map(\.cookie))
+        }
         for sample in samples {
             current[sample.cookie] = sample
             let before = previous[sample.cookie]
             var window = windows[sample.interfaceIndex] ?? Window()
+            if beforeSleep.contains(sample.cookie) {
+                if before != nil, sample.segmentsReceived != before?.segmentsReceived { window.received = true }
+                windows[sample.interfaceIndex] = window
+                continue
+            }
             let retransmitted = Int(sample.retransmitted &- (before?.retransmitted ?? 0))
             let newlyLost = max(0, Int(sample.lost) - Int(before?.lost ?? 0))
             window.sent += Int(sample.segmentsSent &- (before?.segmentsSent ?? 0))
@@ -257,6 +278,15 @@ package struct DataStallDetector: Sendable {
     package mutating func reset() {
         previous = [:]
         verdicts = [:]
+        beforeSleep = []
+        takesCensus = false
+    }
+
+    /// The machine woke: forgets everything, and the sockets the next poll finds are taken
+    /// as opened before the sleep (see `beforeSleep`).
+    package mutating func startAfresh() {
+        reset()
+        takesCensus = true
     }
 
     private func judge(_ tally: Tally, _ retryingSYNs: Int, at time: Int) -> Verdict {

@@ -39,6 +39,9 @@ final class EngineMachineTests: XCTestCase {
         /// Whether `.learnDNS64` changed what the link carries.
         var learnChanges = true
         var snapshot = NetworkSnapshot()
+        /// The machine's time asleep since boot as the wake-up's first look says (nil: the
+        /// same as before, so the look is left out).
+        var asleep: Duration?
         var expect: [EngineAction]
     }
 
@@ -108,7 +111,8 @@ final class EngineMachineTests: XCTestCase {
     static func take(
         _ turn: Turn, _ machine: inout EngineMachine, at now: ContinuousClock.Instant, time: (Duration) -> ContinuousClock.Instant
     ) -> [EngineAction] {
-        var inputs: [EngineInput] = turn.signals.map(EngineInput.signal) + turn.commands.map(EngineInput.command)
+        var inputs: [EngineInput] = turn.asleep.map { [.clocks(asleepSinceBoot: $0)] } ?? []
+        inputs += turn.signals.map(EngineInput.signal) + turn.commands.map(EngineInput.command)
         switch turn.netlink {
         case let .drained(outcome)?: inputs.append(.drained(outcome))
         case .failed?: inputs.append(.readFailed)
@@ -325,6 +329,37 @@ final class EngineMachineTests: XCTestCase {
                           .sleep(until: time(.milliseconds(8)), pollingNetlink: false)]),
             Turn(at: .milliseconds(8), held: .milliseconds(20), snapshot: Self.noRoute,
                  expect: [.evaluate, .sleep(until: time(.milliseconds(20)), pollingNetlink: false)]),
+        ]))
+    }
+
+    /// A sleep: logind's word pauses the socket reads (the verdicts stand); the wake, seen
+    /// by logind or by the clocks alone, starts the stall watch afresh with a read at once,
+    /// reads the gateways again, re-evaluates and tells the loop, once.
+    func testSleepPausesTheReadsAndAWakeStartsThemAfresh() {
+        let poll = { (at: Duration) in EngineAction.sleep(until: self.time(at), pollingNetlink: true) }
+        let woke = { (after: Duration) -> [EngineAction] in [.startStallWatchAfresh, .rereadGateways, .announceWake(after: after)] }
+        play(Case(name: "logind", stallPollInterval: .seconds(10), turns: [
+            Turn(netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, Self.sleep]),
+            Turn(at: .seconds(1), commands: [.someoneListens(true)], expect: [poll(.seconds(11))]),
+            Turn(at: .seconds(11), expect: [.readSockets, poll(.seconds(21))]),
+            // Paused: no forget (nothing is published about the sleep), no timer.
+            Turn(at: .seconds(12), commands: [.systemSleeps(true)], asleep: .zero, expect: [Self.sleep]),
+            Turn(at: .seconds(13), netlink: Self.changed, snapshot: Self.satisfied, asleep: .zero, expect: [.evaluate, Self.sleep]),
+            // Seven hours later on CLOCK_BOOTTIME, a second on CLOCK_MONOTONIC.
+            Turn(at: .seconds(14 + 25_920), commands: [.systemSleeps(false)], snapshot: Self.satisfied, asleep: .seconds(25_920),
+                 expect: woke(.seconds(25_920)) + [.readSockets, .evaluate, poll(.seconds(24 + 25_920))]),
+        ]))
+        play(Case(name: "no logind: the clocks alone", stallPollInterval: .seconds(10), turns: [
+            Turn(netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, Self.sleep]),
+            Turn(at: .seconds(1), commands: [.someoneListens(true)], expect: [poll(.seconds(11))]),
+            Turn(at: .seconds(3611), snapshot: Self.satisfied, asleep: .seconds(3600),
+                 expect: woke(.seconds(3600)) + [.readSockets, .evaluate, poll(.seconds(3621))]),
+            // Seen once.
+            Turn(at: .seconds(3612), commands: [.systemSleeps(false)], asleep: .seconds(3600), expect: [poll(.seconds(3621))]),
+        ]))
+        play(Case(name: "nobody listens: nothing read at the wake", stallPollInterval: .seconds(10), turns: [
+            Turn(netlink: Self.changed, snapshot: Self.satisfied, expect: [.evaluate, Self.sleep]),
+            Turn(at: .seconds(3600), snapshot: Self.satisfied, asleep: .seconds(3600), expect: woke(.seconds(3600)) + [.evaluate, Self.sleep]),
         ]))
     }
 

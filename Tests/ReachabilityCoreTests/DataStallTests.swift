@@ -36,6 +36,41 @@ final class DataStallTests: XCTestCase {
     /// rows about the counters themselves.
     private static let android = { var rule = DataStallRule(); rule.minimumDestinations = 1; return rule }()
 
+    /// After a sleep (`startAfresh` before the poll marked `wake`): sockets opened before it
+    /// count only for what they receive; new traffic still stalls, and the same polls without
+    /// the wake still do (the rule is not weakened).
+    func testAfterASleep() {
+        let networks: [IPAddress] = [.v4(198, 51, 100, 1), .v4(203, 0, 113, 1), .v4(192, 0, 2, 1)]
+        let old = { (sent: UInt32, received: UInt32, retransmitted: UInt32, lost: UInt32) in
+            (1...3).map { Self.socket(UInt64($0), to: networks[$0 - 1], sent: sent, received: received, retransmitted: retransmitted, lost: lost, unacked: 5) }
+        }
+        let new = { (retransmitted: UInt32) in
+            (4...6).map { Self.socket(UInt64($0), .synSent, to: networks[$0 - 4], sent: 1 + retransmitted, retransmitted: retransmitted, unacked: 1) }
+        }
+        // (name, polls, the poll the wake comes before (nil: no wake), the stalls after each)
+        let rows: [(String, [[TCPSocketSample]], Int?, [[Int32: Int]])] = [
+            ("without a wake, old connections retransmitting into nothing are a stall",
+             [old(100, 100, 0, 0), old(104, 100, 4, 5), old(106, 100, 6, 5)], nil, [[:], [2: 1], [2: 1]]),
+            ("after a wake, the same connections are no stall",
+             [old(100, 100, 0, 0), old(104, 100, 4, 5), old(106, 100, 6, 5), old(110, 100, 10, 5)], 1, [[:], [:], [:], [:]]),
+            ("after a wake, new connections dying in SYN_SENT still are",
+             [old(100, 100, 0, 0), old(104, 100, 4, 5), old(106, 100, 6, 5) + new(0), old(108, 100, 8, 5) + new(1)], 1,
+             [[:], [:], [:], [2: 3]]),
+            ("after a wake, an old connection that receives shows the path works",
+             [old(100, 100, 0, 0), old(104, 100, 4, 5), old(106, 100, 6, 5) + new(0), old(108, 101, 8, 5) + new(1)], 1,
+             [[:], [:], [:], [:]]),
+            ("the old sockets gone, what is seen afterwards counts again",
+             [old(100, 100, 0, 0), old(104, 100, 4, 5), [], old(106, 100, 6, 5), old(110, 100, 10, 5)], 1, [[:], [:], [:], [:], [2: 4]]),
+        ]
+        for (name, polls, wake, stalls) in rows {
+            var detector = DataStallDetector()
+            for (index, sockets) in polls.enumerated() {
+                if index == wake { detector.startAfresh() }
+                XCTAssertEqual(detector.poll(sockets, at: index).mapValues(\.since), stalls[index], "\(name), poll \(index)")
+            }
+        }
+    }
+
     func testStalls() {
         let rows: [Case] = [
             Case(name: "the router stops forwarding under an upload", rule: Self.android, polls: [

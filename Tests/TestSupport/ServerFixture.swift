@@ -137,8 +137,8 @@ package final class ScriptedEngine: EngineRequests, ServerOwner {
             state.withLock { $0.requests.append(.monitorTargets(add: add, remove: remove)) }
         case let .fail(reason):
             state.withLock { $0.requests.append(.fail(reason)) }
-        case .someoneListens, .dns64Answered:
-            break  // no sockets or resolver here
+        case .someoneListens, .dns64Answered, .systemSleeps:
+            break  // no sockets, resolver or sleep here
         }
     }
 
