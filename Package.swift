@@ -285,7 +285,11 @@ let package = Package(
         .testTarget(name: "SystemdUnitTests", dependencies: ["ReachProtocol", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["LinuxSystem", "ReachClient", "ReachProtocol", "ReachabilityCore", "TestSupport"]
+            dependencies: [
+                "LinuxSystem", "ReachClient", "ReachProtocol", "ReachabilityCore", "TestSupport",
+                // SleepInhibitorTests runs a SleepSource on a loop of its own.
+                "ReachConnectivity", logging, nioCore, nioPosix,
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -17,6 +17,14 @@ package final class SystemBus {
         package var description: String { message.isEmpty ? name : "\(name): \(message)" }
     }
 
+    /// One message `processPending` found: a signal, or the reply to a call `send` made.
+    package enum Arrival {
+        /// A matched signal (or one sent to reachd directly).
+        case signal(Message)
+        /// The reply to the call with this cookie.
+        case reply(cookie: UInt64, Message)
+    }
+
     /// What `processPending` found: the signals nobody handled (the matched ones), the
     /// replies to `send`'s calls, and whether nothing is left.
     package struct Pending {
@@ -25,6 +33,8 @@ package final class SystemBus {
         /// The replies that arrived, each with the cookie `send` returned: an answer, an
         /// error, or sd-bus's own error when the call timed out or the connection went.
         package var replies: [(cookie: UInt64, reply: Message)] = []
+        /// The signals and replies together, in the order they arrived.
+        package var arrivals: [Arrival] = []
         /// False when the step limit was reached: call again before polling, the rest is
         /// queued in sd-bus, not on the socket.
         package var drained = true
@@ -77,13 +87,16 @@ package final class SystemBus {
             var message: OpaquePointer?
             let result = sd_bus_process(bus, &message)
             guard result >= 0 else { throw Failure(errno: -result) }
-            if let message { pending.signals.append(Message(adopting: message)) }
-            if result == 0 {
-                pending.replies = replies
-                return pending
+            // A step delivers at most one message: a reply through `received`, else a signal here.
+            pending.arrivals += replies.dropFirst(pending.replies.count).map { .reply(cookie: $0.cookie, $0.reply) }
+            pending.replies = replies
+            if let message {
+                let signal = Message(adopting: message)
+                pending.signals.append(signal)
+                pending.arrivals.append(.signal(signal))
             }
+            if result == 0 { return pending }
         }
-        pending.replies = replies
         pending.drained = false
         return pending
     }
@@ -142,6 +155,9 @@ package final class SystemBus {
             sd_bus_message_is_signal(message, interface, member) > 0
         }
 
+        /// The unique name of the connection that sent it, when the bus said.
+        package var sender: String? { sd_bus_message_get_sender(message).map { String(cString: $0) } }
+
         /// The object path it concerns.
         package var path: String? { sd_bus_message_get_path(message).map { String(cString: $0) } }
 
@@ -158,6 +174,17 @@ package final class SystemBus {
             let result = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value)
             guard result > 0 else { throw Failure(errno: result < 0 ? -result : EBADMSG) }
             return value != 0
+        }
+
+        /// Reads the next argument, a unix descriptor (`h`), and returns a duplicate of it
+        /// (close-on-exec) that the caller owns: the message closes its own with itself.
+        package func readFileDescriptor() throws(Failure) -> Int32 {
+            var descriptor: Int32 = -1
+            let result = sd_bus_message_read_basic(message, CChar(UInt8(ascii: "h")), &descriptor)
+            guard result > 0 else { throw Failure(errno: result < 0 ? -result : EBADMSG) }
+            let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+            guard duplicate >= 0 else { throw Failure(errno: errno) }
+            return duplicate
         }
 
         /// Reads the next argument, an `a{sv}` (properties), into at most `limit` entries;
