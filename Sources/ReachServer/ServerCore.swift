@@ -54,6 +54,12 @@ package final class ServerCore {
         self.daemon = DaemonLink(engine, owner: owner)
         self.services = ServerServices(settings: settings, eventLoop: eventLoop, logger: logger, notifier: notifier)
         services.connectivity.onChange = { [unowned self] table in perform(self.publication.update(connectivity: table)) }
+        services.sleep.onSleep = { [unowned self] sleeping in
+            systemSleeps(sleeping)
+            // The loop's part is paused and the engine told (it pauses its reads when it takes
+            // the command, which needs nothing from the machine): logind may go on.
+            if sleeping { services.sleep.paused() }
+        }
     }
 
     /// The socket file this server created (device + inode), if it created one: only that
@@ -416,6 +422,7 @@ package final class ServerCore {
                 perform(publication.update(connectivity: table))
             }
             services.connectivity.startReadingNetworkManager()
+            services.sleep.start()
         }
         channel.closeFuture.assumeIsolated().whenComplete { [self] _ in
             guard serving.isFatal(closing: channel) else { return }
@@ -428,6 +435,7 @@ package final class ServerCore {
     func shutdown() -> EventLoopFuture<Void> {
         let listener = serving.shutDown()
         services.connectivity.stop()
+        services.sleep.stop()
         targets.stopAll()
         services.resolver.shutdown()
         services.blockingWork.shutdown()

@@ -16,6 +16,8 @@ struct ServerServices {
     let connectivity: ConnectivityMonitor
     /// systemd's notify socket: `READY=1`, `STATUS=`, the watchdog.
     let notifier: SystemdNotifier
+    /// logind's sleep and wake, with the delay inhibitor held while awake.
+    let sleep: SleepSource
 
     /// The services `settings` ask for, on `eventLoop`.
     init(settings: ServerSettings, eventLoop: any EventLoop, logger: Logger, notifier: SystemdNotifier) {
@@ -26,5 +28,6 @@ struct ServerServices {
             probeTLS: settings.probeTLS, apiTLS: settings.apiTLS
         )
         self.notifier = notifier
+        sleep = SleepSource(eventLoop: eventLoop, logger: logger)
     }
 }

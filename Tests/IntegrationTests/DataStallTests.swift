@@ -180,6 +180,78 @@ final class DataStallIntegrationTests: DaemonTestCase {
         print("stall cleared \(ContinuousClock.now - resumed) after forwarding resumed\nreachctl status: \(clearedLine)")
     }
 
+    // MARK: Asleep and awake
+
+    /// Uploads to three networks, then (`sleeps`) logind's PrepareForSleep(true); meanwhile the
+    /// router drops those flows' packets (their ports: new connections would pass), as NAT
+    /// mappings and servers that forgot them during a night do; then PrepareForSleep(false).
+    /// Returns reachd's log and the recorder; logind is a stand-in on a private system bus.
+    private func upload(throughASleep sleeps: Bool) async throws -> (DaemonProcess, PathRecorder, LogindStub?) {
+        let bus = try PrivateSystemBus(directory: try temporaryDirectory("reachd-stall-bus"))
+        addTeardownBlock { bus.stop() }
+        let logind = try LogindStub(address: bus.address)
+        addTeardownBlock { logind.stop() }
+        let received = work + "/received"
+        _ = try traffic(in: server, ["receive", "9000", received], serves: true)
+        let configuration = work + "/reachd.toml"
+        try "[stall]\npoll-interval = 1\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
+        XCTAssertNotNil(logind.wait(timeout: .seconds(5)) { $0.event == "inhibited" }, "reachd holds a delay inhibitor while awake")
+        _ = try traffic(in: topology.host, ["send", Self.servers.joined(separator: ","), "9000"])
+        let flowing = await waitForBytes(received, over: 1 << 20)
+        XCTAssertTrue(flowing, "the uploads flow")
+        try await Task.sleep(for: .seconds(2))
+
+        if sleeps {
+            try logind.send("sleep")
+            let asked = ContinuousClock.now
+            XCTAssertNotNil(logind.wait(timeout: .seconds(1)) { $0.event == "released" }, "the inhibitor released within 1 s of PrepareForSleep(true)")
+            print("inhibitor released \(ContinuousClock.now - asked) after PrepareForSleep(true)")
+        }
+        let ports = try topology.host.exec(["ss", "-Htn", "state", "established", "dport", "= :9000"])
+            .split(separator: "\n").compactMap { $0.split(separator: " ").dropFirst(2).first?.split(separator: ":").last }
+        XCTAssertEqual(ports.count, 3, "the three uploads' local ports")
+        let set = ports.joined(separator: ", ")
+        try nft(topology.router, "add table inet stall; add chain inet stall forward { type filter hook forward priority 0; }; "
+                + "add rule inet stall forward tcp sport { \(set) } drop; add rule inet stall forward tcp dport { \(set) } drop")
+        try await Task.sleep(for: .milliseconds(500))
+        let countAtCut = count(received)
+        if sleeps {
+            try logind.send("wake")
+            let logged = await daemon.waitForLog("woke after", timeout: 5)
+            XCTAssertTrue(logged, "the wake is logged")
+            XCTAssertNotNil(logind.wait(timeout: .seconds(2)) { $0.event == "inhibited" && $0.id != logind.events.first?.id }, "the inhibitor taken again")
+        }
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(count(received), countAtCut, "ground truth: the old flows carry nothing")
+        return (daemon, recorder, logind)
+    }
+
+    /// After a sleep, connections opened before it that retransmit into nothing for 40 s (three
+    /// destinations: the breadth rule is met) are no stall: what the sleep killed says nothing
+    /// about the path.
+    func testAfterASleepDeadOldConnectionsAreNoStall() async throws {
+        let (daemon, recorder, _) = try await upload(throughASleep: true)
+        let watched = ContinuousClock.now
+        while ContinuousClock.now - watched < .seconds(40) {
+            XCTAssertNil(recorder.latest?.connectivityCause, "never limited after the wake")
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        XCTAssertFalse(recorder.replies.contains { $0.path.connectivityCause == .dataStall }, "no stall published at all")
+        let woke = daemon.log.split(separator: "\n").first { $0.contains("woke after") }.map(String.init) ?? ""
+        XCTAssertTrue(woke.contains("re-validating"), woke)
+        print("journal: \(woke)\nstall published after the wake: \(recorder.replies.contains { $0.path.connectivityCause == .dataStall })")
+    }
+
+    /// The same connections and the same cut without the sleep are a stall: the rule is not weakened.
+    func testWithoutASleepTheSameDeadConnectionsAreAStall() async throws {
+        let (_, recorder, _) = try await upload(throughASleep: false)
+        let stalled = await expectPath(recorder, "a stall", timeout: 15) { $0.connectivityCause == .dataStall }
+        XCTAssertEqual(stalled?.connectivityCauseDestinations, 3)
+    }
+
     /// New connections every half second to three networks, no upload: once the router drops
     /// forwarding they sit in SYN_SENT retrying their SYN, which is a stall; it clears once
     /// they connect.

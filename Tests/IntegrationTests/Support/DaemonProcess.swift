@@ -52,6 +52,16 @@ final class DaemonProcess {
     /// What the daemon wrote to stderr so far.
     var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
+    /// Waits until the log holds `text`, for at most `timeout` seconds; whether it came.
+    func waitForLog(_ text: String, timeout: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while !log.contains(text) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return true
+    }
+
     /// Stops the daemon with SIGSTOP and returns once every thread of it has stopped.
     ///
     /// kill(2) returns before the stop reaches the threads; on a busy machine one of them

@@ -22,8 +22,8 @@ class DaemonTestCase: XCTestCase {
     }
 
     /// Starts reachd in the host namespace, waits for READY=1, and returns a client for it.
-    func startDaemon(extraArguments: [String] = []) throws -> (DaemonProcess, ReachabilityClient) {
-        let daemon = try DaemonProcess.started(in: topology.host, extraArguments: extraArguments)
+    func startDaemon(extraArguments: [String] = [], environment: [String: String] = [:]) throws -> (DaemonProcess, ReachabilityClient) {
+        let daemon = try DaemonProcess.started(in: topology.host, extraArguments: extraArguments, environment: environment)
         self.daemon = daemon
         return (daemon, ReachabilityClient(socketPath: daemon.socketPath))
     }
