@@ -21,6 +21,8 @@ UNITS        = reachd.service reachd.socket reachd-wait-online.service reachd-di
 # installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# polkitd reads rules from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d only.
+POLKITRULESDIR ?= $(PREFIX)/share/polkit-1/rules.d
 # dhcpcd reads hooks from its own directory only (Debian's /usr/lib/dhcpcd/dhcpcd-hooks); the
 # hook is installed there when staging (DESTDIR) or when that directory exists.
 DHCPCDHOOKDIR ?= /usr/lib/dhcpcd/dhcpcd-hooks
@@ -159,10 +161,11 @@ install:
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(CONFDIR)" \
 	  "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man8" \
 	  "$(DESTDIR)$(COMPLETIONDIR_BASH)" "$(DESTDIR)$(COMPLETIONDIR_ZSH)" "$(DESTDIR)$(COMPLETIONDIR_FISH)" \
-	  "$(DESTDIR)$(CATALOGDIR)" "$(DESTDIR)$(SYSUSERSDIR)"; \
+	  "$(DESTDIR)$(CATALOGDIR)" "$(DESTDIR)$(SYSUSERSDIR)" "$(DESTDIR)$(POLKITRULESDIR)"; \
 	install -d -m 0755 "$(DESTDIR)$(CONFDIR)/dispatcher.d"; \
 	install -m 0644 systemd/reachd.catalog "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
 	install -m 0644 systemd/reachd.sysusers "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf"; \
+	install -m 0644 systemd/reachd.polkit.rules "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules"; \
 	if [ -n "$(DESTDIR)" ] || [ -d "$(DHCPCDHOOKDIR)" ]; then \
 	  install -D -m 0644 packaging/dhcpcd-hook "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
 	fi; \
@@ -198,7 +201,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/reachd" "$(DESTDIR)$(PREFIX)/bin/reachctl"; \
 	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8"; \
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
-	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog" "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf"; \
+	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog" "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf" \
+	  "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules"; \
 	rm -f "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
 	rm -f "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \

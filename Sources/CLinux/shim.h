@@ -1,9 +1,10 @@
 #ifndef REACHD_CLINUX_SHIM_H
 #define REACHD_CLINUX_SHIM_H
 // Linux calls that Swift's Glibc module leaves out (it has no <sys/signalfd.h> or
-// <sys/eventfd.h>, nor malloc_trim, nor EAI_NODATA, nor classic BPF's socket filter
+// <sys/eventfd.h> or <sys/timerfd.h>, nor malloc_trim, nor EAI_NODATA, nor classic BPF's socket filter
 // structs, nor the kernel's AIO calls, which glibc does not wrap). Header-only: everything here is in the C library or the kernel headers.
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <linux/filter.h>
 #include <sys/signalfd.h>
 #include <signal.h>

@@ -43,10 +43,13 @@ package final class ConnectivityMonitor {
     private let sources: ConnectivitySources
     private var entries: [ProbeKey: Entry] = [:]
     private var lastInputs: (snapshot: NetworkSnapshot, policy: InterfacePolicy)?
-    /// Stalls waiting for the probe round that decides them.
-    private var stallConfirmation = StallConfirmation()
-    /// The machine is about to sleep: no round starts until it wakes.
-    private var isPausedForSleep = false
+    /// Awake, with the stalls waiting for the probe round that decides them; or paused for
+    /// a sleep, when no round starts until the wake.
+    private enum Phase {
+        case awake(StallConfirmation)
+        case asleep
+    }
+    private var phase = Phase.awake(StallConfirmation())
     /// What is known, published through `onChange`.
     private(set) var table: ConnectivityTable = [:]
     /// Called on the loop whenever `table` changed.
@@ -174,6 +177,22 @@ package final class ConnectivityMonitor {
     }
 
     /// Whether the latest snapshot has a nameserver to resolve a probe's name with.
+    private var isAsleep: Bool {
+        if case .asleep = phase { return true }
+        return false
+    }
+
+    /// The stalls awaiting their round; none while asleep (the engine reads no sockets then).
+    private var stallConfirmation: StallConfirmation {
+        get {
+            if case let .awake(confirmation) = phase { return confirmation }
+            return StallConfirmation()
+        }
+        set {
+            if case .awake = phase { phase = .awake(newValue) }
+        }
+    }
+
     private var hasNameserver: Bool { lastInputs?.snapshot.hasNameserver ?? false }
 
     private func interfaceName(_ index: Int32) -> String { lastInputs?.snapshot.links[index]?.name ?? "\(index)" }
@@ -204,7 +223,7 @@ package final class ConnectivityMonitor {
     /// (nothing is published about the sleep itself). A round a change asks for meanwhile
     /// waits for the wake.
     package func pauseForSleep() {
-        isPausedForSleep = true
+        phase = .asleep
         for key in entries.keys {
             // Superseded: a round cut short by the sleep must not publish a failure.
             perform(entries[key]?.schedule.pathChanged(eligible: false) ?? [], for: key)
@@ -213,15 +232,13 @@ package final class ConnectivityMonitor {
             entries[key]?.running?.cancel()
             entries[key]?.running = nil
         }
-        stallConfirmation = StallConfirmation()
     }
 
     /// The machine woke: every interface probes at once, its backoff started afresh, and
     /// keeps its verdict until that round's replaces it (no intermediate value is
     /// published); the leases are read again.
     package func woke() {
-        isPausedForSleep = false
-        stallConfirmation = StallConfirmation()
+        phase = .awake(StallConfirmation())
         sources.woke()
         for key in entries.keys.sorted() {
             perform(entries[key]?.schedule.pathChanged(eligible: true) ?? [], for: key)
@@ -237,7 +254,7 @@ package final class ConnectivityMonitor {
             finishWaiters(of: key)
         }
         entries = [:]
-        stallConfirmation = StallConfirmation()  // a round a stall scheduled finds nothing awaited
+        if !isAsleep { phase = .awake(StallConfirmation()) }  // a round a stall scheduled finds nothing awaited
     }
 
     // MARK: Carrying out the schedule's actions
@@ -247,9 +264,9 @@ package final class ConnectivityMonitor {
             switch action {
             case let .startProbe(round):
                 // Asleep: the wake starts a round of its own.
-                if !isPausedForSleep { startRound(round, for: key) }
+                if !isAsleep { startRound(round, for: key) }
             case let .armTimer(at):
-                if isPausedForSleep { continue }
+                if isAsleep { continue }
                 entries[key]?.timer?.cancel()
                 entries[key]?.timer = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(max(.zero, at - .now))) { [self] in
                     entries[key]?.timer = nil

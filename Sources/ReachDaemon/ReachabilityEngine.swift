@@ -171,8 +171,14 @@ package final class ReachabilityEngine {
         }
         let socketName: Set<String> = socketFile.map { [FileSystem.name(of: $0)] } ?? []
         // Fixed slots first; the optional watches after them (a missing one is simply not polled).
-        let (netlink, signal, commands) = (0, 1, 2)
-        var descriptors = [monitor.eventDescriptor, signals.descriptor, mailbox.doorbell.descriptor]
+        let (netlink, signal, commands, deadlines) = (0, 1, 2, 3)
+        let timer: BootClockTimer
+        do {
+            timer = try BootClockTimer()
+        } catch {
+            throw EngineError(description: "cannot create the deadline timer: \(error)")
+        }
+        var descriptors = [monitor.eventDescriptor, signals.descriptor, mailbox.doorbell.descriptor, timer.descriptor]
         let resolverFiles = resolver.watch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         let socketFiles = socketWatch.map { watch -> Int in descriptors.append(watch.descriptor); return descriptors.count - 1 }
         var polls = PollSet(descriptors)
@@ -186,6 +192,8 @@ package final class ReachabilityEngine {
         // answer did not need (see `init`), published before any command is taken: a
         // target's answer may need them.
         var inputs: [EngineInput] = [.evaluated(snapshot)]
+        // The server listened before this watch existed: a deletion in between is seen here.
+        if socketWatch != nil { inputs.append(.socketFileMayBeGone) }
         if !snapshot.pendingRouteFamilies.isEmpty {
             do {
                 let outcome = try monitor.finishStart()
@@ -215,10 +223,14 @@ package final class ReachabilityEngine {
             }
             let ready: [Bool]
             do {
-                ready = try polls.wait(timeoutMilliseconds: deadline.map { Self.milliseconds(from: clock.now, to: $0) })
+                // Deadlines are CLOCK_BOOTTIME instants: the timer, not poll's monotonic
+                // timeout, so one that passed while the machine slept fires at resume.
+                try timer.arm(at: deadline, now: clock.now)
+                ready = try polls.wait(timeoutMilliseconds: nil)
             } catch {
                 throw EngineError(description: "poll failed: \(error)")
             }
+            if ready[deadlines] { timer.acknowledge() }
 
             var inputs: [EngineInput] = []
             if ready[signal] {
@@ -419,14 +431,6 @@ package final class ReachabilityEngine {
         return snapshot
     }
 
-    /// Milliseconds from `now` to `deadline` for `poll(2)`, rounded up so a wait never
-    /// ends just before its deadline (which would cost an extra wake-up).
-    package static func milliseconds(from now: ContinuousClock.Instant, to deadline: ContinuousClock.Instant) -> Int32 {
-        guard deadline > now else { return 0 }
-        let (seconds, attoseconds) = (deadline - now).components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
-    }
 }
 
 /// What `ReachabilityEngine` was started with.

@@ -196,8 +196,11 @@ package final class ServerCore {
     /// The outcome of a call from `ticket`'s client against the state published now.
     func outcome(for call: AnyVarlinkCall, from ticket: ConnectionTicket) -> CallOutcome {
         let outcome = Self.dispatcher.outcome(for: call, publication: publication, privileged: ticket.uid == 0 || ticket.uid == Self.ownUID)
-        guard case let .reply(status as StatusReply) = outcome, let watched = targets.statuses else { return outcome }
-        return .reply(StatusWithTargets(status: status, targets: watched))
+        guard case let .reply(status as StatusReply) = outcome else { return outcome }
+        let watched = targets.statuses
+        let lastWake = metrics.wakes.last.map { WakeStatus(at: Int($0.at), asleepSeconds: Int($0.asleep.components.seconds)) }
+        guard watched != nil || lastWake != nil else { return outcome }
+        return .reply(StatusWithTargets(status: status, targets: watched, lastWake: lastWake))
     }
 
     /// A client asked for a reload; the future completes when it is applied or refused.

@@ -23,6 +23,9 @@ package struct LogindSleep {
         case inhibitor(Int32)
         /// An error, a reply of another shape, or no reply in time.
         case failed(String)
+        /// logind's policy does not let reachd's user inhibit (`AccessDenied`): the usual
+        /// answer on a host without polkit, where only root may.
+        case denied(String)
     }
 
     /// What the watch does next.
@@ -41,6 +44,9 @@ package struct LogindSleep {
         case absent
         /// This logind refused an inhibitor the first time (logged once, at notice).
         case refused(String)
+        /// This logind's policy does not allow reachd an inhibitor, the first time (logged
+        /// once, at info: expected without polkit).
+        case notPermitted(String)
         /// A `PrepareForSleep` from someone other than logind, ignored (logged at debug).
         case ignored(sender: String)
     }
@@ -97,10 +103,9 @@ package struct LogindSleep {
             state = .awake(owner: owner, .held(descriptor))
             return [.inhibited]
         case let (.inhibit(asked), .failed(reason), .awake(owner, .asking)) where asked == owner:
-            state = .awake(owner: owner, .refused)
-            guard refusedBy != owner else { return [] }
-            refusedBy = owner
-            return [.refused(reason)]
+            return refuse(by: owner, .refused(reason))
+        case let (.inhibit(asked), .denied(reason), .awake(owner, .asking)) where asked == owner:
+            return refuse(by: owner, .notPermitted(reason))
         case let (_, .inhibitor(descriptor), _):
             return [.release(descriptor)]
         default:
@@ -167,6 +172,13 @@ package struct LogindSleep {
         default:
             return []  // a repeat
         }
+    }
+
+    private mutating func refuse(by owner: String, _ said: Action) -> [Action] {
+        state = .awake(owner: owner, .refused)
+        guard refusedBy != owner else { return [] }
+        refusedBy = owner
+        return [said]
     }
 
     private mutating func becomeOwner(_ name: String?) -> [Action] {

@@ -132,6 +132,10 @@ package final class LogindWatch {
                 logger.debug("logind is not on the system bus: no sleep inhibitor is taken")
             case let .refused(reason):
                 logger.notice("logind refused a delay inhibitor: sleep is followed without one", metadata: ["reason": "\(reason)"])
+            case let .notPermitted(reason):
+                // Without polkit logind lets only root inhibit; with it, 50-reachd.rules allows reachd.
+                logger.info("logind's policy gives reachd no delay inhibitor (no polkit?): sleep is followed without one")
+                logger.debug("logind's answer to Inhibit", metadata: ["reason": "\(reason)"])
             case let .ignored(sender):
                 logger.debug("ignored a PrepareForSleep not from logind", metadata: ["sender": "\(sender)"])
             }
@@ -157,8 +161,9 @@ package final class LogindWatch {
 
     private static func answer(_ reply: SystemBus.Message, to question: LogindSleep.Question) -> LogindSleep.Answer {
         if let failure = reply.failure {
-            let noOwner = question == .owner && failure.name == "org.freedesktop.DBus.Error.NameHasNoOwner"
-            return noOwner ? .owner(nil) : .failed("\(failure)")
+            if question == .owner && failure.name == "org.freedesktop.DBus.Error.NameHasNoOwner" { return .owner(nil) }
+            let policy = ["org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"]
+            return policy.contains(failure.name) ? .denied("\(failure)") : .failed("\(failure)")
         }
         do {
             switch question {

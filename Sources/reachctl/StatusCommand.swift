@@ -19,9 +19,11 @@ extension Reachctl {
             let client = connection.client(root, timeout: answerTimeout.duration)
             let reply: StatusReply
             var targets: [WatchedTargetStatus]?
+            var lastWake: WakeStatus?
             do {
                 if filter.filter.isUnconstrained {
-                    (reply, targets) = try await client.statusWithTargets().parts
+                    let status = try await client.statusWithTargets()
+                    (reply, targets, lastWake) = (status.status, status.targets, status.lastWake)
                 } else {
                     // GetStatus has no filter: take the first reply of a filtered subscription.
                     var updates = client.subscribe(filter: filter.filter).makeAsyncIterator()
@@ -31,20 +33,17 @@ extension Reachctl {
             } catch let error as ReachClientError {
                 throw fail(error)
             }
-            guard !json else { return printLine(ReachProtocolTools.json(StatusWithTargets(status: reply, targets: targets), pretty: true)) }
+            guard !json else {
+                return printLine(ReachProtocolTools.json(StatusWithTargets(status: reply, targets: targets, lastWake: lastWake), pretty: true))
+            }
             // Since when a gateway is unreachable, and a tethered phone's driver, are in the interface list.
             let interfaces = reply.path.unsatisfiedReason == .gatewayUnreachable || reply.path.expensiveReason == .tethering
                 ? ((try? await client.interfaces()) ?? []) : []
             let driver = interfaces.first { $0.name == reply.path.primaryInterface }?.driver
             printLine(StatusFormatter.describe(reply, neighbours: interfaces.flatMap { $0.gateways ?? [] }, targets: targets ?? [],
-                                               primaryDriver: driver))
+                                               primaryDriver: driver, lastWake: lastWake))
         }
     }
-}
-
-extension StatusWithTargets {
-    /// The status reply and the targets, apart.
-    fileprivate var parts: (StatusReply, [WatchedTargetStatus]?) { (status, targets) }
 }
 
 /// Namespaced access to the JSON helper (a flag named `json` shadows the free function).
@@ -57,7 +56,7 @@ enum StatusFormatter {
     /// The multi-line summary of `reachctl status`; `neighbours` say since when a failed
     /// gateway has been failed.
     static func describe(_ reply: StatusReply, neighbours: [GatewayNeighbourDescription] = [], targets: [WatchedTargetStatus] = [],
-                         primaryDriver: String? = nil) -> String {
+                         primaryDriver: String? = nil, lastWake: WakeStatus? = nil) -> String {
         let path = reply.path
         var lines: [(String, String)] = []
         lines.append(("Reachability", path.reachability.rawValue))
@@ -89,6 +88,7 @@ enum StatusFormatter {
         lines.append(("Flags", list(path.flags.names)))
         lines.append(("Available", list(path.availableInterfaces)))
         lines.append(("Sequence", "\(reply.sequence) (instance \(shown(reply.instance)))"))
+        if let wake = lastWake { lines.append(("Last wake", timestamp(wake.at) + " after " + SleepReport.duration(.seconds(wake.asleepSeconds)) + " asleep")) }
         for (index, watched) in targets.enumerated() {
             lines.append((index == 0 ? "Targets" : "", target(watched)))
         }

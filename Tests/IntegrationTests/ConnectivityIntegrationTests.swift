@@ -288,6 +288,61 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
 
     // MARK: Silence once validated
 
+    // MARK: Asleep and awake
+
+    /// A portal before an hour-long sleep (no recheck in between), logged in while asleep:
+    /// nothing is probed during the sleep, and on the wake (logind's PrepareForSleep(false)
+    /// from a stand-in on a private system bus) the first round starts at once and `full` is
+    /// published within 5 s, straight from portal, from a probe made after the wake.
+    /// `reachctl status` then shows the wake, and the counter counts it.
+    func testAWakeReValidatesAtOnceWithoutAnIntermediateAnswer() async throws {
+        try topology.configureIPv4()
+        let bus = try PrivateSystemBus(directory: try temporaryDirectory("reachd-wake-bus"))
+        addTeardownBlock { bus.stop() }
+        let logind = try LogindStub(address: bus.address)
+        addTeardownBlock { logind.stop() }
+        try setState(#"{"http": "redirect"}"#)
+        let (daemon, client) = try startDaemon(
+            extraArguments: ["--config", try configuration(Self.httpOnly + "\nrecheck-interval = 3600\n")],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let recorder = PathRecorder(client: client)
+        _ = await expectPath(recorder, "a portal before the sleep") { $0.connectivity == .portal }
+        XCTAssertNotNil(logind.wait { $0.event == "inhibited" }, "reachd holds a delay inhibitor")
+        let noWake = try reachctl(["status", "--socket", daemon.socketPath]).stdout
+        XCTAssertFalse(noWake.contains("Last wake:"), "no wake yet: \(noWake)")
+
+        try logind.send("sleep")
+        XCTAssertNotNil(logind.wait(timeout: .seconds(1)) { $0.event == "released" }, "released within 1 s")
+        let repliesAtSleep = recorder.replies.count
+        let requestsAtSleep = requests().count
+        try setState(#"{"http": "204"}"#)  // logged in on another device meanwhile
+        try await Task.sleep(for: .seconds(3))
+        XCTAssertEqual(requests().count, requestsAtSleep, "nothing probed while asleep")
+        XCTAssertEqual(recorder.latest?.connectivity, .portal, "the verdict stands while asleep")
+
+        let woke = ContinuousClock.now
+        try logind.send("wake")
+        let full = await expectPath(recorder, "full within 5 s of the wake", timeout: 5) { $0.connectivity == .full }
+        let took = ContinuousClock.now - woke
+        XCTAssertNotNil(full)
+        let published = recorder.replies.dropFirst(repliesAtSleep).map(\.path.connectivity)
+        XCTAssertEqual(published.filter { $0 != .portal }, [.full], "straight from portal to full: \(published)")
+        // Nothing was probed from the sleep until just before the wake: these came after it.
+        XCTAssertFalse(requests().dropFirst(requestsAtSleep).isEmpty, "the verdict comes from a probe made after the wake")
+        XCTAssertTrue(daemon.log.contains(": re-validating"), daemon.log)
+
+        let status = try reachctl(["status", "--socket", daemon.socketPath]).stdout
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Last wake:") }.map(String.init) ?? ""
+        XCTAssertTrue(line.hasSuffix(" asleep") && line.contains(" after "), status)
+        let json = try reachctl(["status", "--json", "--socket", daemon.socketPath]).stdout
+        let wake = try JSONDecoder().decode(StatusWithTargets.self, from: Data(json.utf8)).lastWake
+        XCTAssertNotNil(wake, json)
+        XCTAssertLessThan(abs(Double(wake?.at ?? 0) - Date().timeIntervalSince1970), 30, "woke just now")
+        let metrics = try reachctl(["metrics", "--socket", daemon.socketPath]).stdout
+        XCTAssertTrue(metrics.contains("\nreachd_wakes_total 1\n"), metrics)
+        print("full \(took) after the wake; published after the sleep: \(published); \(line)")
+    }
+
     /// Validated and idle, reachd makes no system call at all for 10 s: no timer, no poll.
     /// (The first seconds after a round may carry a stale wakeup of a cancelled deadline.)
     /// The round includes HTTPS: judging its certificates leaves no thread or timer behind.

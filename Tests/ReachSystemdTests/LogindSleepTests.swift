@@ -142,4 +142,20 @@ final class LogindSleepTests: XCTestCase {
             ("closed with nothing held: nothing", .close, [], nil),
         ])
     }
+
+    /// logind's policy says no (no polkit, or no rule for reachd): said once as what it is,
+    /// sleep still followed, asked again on each wake without a word.
+    func testAPolicyRefusalIsSaidOnceAsSuch() {
+        run([
+            ("", .start, [.ask(.owner)], nil),
+            ("", .answer(.owner, .owner(logind)), [.ask(.inhibit(owner: logind))], nil),
+            ("not permitted: said once", .answer(.inhibit(owner: logind), .denied("AccessDenied")), [.notPermitted("AccessDenied")], nil),
+            ("sleep is still followed", .prepare(true, from: logind), [.sleeping], nil),
+            ("nothing to release", .paused, [], nil),
+            ("woke: asked once more", .prepare(false, from: logind), [.awake, .ask(.inhibit(owner: logind))], nil),
+            ("denied again: not said again", .answer(.inhibit(owner: logind), .denied("AccessDenied")), [], nil),
+            ("a new logind", .owner(restarted), [.ask(.inhibit(owner: restarted))], nil),
+            ("it grants one", .answer(.inhibit(owner: restarted), .inhibitor(9)), [.inhibited], 9),
+        ])
+    }
 }

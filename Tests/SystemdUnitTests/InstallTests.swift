@@ -53,6 +53,7 @@ final class InstallTests: XCTestCase {
             ("/opt/reachd/share/man/man8/reachd.8", 0o644),
             ("/opt/reachd/lib/systemd/catalog/reachd.catalog", 0o644),
             ("/opt/reachd/lib/sysusers.d/reachd.conf", 0o644),
+            ("/opt/reachd/share/polkit-1/rules.d/50-reachd.rules", 0o644),
             // Where dhcpcd looks, whatever the prefix; sourced, so not executable.
             ("/usr/lib/dhcpcd/dhcpcd-hooks/90-reachd", 0o644),
         ]

@@ -1051,6 +1051,33 @@ check_stall_watch() {
   step cx systemctl restart reachd.service
 }
 
+# reachd's sleep inhibitor in `systemd-inhibit --list` (who reachd, what sleep, mode delay).
+reachd_inhibits() { cx systemd-inhibit --list --no-pager --no-legend | grep -E '^ *reachd .*sleep.*delay *$'; }
+# 6c sleep inhibitor: logind asks polkit whether a system user may delay sleep. Without
+# polkit only root may: reachd says so once, as information, and holds none (and nothing
+# in its journal reads as a failure: the reload check relies on that). With polkitd
+# installed, the package's 50-reachd.rules lets reachd take its delay inhibitor.
+check_sleep_inhibitor() {
+  local invocation
+  step cx systemctl restart reachd.service
+  invocation=$(cx systemctl show -P InvocationID reachd.service)
+  expect_journal "without polkit: reachd says logind's policy gives it no delay inhibitor" \
+    "gives reachd no delay inhibitor" "_SYSTEMD_INVOCATION_ID=$invocation"
+  if reachd_inhibits >/dev/null; then fail "without polkit: reachd holds no inhibitor" "$(cx systemd-inhibit --list --no-pager)"
+  else pass "without polkit: reachd holds no inhibitor" "$(cx systemd-inhibit --list --no-pager 2>&1)"; fi
+  OUT=$(complaints "_SYSTEMD_INVOCATION_ID=$invocation")
+  if [ -z "$OUT" ]; then pass "without polkit: no failure in reachd's journal"; else fail "without polkit: no failure in reachd's journal" "$OUT"; fi
+  expect_ok "the package ships 50-reachd.rules" cx test -f /usr/share/polkit-1/rules.d/50-reachd.rules
+  apt_install polkitd || return
+  step cx systemctl restart reachd.service
+  if wait_until 10 reachd_inhibits; then
+    pass "with polkitd and 50-reachd.rules: reachd holds a delay inhibitor for sleep" "$(reachd_inhibits)"
+  else
+    fail "with polkitd and 50-reachd.rules: reachd holds a delay inhibitor for sleep" \
+      "$(cx systemd-inhibit --list --no-pager 2>&1; journal "_SYSTEMD_UNIT=reachd.service" | tail -5)"
+  fi
+}
+
 # probe_syscall GROUP CALL COMMAND: when reachd's filter denies GROUP, COMMAND (making
 # CALL) fails with EPERM under it and succeeds without it. Uses props/denied/probed.
 probe_syscall() {
