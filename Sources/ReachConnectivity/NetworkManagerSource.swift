@@ -13,9 +13,7 @@ final class NetworkManagerSource {
     private let eventLoop: any EventLoop
     private let logger: Logger
     /// Running from `start()` until `stop()` or its connection ends.
-    private var watch: (bus: NetworkManagerWatch, readiness: LoopReadiness)?
-    /// When the watch must run if its socket stays quiet.
-    private var timer: Scheduled<Void>?
+    private var driver: BusWatchDriver<NetworkManagerWatch>?
     /// What NetworkManager said last of its devices, by interface name.
     private(set) var devices: [String: NetworkManagerDevice] = [:]
     /// Called on the loop after each answer of the watch.
@@ -30,48 +28,25 @@ final class NetworkManagerSource {
 
     /// Starts following NetworkManager, when enabled and the system bus is there.
     func start() {
-        guard isEnabled, watch == nil else { return }
+        guard isEnabled, driver == nil else { return }
         guard let bus = NetworkManagerWatch(logger: logger, deliver: { [weak self] in self?.apply($0) }) else { return }
         do {
-            let readiness = try LoopReadiness(bus.descriptor, eventLoop: eventLoop, ready: { [weak self] _ in self?.step() },
-                                              failed: { [weak self] in self?.lost($0) })
-            watch = (bus, readiness)
+            driver = try BusWatchDriver(bus, eventLoop: eventLoop, ended: { [weak self] in self?.stop() }, failed: { [weak self] in self?.lost($0) })
         } catch {
             lost(error)
-            return
         }
-        arm()
     }
 
     /// Ends the watch; an answer on its way is dropped.
     func stop() {
-        timer?.cancel()
-        timer = nil
-        watch?.readiness.close()
-        watch = nil
+        driver?.close()
+        driver = nil
     }
 
     private func apply(_ devices: [String: NetworkManagerDevice]) {
-        guard watch != nil else { return }  // stopped meanwhile
+        guard driver != nil else { return }  // stopped meanwhile
         self.devices = devices
         onChange()
-    }
-
-    /// The socket is ready or a deadline passed: the watch handles it, then is watched again.
-    private func step() {
-        guard let bus = watch?.bus else { return }
-        guard bus.process() else { return stop() }
-        arm()
-    }
-
-    /// Watches the socket for what sd-bus wants next, and schedules the watch's deadline.
-    private func arm() {
-        guard let watch else { return }
-        watch.readiness.request(watch.bus.events)
-        timer?.cancel()
-        timer = watch.bus.timeout(now: .now).map { wait in
-            eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(wait)) { [weak self] in self?.step() }
-        }
     }
 
     private func lost(_ error: any Error) {
