@@ -1,10 +1,9 @@
 #ifndef REACHD_CLINUX_SHIM_H
 #define REACHD_CLINUX_SHIM_H
 // Linux calls that Swift's Glibc module leaves out (it has no <sys/signalfd.h> or
-// <sys/eventfd.h> or <sys/timerfd.h>, nor malloc_trim, nor EAI_NODATA, nor classic BPF's socket filter
+// <sys/eventfd.h>, nor timerfd, nor malloc_trim, nor EAI_NODATA, nor classic BPF's socket filter
 // structs, nor the kernel's AIO calls, which glibc does not wrap). Header-only: everything here is in the C library or the kernel headers.
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <linux/filter.h>
 #include <sys/signalfd.h>
 #include <signal.h>
@@ -51,4 +50,14 @@ static inline int reachd_io_getevents_now(aio_context_t context, long count, str
     struct timespec now = {0, 0};
     return (int)syscall(SYS_io_getevents, context, 0L, count, events, &now);
 }
+// timerfd(2) through syscall(2): <sys/timerfd.h> would bring <time.h> into this module,
+// whose types Swift would then take as this module's (MemberImportVisibility) in every
+// file that uses them. struct itimerspec is two timespecs of two longs on LP64 Linux.
+static inline int reachd_timerfd_create(int clock, int flags) { return (int)syscall(SYS_timerfd_create, clock, flags); }
+/// Arms `fd` to fire once, `seconds` and `nanoseconds` from now (both 0: disarms).
+static inline int reachd_timerfd_arm(int fd, long seconds, long nanoseconds) {
+    long value[4] = {0, 0, seconds, nanoseconds};
+    return (int)syscall(SYS_timerfd_settime, fd, 0, value, (void *)0);
+}
+
 #endif

@@ -14,7 +14,7 @@ package final class BootClockTimer {
 
     /// A disarmed timer.
     package init() throws(Errno) {
-        descriptor = FileDescriptor(rawValue: try systemCall { timerfd_create(CLOCK_BOOTTIME, Int32(TFD_NONBLOCK | TFD_CLOEXEC)) })
+        descriptor = FileDescriptor(rawValue: try systemCall { reachd_timerfd_create(CLOCK_BOOTTIME, O_NONBLOCK | O_CLOEXEC) })
     }
 
     deinit { try? descriptor.close() }
@@ -23,19 +23,18 @@ package final class BootClockTimer {
     /// reading the deadline was computed against.
     package func arm(at deadline: ContinuousClock.Instant?, now: ContinuousClock.Instant) throws(Errno) {
         guard deadline != armed else { return }
-        var value = itimerspec()
-        if let deadline { value.it_value = Self.wait(from: now, to: deadline) }
-        _ = try systemCall { timerfd_settime(descriptor.rawValue, 0, &value, nil) }
+        let wait = deadline.map { Self.wait(from: now, to: $0) } ?? (seconds: 0, nanoseconds: 0)
+        _ = try systemCall { reachd_timerfd_arm(descriptor.rawValue, wait.seconds, wait.nanoseconds) }
         armed = deadline
     }
 
-    /// The relative `it_value` that fires at `deadline`: rounded up to the nanosecond, and a
-    /// passed deadline one nanosecond away (a zero `it_value` would disarm the timer).
-    package static func wait(from now: ContinuousClock.Instant, to deadline: ContinuousClock.Instant) -> timespec {
-        guard deadline > now else { return timespec(tv_sec: 0, tv_nsec: 1) }
+    /// The relative wait that fires at `deadline`: rounded up to the nanosecond, and a
+    /// passed deadline one nanosecond away (a zero wait would disarm the timer).
+    package static func wait(from now: ContinuousClock.Instant, to deadline: ContinuousClock.Instant) -> (seconds: Int, nanoseconds: Int) {
+        guard deadline > now else { return (0, 1) }
         let (seconds, attoseconds) = (deadline - now).components
         let nanoseconds = (attoseconds + 999_999_999) / 1_000_000_000
-        return nanoseconds == 1_000_000_000 ? timespec(tv_sec: Int(seconds) + 1, tv_nsec: 0) : timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
+        return nanoseconds == 1_000_000_000 ? (Int(seconds) + 1, 0) : (Int(seconds), Int(nanoseconds))
     }
 
     /// Takes the expiry, so the descriptor stops polling readable; the timer is disarmed.

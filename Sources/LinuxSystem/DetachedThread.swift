@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A detached thread for one blocking call, which exists only while the call runs (one stuck

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// How long the machine has been suspended since boot: CLOCK_BOOTTIME minus CLOCK_MONOTONIC,

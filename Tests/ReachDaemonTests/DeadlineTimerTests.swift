@@ -12,7 +12,7 @@ final class DeadlineTimerTests: XCTestCase {
         ]
         for (offset, seconds, nanoseconds) in cases {
             let wait = BootClockTimer.wait(from: now, to: now + offset)
-            XCTAssertEqual([wait.tv_sec, wait.tv_nsec], [seconds, nanoseconds], "\(offset)")
+            XCTAssertEqual([wait.seconds, wait.nanoseconds], [seconds, nanoseconds], "\(offset)")
         }
     }
 
