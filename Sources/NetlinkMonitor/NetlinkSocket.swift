@@ -106,6 +106,14 @@ final class NetlinkSocket {
         }
     }
 
+    /// Joins multicast groups of any netlink protocol by number (sock_diag's destroy groups).
+    func join(groupNumbers groups: [Int32]) throws(NetlinkError) {
+        for group in groups {
+            let result = nl_socket_add_membership(handle, group)
+            if result < 0 { throw NetlinkError(operation: "nl_socket_add_membership(\(group), \(role))", libnlCode: result) }
+        }
+    }
+
     /// Reads one datagram and hands each message in it to `handle`, in order.
     ///
     /// - Throws: any read error other than EAGAIN (`.drained`) and ENOBUFS (`.eventsLost`).

@@ -9,7 +9,7 @@ import ReachabilityCore
 /// packet is sent.
 ///
 /// A fresh NETLINK_SOCK_DIAG socket per read, closed after it: between polls reachd holds
-/// nothing open. Listening, TIME_WAIT, closed and half-open (SYN_RECV) sockets are not asked
+/// nothing open but, while a stall stands, the `DestroyWatch`. Listening, TIME_WAIT, closed and half-open (SYN_RECV) sockets are not asked
 /// for (the kernel filters them), nor are loopback ones kept. At most `limit` sockets are
 /// kept per read; the rest of the dump is read through the one receive buffer and skipped,
 /// so a host with 100 000 sockets costs time in the kernel, not memory here.
@@ -33,8 +33,7 @@ package enum TCPSocketDiagnostics {
     ///   - addresses: the interfaces' addresses, to attribute a socket by its source address.
     ///   - limit: the most sockets kept.
     package static func read(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> Reading {
-        var owners: [IPAddress: Int32] = [:]
-        for address in addresses { owners[address.address] = address.interfaceIndex }
+        let owners = Self.owners(addresses)
         let socket = try NetlinkSocket(role: "sock_diag", blocking: true, protocol: NETLINK_SOCK_DIAG)
         var reading = Reading()
         for family in [AF_INET, AF_INET6] {
@@ -58,9 +57,74 @@ package enum TCPSocketDiagnostics {
         return reading
     }
 
-    /// One dump message as a sample; nil for a loopback socket, one on no known interface, or
-    /// a message too short to be one.
-    static func sample(_ message: NetlinkMessage, owners: [IPAddress: Int32]) -> TCPSocketSample? {
+    /// What one drain of a `DestroyWatch` found.
+    package struct Destroyed: Sendable, Equatable {
+        /// The destroyed sockets' last counters, at most the limit.
+        package var samples: [TCPSocketSample] = []
+        /// The kernel dropped records (ENOBUFS: its receive buffer was full): what they said is unknown.
+        package var overflowed = false
+        /// The drain stopped at the limit; the rest wait for the next one.
+        package var atLimit = false
+
+        /// Creates a drain's findings.
+        package init(samples: [TCPSocketSample] = [], overflowed: Bool = false, atLimit: Bool = false) {
+            self.samples = samples
+            self.overflowed = overflowed
+            self.atLimit = atLimit
+        }
+    }
+
+    /// The kernel's sock_diag destroy broadcast (SKNLGRP_INET_TCP_DESTROY and
+    /// SKNLGRP_INET6_TCP_DESTROY): one SOCK_DIAG_BY_FAMILY message per TCP socket destroyed
+    /// in reachd's namespace, `inet_diag_msg` plus INET_DIAG_INFO's `tcp_info`, as a dump
+    /// gives them (the uid is not filled in). No privilege is needed.
+    ///
+    /// One non-blocking NETLINK_SOCK_DIAG socket, opened while a stall stands and closed with
+    /// this object; never polled: the stall reads drain it. Records wait in the socket's
+    /// receive buffer meanwhile; those it cannot hold the kernel drops (ENOBUFS on the next read).
+    package final class DestroyWatch {
+        private let socket: NetlinkSocket
+
+        /// Opens the socket and joins both families' TCP destroy groups.
+        package init() throws(NetlinkError) {
+            socket = try NetlinkSocket(role: "sock_diag destroy", blocking: false, protocol: NETLINK_SOCK_DIAG)
+            try socket.join(groupNumbers: [Int32(SKNLGRP_INET_TCP_DESTROY.rawValue), Int32(SKNLGRP_INET6_TCP_DESTROY.rawValue)])
+        }
+
+        /// Reads what was broadcast since the last drain, until nothing is left or after
+        /// `limit` reads (a record each: the kernel sends one per datagram), attributed like a
+        /// dump's samples.
+        package func drain(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> Destroyed {
+            let owners = TCPSocketDiagnostics.owners(addresses)
+            var destroyed = Destroyed()
+            // Counted by reads, ENOBUFS included, so a flood cannot keep the drain going.
+            for _ in 0..<max(limit, 1) {
+                let reception = try socket.receive { message in
+                    if let sample = TCPSocketDiagnostics.sample(message, owners: owners), destroyed.samples.count < limit {
+                        destroyed.samples.append(sample)
+                    }
+                }
+                switch reception {
+                case .datagram: continue
+                case .drained: return destroyed
+                case .eventsLost: destroyed.overflowed = true
+                }
+            }
+            destroyed.atLimit = true
+            return destroyed
+        }
+    }
+
+    /// The interface holding each address, to attribute a socket by its source address.
+    static func owners(_ addresses: [InterfaceAddress]) -> [IPAddress: Int32] {
+        var owners: [IPAddress: Int32] = [:]
+        for address in addresses { owners[address.address] = address.interfaceIndex }
+        return owners
+    }
+
+    /// One dump or destroy message as a sample; nil for a loopback socket, one on no known
+    /// interface, or a message too short to be one.
+    package static func sample(_ message: NetlinkMessage, owners: [IPAddress: Int32]) -> TCPSocketSample? {
         guard Int32(message.type) == SOCK_DIAG_BY_FAMILY, let header = message.fixedHeader(inet_diag_msg.self) else { return nil }
         guard let source = address(header.id.idiag_src, family: Int32(header.idiag_family)), !source.isLoopbackAddress,
               let destination = address(header.id.idiag_dst, family: Int32(header.idiag_family)) else { return nil }

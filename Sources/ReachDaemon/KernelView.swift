@@ -31,6 +31,9 @@ protocol KernelView: AnyObject {
     var nextAnnouncementRelease: ContinuousClock.Instant? { get }
     /// The host's TCP sockets (sock_diag), at most `limit`, attributed by `addresses`.
     func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading
+    /// Opens a watch on the TCP sockets the kernel destroys (sock_diag's destroy broadcast);
+    /// closed when released.
+    func openDestroyWatch() throws(NetlinkError) -> any DestroyedSocketWatch
     /// Applies the held RA options now due and drops lapsed NAT64 prefixes; whether the tracked state changed.
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool
     /// Adds a NAT64 prefix learnt for `link` (nil lifetime: until withdrawn or the link goes
@@ -52,6 +55,18 @@ extension KernelView {
     func readSockets(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Reading {
         try TCPSocketDiagnostics.read(addresses: addresses, limit: limit)
     }
+    func openDestroyWatch() throws(NetlinkError) -> any DestroyedSocketWatch {
+        try TCPSocketDiagnostics.DestroyWatch()
+    }
 }
+
+/// The TCP sockets destroyed since the last drain: `TCPSocketDiagnostics.DestroyWatch`, or a
+/// test's stand-in.
+protocol DestroyedSocketWatch: AnyObject {
+    /// What was destroyed since the last drain, at most `limit`, attributed by `addresses`.
+    func drain(addresses: [InterfaceAddress], limit: Int) throws(NetlinkError) -> TCPSocketDiagnostics.Destroyed
+}
+
+extension TCPSocketDiagnostics.DestroyWatch: DestroyedSocketWatch {}
 
 extension NetlinkMonitor: KernelView {}

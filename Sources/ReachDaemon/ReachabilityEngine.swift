@@ -64,6 +64,8 @@ package final class ReachabilityEngine {
     private let started: StartSettings
     /// The TCP sockets' reads for stalls (`[stall]`), and the verdicts last handed on.
     private var stallReads: StallReads
+    /// The TCP sockets' destruction, watched while `stallReads` says so (a stall stands).
+    private var destroyWatch: (any DestroyedSocketWatch)?
     /// Where the event loop posts commands.
     package let mailbox: EngineMailbox
     /// Netlink events and resyncs, counted for the metrics (read on the event loop).
@@ -335,11 +337,18 @@ package final class ReachabilityEngine {
         case .readSockets:
             let (addresses, limit) = (snapshot.addresses, stallReads.settings.socketLimit)
             let read = Result { () throws(NetlinkError) in try monitor.readSockets(addresses: addresses, limit: limit) }
-            if let stalls = stallReads.judge(read, at: Int(time(nil)), logger: logger) { turn.deliver(.stalls(stalls)) }
+            // Drained after the dump: a socket destroyed in between is in both, and the rule takes that.
+            let destroyed = destroyWatch.map { watch in
+                Result { () throws(NetlinkError) in try watch.drain(addresses: addresses, limit: limit) }
+            }
+            if let stalls = stallReads.judge(read, destroyed: destroyed, at: Int(time(nil)), logger: logger) { turn.deliver(.stalls(stalls)) }
+            followDestroyWatch()
         case .forgetSockets:
             if let stalls = stallReads.forget() { turn.deliver(.stalls(stalls)) }
+            followDestroyWatch()
         case .startStallWatchAfresh:
             if let stalls = stallReads.startAfresh() { turn.deliver(.stalls(stalls)) }
+            followDestroyWatch()
         case .rereadGateways:
             monitor.rereadGateways()
         case let .announceWake(after):
@@ -365,6 +374,23 @@ package final class ReachabilityEngine {
             turn.ending = .sleep(until: until, pollingNetlink: pollingNetlink, pollingResolverFiles: pollingResolverFiles)
         }
         return nil
+    }
+
+    /// Opens or closes the destroy watch as `stallReads` wants it: open only while a stall
+    /// stands, so an idle or healthy daemon holds no such socket.
+    private func followDestroyWatch() {
+        switch (stallReads.watchesDestroyedSockets, destroyWatch) {
+        case (true, nil):
+            do {
+                destroyWatch = try monitor.openDestroyWatch()
+            } catch {
+                stallReads.watchFailed(error, logger: logger)
+            }
+        case (false, _?):
+            destroyWatch = nil
+        default:
+            break
+        }
     }
 
     /// What a look at the resolver files found: `changed` what they say, or their text went

@@ -5,7 +5,9 @@ import ReachConfiguration
 
 /// What the engine's reads of the TCP sockets mean: each read judged by `DataStallDetector`,
 /// the verdicts handed on only when they changed, a failing or truncated read logged once.
-/// Pure but for the log; the engine reads.
+/// Also whether the sockets destroyed between reads are watched (`watchesDestroyedSockets`:
+/// while a stall stands, so a connection that answers and closes between two reads clears
+/// it). Pure but for the log; the engine reads, and opens and closes the watch.
 struct StallReads {
     /// `[stall]`: how many sockets one read keeps, and the rule they are judged by.
     let settings: ReachdConfiguration.Stall
@@ -14,15 +16,27 @@ struct StallReads {
     private var published: [Int32: DataStall] = [:]
     /// What the log already said: once at warning, as a sandbox refusing sock_diag refuses every read.
     private var reported: (failure: Bool, skipped: Bool) = (false, false)
+    /// The same for the destroy watch: it could not be opened or read, it overflowed, it had more than a read's limit.
+    private var reportedWatch: (failure: Bool, overflow: Bool, limit: Bool) = (false, false, false)
 
     init(settings: ReachdConfiguration.Stall) {
         self.settings = settings
         detector = DataStallDetector(rule: settings.rule)
     }
 
+    /// Whether the sockets destroyed between reads are to be watched: while a stall stands on
+    /// any interface (only then can they clear one; otherwise the watch would cost a
+    /// descriptor and the kernel a message per closed socket for nothing).
+    var watchesDestroyedSockets: Bool { !detector.stalls.isEmpty }
+
     /// Judges one read of the sockets (`KernelView.readSockets`, at most `settings.socketLimit`)
-    /// made at `now` (seconds): the verdicts when they changed, else nil.
-    mutating func judge(_ read: Result<TCPSocketDiagnostics.Reading, NetlinkError>, at now: Int, logger: Logger) -> [Int32: DataStall]? {
+    /// made at `now` (seconds), with what the destroy watch drained after it (nil: not
+    /// watched): the verdicts when they changed, else nil. A failed or overflowed drain is
+    /// unknown, not evidence: the read is judged on what the drain did return.
+    mutating func judge(
+        _ read: Result<TCPSocketDiagnostics.Reading, NetlinkError>, destroyed: Result<TCPSocketDiagnostics.Destroyed, NetlinkError>? = nil,
+        at now: Int, logger: Logger
+    ) -> [Int32: DataStall]? {
         let reading: TCPSocketDiagnostics.Reading
         switch read {
         case let .success(value):
@@ -36,7 +50,34 @@ struct StallReads {
             reported.skipped = true
             logger.notice("more than \(settings.socketLimit) TCP sockets (socket-limit): the stall check skips the rest")
         }
-        return changed(detector.poll(reading.samples, at: now))
+        return changed(detector.poll(reading.samples, destroyed: drained(destroyed, logger: logger), at: now))
+    }
+
+    /// The destroy watch could not be opened (the engine tries again at the next read).
+    mutating func watchFailed(_ error: NetlinkError, logger: Logger) {
+        logger.log(level: reportedWatch.failure ? .debug : .warning, "cannot watch TCP sockets' destruction: \(error); a stall clears only on what the reads see")
+        reportedWatch.failure = true
+    }
+
+    /// The destroyed sockets a drain returned; logs what went wrong, once each.
+    private mutating func drained(_ destroyed: Result<TCPSocketDiagnostics.Destroyed, NetlinkError>?, logger: Logger) -> [TCPSocketSample] {
+        switch destroyed {
+        case nil:
+            return []
+        case let .failure(error):
+            watchFailed(error, logger: logger)
+            return []
+        case let .success(drain):
+            if drain.overflowed && !reportedWatch.overflow {
+                reportedWatch.overflow = true
+                logger.notice("the kernel dropped TCP socket destruction records (ENOBUFS): those sockets are unknown to the stall check")
+            }
+            if drain.atLimit && !reportedWatch.limit {
+                reportedWatch.limit = true
+                logger.notice("more than \(settings.socketLimit) TCP sockets destroyed between two reads (socket-limit): the rest wait for the next read")
+            }
+            return drain.samples
+        }
     }
 
     /// Forgets what the reads saw (nobody listens, or the path is gone): no stalls, when

@@ -123,6 +123,13 @@ package struct DataStall: Sendable, Hashable {
 /// - an interface with nothing in flight (no unacknowledged segment, no SYN out) has
 ///   nothing to be stalled: the count starts over and a stall clears.
 ///
+/// A connection may answer, carry its request and close between two polls, never seen
+/// receiving. So the poll also takes the sockets destroyed in its window (`destroyed`: the
+/// kernel's sock_diag destroy broadcast, watched while a stall stands): one whose
+/// `segmentsReceived` passed what the previous poll saw of it (or is above zero, never seen)
+/// received in the window, as a living socket would have; one that received nothing (a
+/// SYN_SENT given up) adds nothing, as it failed already while it lived.
+///
 /// After a sleep (`startAfresh`) the sockets opened before it count only for what they
 /// receive: after hours asleep their NAT mappings and peers may be gone, which says nothing
 /// about the path; new traffic that goes unanswered still does.
@@ -205,10 +212,11 @@ package struct DataStallDetector: Sendable {
         }
     }
 
-    /// Takes one poll of the sockets (`time`: now, in seconds since the epoch) and returns
-    /// the stalled interfaces after it.
+    /// Takes one poll of the sockets (`time`: now, in seconds since the epoch) and the sockets
+    /// destroyed since the last one (their last counters; possibly also in `samples`, when the
+    /// dump caught them first), and returns the stalled interfaces after it.
     @discardableResult
-    package mutating func poll(_ samples: [TCPSocketSample], at time: Int) -> [Int32: DataStall] {
+    package mutating func poll(_ samples: [TCPSocketSample], destroyed: [TCPSocketSample] = [], at time: Int) -> [Int32: DataStall] {
         var windows: [Int32: Window] = [:]
         var current: [UInt64: TCPSocketSample] = [:]
         current.reserveCapacity(samples.count)
@@ -244,6 +252,11 @@ package struct DataStallDetector: Sendable {
             window.outstanding += Int(sample.unacknowledged)
             window.presumedLost += Int(sample.lost)
             windows[sample.interfaceIndex] = window
+        }
+        // Only what they received counts: what they sent and lost, the dump saw while they lived.
+        // (`!=`: the counter only grows, and may wrap, as a living socket's.)
+        for sample in destroyed where sample.segmentsReceived != previous[sample.cookie]?.segmentsReceived ?? 0 {
+            windows[sample.interfaceIndex, default: Window()].received = true
         }
         previous = current
 

@@ -7,6 +7,11 @@
   download HOST PORT COUNTFILE read from HOST:PORT, keeping the byte total in COUNTFILE
   connect HOSTS PORT COUNTFILE open a new connection every 0.5 s (a page's requests), to each of HOSTS
                                in turn, keeping the number that connected in COUNTFILE
+  answer PORT LOGFILE          accept connections, read a request, answer 204 and close; append each
+                               acceptance's wall-clock time (seconds since the epoch) to LOGFILE
+  get HOSTS PORT COUNTFILE     a GET every 0.3 s, to each of HOSTS in turn, on a new connection that
+                               waits up to 30 s for its SYN's answer (as curl and browsers do), reads the
+                               answer and closes; keeps the number answered in COUNTFILE
 
 Server modes print "ready" once they listen.
 """
@@ -122,6 +127,51 @@ def connect(hosts, port, count_file):
         time.sleep(0.5)
 
 
+def answer(port, log_file):
+    listener = socket.create_server(("0.0.0.0", port), reuse_port=True)
+    lock = threading.Lock()
+
+    def serve(connection):
+        with connection:
+            try:
+                connection.recv(4096)
+                connection.sendall(b"HTTP/1.0 204 No Content\r\n\r\n")
+            except OSError:
+                return
+
+    print("ready", flush=True)
+    with open(log_file, "a") as log:
+        while True:
+            connection, _ = listener.accept()
+            with lock:
+                log.write(f"{time.time():.3f}\n")
+                log.flush()
+            threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+
+def get(hosts, port, count_file):
+    answered = [0]
+    lock = threading.Lock()
+
+    def request(host):
+        try:
+            with socket.create_connection((host, port), timeout=30) as connection:
+                connection.sendall(b"GET / HTTP/1.0\r\nHost: " + host.encode() + b"\r\n\r\n")
+                while connection.recv(4096):
+                    pass
+            with lock:
+                answered[0] += 1
+                write_count(count_file, answered[0])
+        except OSError:
+            pass
+
+    turn = 0
+    while True:
+        threading.Thread(target=request, args=(hosts[turn % len(hosts)],), daemon=True).start()
+        turn += 1
+        time.sleep(0.3)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "receive":
@@ -132,6 +182,10 @@ if __name__ == "__main__":
         trickle(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "connect":
         connect(sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4])
+    elif mode == "answer":
+        answer(int(sys.argv[2]), sys.argv[3])
+    elif mode == "get":
+        get(sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4])
     elif mode == "download":
         download(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:

@@ -283,6 +283,58 @@ final class DataStallIntegrationTests: DaemonTestCase {
         XCTAssertTrue(reconnecting, "ground truth: connections are made again")
     }
 
+    /// GETs to three networks, each on a new connection that connects, asks, is answered and
+    /// closes (waiting up to 30 s on its SYN, as curl and browsers do): once the router drops
+    /// forwarding they retry their SYNs, which is a stall; once it forwards again, the stall
+    /// clears within one poll interval (1 s, + 3 s slack) of the first connection the server
+    /// accepts, though each GET then lives a few milliseconds between two reads and the SYNs
+    /// sent during the cut still wait out their backoff (issue 48: it took 30 s and more).
+    /// The figures are printed: when the stall was found, the first acceptance after the
+    /// restore, and how long after it the path's cause cleared.
+    func testShortGETsClearAStallAtTheFirstAnswer() async throws {
+        let accepted = work + "/accepted"
+        _ = try traffic(in: server, ["answer", "9003", accepted], serves: true)
+        let (daemon, _, recorder) = try startWatched()
+        _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
+        let answered = work + "/answered"
+        _ = try traffic(in: topology.host, ["get", Self.servers.joined(separator: ","), "9003", answered])
+        let asking = await waitForBytes(answered, over: 5)
+        XCTAssertTrue(asking, "ground truth: the GETs are answered")
+        try await Task.sleep(for: .seconds(2))
+        XCTAssertNil(recorder.latest?.connectivityCause, "answered GETs are no stall")
+
+        try nft(topology.router, Self.dropForwarding)
+        let cut = Date()
+        try await Task.sleep(for: .milliseconds(200))
+        let answeredAtCut = count(answered)
+        let stalled = await expectPath(recorder, "a stall", timeout: 20) { $0.connectivityCause == .dataStall }
+        let found = Date().timeIntervalSince(cut)
+        XCTAssertEqual(stalled?.connectivityCauseDestinations, 3, "the stall rests on the three networks")
+        // A cut of 15 s: the SYNs sent early in it wait 8 and 16 s for their next try.
+        let rest = 15 - Date().timeIntervalSince(cut)
+        if rest > 0 { try await Task.sleep(for: .milliseconds(Int(rest * 1000))) }
+        XCTAssertEqual(count(answered), answeredAtCut, "ground truth: no GET was answered during the cut")
+        XCTAssertEqual(recorder.latest?.connectivityCause, .dataStall, "the stall stands while the cut lasts")
+
+        // Taken before the rule goes: nothing can be accepted until it has.
+        let restored = Date()
+        try nft(topology.router, "delete table inet stall")
+        _ = await expectPath(recorder, "the stall cleared", timeout: 40) { $0.connectivityCause == nil }
+        let cleared = Date()
+        let againAnswered = await waitForBytes(answered, over: answeredAtCut)
+        XCTAssertTrue(againAnswered, "ground truth: GETs are answered again")
+        // The server's first acceptance since the restore: the path answered a SYN again.
+        let acceptances = ((try? String(contentsOfFile: accepted, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Double($0) }
+        let first = try XCTUnwrap(acceptances.first { $0 >= restored.timeIntervalSince1970 }, "an acceptance after the restore")
+        let lag = cleared.timeIntervalSince1970 - first
+        print(String(format: "GETs: stall found %.1f s after the cut; first connection accepted %.2f s after the restore; "
+                     + "stall cleared %.2f s after it (%.2f s after the restore)",
+                     found, first - restored.timeIntervalSince1970, lag, cleared.timeIntervalSince(restored)))
+        XCTAssertLessThanOrEqual(lag, 1 + 3, "cleared within one poll interval (+ 3 s slack) of the first answered SYN")
+        let logged = await daemon.waitForLog("TCP traffic flows again", timeout: 5)
+        XCTAssertTrue(logged, "the end of the stall is logged")
+    }
+
     /// An OpenVPN tunnel (`redirect-gateway def1`, so tun0 carries the path) whose server dies
     /// under an upload: tun0 and its routes stay, the kernel reports nothing, and the stall on
     /// tun0 is found; the server started again with the same key, the traffic and the path recover.

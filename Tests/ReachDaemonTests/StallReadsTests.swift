@@ -39,4 +39,46 @@ final class StallReadsTests: XCTestCase {
             XCTAssertEqual(step()?.mapValues(\.since), expected, name)
         }
     }
+
+    /// The destroy watch is wanted while a stall stands, and only then; what it drains is
+    /// judged with the read, a failed or overflowed drain being no evidence either way.
+    func testTheDestroyWatchIsOpenWhileAStallStands() {
+        var reads = StallReads(settings: ReachdConfiguration.Stall())
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        /// SYNs retrying to three networks, `retries` times so far.
+        let retrying = { (retries: UInt32) in
+            (1...3).map { TCPSocketSample(cookie: UInt64($0), interfaceIndex: 2, state: .synSent, destination: .v4(192, 0, UInt8($0), 1),
+                                          segmentsSent: 1 + retries, retransmitted: retries, unacknowledged: 1) }
+        }
+        let answered = TCPSocketSample(cookie: 9, interfaceIndex: 2, destination: .v4(192, 0, 1, 1), segmentsSent: 4, segmentsReceived: 4)
+        let givenUp = TCPSocketSample(cookie: 8, interfaceIndex: 2, state: .synSent, destination: .v4(192, 0, 2, 1), segmentsSent: 3,
+                                      retransmitted: 2, unacknowledged: 1)
+        let drained = { (samples: [TCPSocketSample], overflowed: Bool) -> Result<TCPSocketDiagnostics.Destroyed, NetlinkError>? in
+            .success(TCPSocketDiagnostics.Destroyed(samples: samples, overflowed: overflowed))
+        }
+        let failed: Result<TCPSocketDiagnostics.Destroyed, NetlinkError>? = .failure(NetlinkError(operation: "recvfrom", libnlCode: 1))
+        // (what happens, the verdicts handed on (nil: none), whether the watch is wanted after it)
+        let steps: [(String, () -> [Int32: DataStall]?, expected: [Int32: Int]?, watches: Bool)] = [
+            ("the first read: no stall, no watch", { reads.judge(Self.reading(retrying(0)), at: 0, logger: logger) }, nil, false),
+            ("a stall: the watch opens", { reads.judge(Self.reading(retrying(1)), at: 1, logger: logger) }, [2: 1], true),
+            ("a SYN given up, destroyed: the stall and the watch stand",
+             { reads.judge(Self.reading(retrying(2)), destroyed: drained([givenUp], false), at: 2, logger: logger) }, nil, true),
+            ("a failed drain is unknown: both stand",
+             { reads.judge(Self.reading(retrying(3)), destroyed: failed, at: 3, logger: logger) }, nil, true),
+            ("a connection answered and closed between the reads: cleared, the watch closes",
+             { reads.judge(Self.reading(retrying(4)), destroyed: drained([answered], false), at: 4, logger: logger) }, [:], false),
+            ("stalled again: the watch opens again", { reads.judge(Self.reading(retrying(5)), at: 5, logger: logger) }, [2: 5], true),
+            ("an overflowed drain: what it read still counts",
+             { reads.judge(Self.reading(retrying(6)), destroyed: drained([answered], true), at: 6, logger: logger) }, [:], false),
+            ("stalled once more", { reads.judge(Self.reading(retrying(7)), at: 7, logger: logger) }, [2: 7], true),
+            ("forgotten: no stall, no watch", { reads.forget() }, [:], false),
+            ("stalled after the forgetting (a fresh detector counts from zero)",
+             { reads.judge(Self.reading(retrying(8)), at: 8, logger: logger) }, [2: 8], true),
+            ("woke: no stall, no watch", { reads.startAfresh() }, [:], false),
+        ]
+        for (name, step, expected, watches) in steps {
+            XCTAssertEqual(step()?.mapValues(\.since), expected, name)
+            XCTAssertEqual(reads.watchesDestroyedSockets, watches, name)
+        }
+    }
 }

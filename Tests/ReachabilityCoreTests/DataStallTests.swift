@@ -7,6 +7,8 @@ final class DataStallTests: XCTestCase {
     struct Poll {
         var at = 0
         var sockets: [TCPSocketSample]
+        /// The sockets destroyed since the previous poll, as the destroy watch drained them.
+        var destroyed: [TCPSocketSample] = []
         var stalls: [Int32: Int]
     }
 
@@ -28,7 +30,7 @@ final class DataStallTests: XCTestCase {
     private func play(_ row: Case, file: StaticString = #filePath, line: UInt = #line) {
         var detector = DataStallDetector(rule: row.rule)
         for (index, poll) in row.polls.enumerated() {
-            XCTAssertEqual(detector.poll(poll.sockets, at: poll.at).mapValues(\.since), poll.stalls, "\(row.name), poll \(index)", file: file, line: line)
+            XCTAssertEqual(detector.poll(poll.sockets, destroyed: poll.destroyed, at: poll.at).mapValues(\.since), poll.stalls, "\(row.name), poll \(index)", file: file, line: line)
         }
     }
 
@@ -68,6 +70,62 @@ final class DataStallTests: XCTestCase {
                 if index == wake { detector.startAfresh() }
                 XCTAssertEqual(detector.poll(sockets, at: index).mapValues(\.since), stalls[index], "\(name), poll \(index)")
             }
+        }
+    }
+
+    /// Sockets destroyed between two polls (the kernel's destroy broadcast, watched while a
+    /// stall stands): one that received since the previous poll saw it clears its interface's
+    /// stall at that poll, as a living one would; one that received nothing, one that received
+    /// nothing new and one on another interface leave it standing.
+    func testDestroyedSockets() {
+        let networks: [IPAddress] = [.v4(198, 51, 100, 1), .v4(203, 0, 113, 1), .v4(192, 0, 2, 1)]
+        /// Three SYNs retrying to three networks, `retries` times so far.
+        let retrying = { (retries: UInt32) in
+            (1...3).map { Self.socket(UInt64($0), .synSent, to: networks[$0 - 1], sent: 1 + retries, retransmitted: retries, unacked: 1) }
+        }
+        /// The stall on eth0 found at 10, then `last` at 20.
+        let stalled = { (last: Poll) in
+            [Poll(at: 0, sockets: retrying(0), stalls: [:]), Poll(at: 10, sockets: retrying(1), stalls: [2: 10]), last]
+        }
+        let rows: [Case] = [
+            Case(name: "a GET that connected, was answered and closed between two polls clears the stall", polls: stalled(
+                Poll(at: 20, sockets: retrying(2), destroyed: [Self.socket(9, to: networks[0], uid: 0, sent: 4, received: 4)], stalls: [:]))),
+            Case(name: "the same after its SYN-ACK alone (a new connection reset at once)", polls: stalled(
+                Poll(at: 20, sockets: retrying(2), destroyed: [Self.socket(9, to: networks[1], sent: 2, received: 1)], stalls: [:]))),
+            Case(name: "a SYN_SENT given up (destroyed, nothing received): the stall stands", polls: stalled(
+                Poll(at: 20, sockets: Array(retrying(2).dropFirst()),
+                     destroyed: [Self.socket(1, .synSent, to: networks[0], sent: 3, retransmitted: 2, unacked: 1)], stalls: [2: 10]))),
+            Case(name: "a socket destroyed on another interface after receiving: eth0's stall stands", polls: stalled(
+                Poll(at: 20, sockets: retrying(2), destroyed: [Self.socket(9, on: 3, to: networks[0], sent: 4, received: 4)], stalls: [2: 10]))),
+            Case(name: "a socket destroyed having received nothing since the last poll: the stall stands", polls: [
+                Poll(at: 0, sockets: retrying(0) + [Self.socket(4, to: networks[0], sent: 9, received: 9)], stalls: [:]),
+                Poll(at: 10, sockets: retrying(1) + [Self.socket(4, to: networks[0], sent: 9, received: 9)], stalls: [2: 10]),
+                Poll(at: 20, sockets: retrying(2), destroyed: [Self.socket(4, to: networks[0], sent: 10, received: 9)], stalls: [2: 10]),
+            ]),
+            Case(name: "one the dump still caught, destroyed before the drain: what it received since the poll before counts", polls: [
+                Poll(at: 0, sockets: retrying(0), stalls: [:]),
+                Poll(at: 10, sockets: retrying(1) + [Self.socket(4, .synSent, to: networks[0], sent: 1, unacked: 1)], stalls: [2: 10]),
+                Poll(at: 20, sockets: retrying(2) + [Self.socket(4, .synSent, to: networks[0], sent: 1, unacked: 1)],
+                     destroyed: [Self.socket(4, to: networks[0], sent: 3, received: 2)], stalls: [:]),
+            ]),
+            Case(name: "without a stall, a destroyed socket that received changes nothing", polls: [
+                Poll(at: 0, sockets: [Self.socket(1, sent: 5, received: 5)], destroyed: [Self.socket(9, sent: 4, received: 4)], stalls: [:]),
+            ]),
+        ]
+        for row in rows { play(row) }
+
+        // After a sleep (`startAfresh` before poll 1, the census): new SYNs stall at 30; an old
+        // socket destroyed after receiving clears it, one destroyed after receiving nothing new does not.
+        let old = { (received: UInt32) in Self.socket(7, to: networks[0], sent: 100, received: received, retransmitted: 5, lost: 5, unacked: 5) }
+        for (name, destroyed, stalls) in [("an old socket destroyed after receiving clears the stall", old(101), [Int32: Int]()),
+                                          ("an old socket destroyed having received nothing new: it stands", old(100), [2: 30])] {
+            var detector = DataStallDetector()
+            detector.poll([old(100)], at: 0)
+            detector.startAfresh()
+            detector.poll([old(100)], at: 10)
+            detector.poll([old(100)] + retrying(0), at: 20)
+            XCTAssertEqual(detector.poll([old(100)] + retrying(1), at: 30).mapValues(\.since), [2: 30], name)
+            XCTAssertEqual(detector.poll(retrying(2), destroyed: [destroyed], at: 40).mapValues(\.since), stalls, name)
         }
     }
 
