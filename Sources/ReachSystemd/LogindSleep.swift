@@ -23,8 +23,8 @@ package struct LogindSleep {
         case inhibitor(Int32)
         /// An error, a reply of another shape, or no reply in time.
         case failed(String)
-        /// logind's policy does not let reachd's user inhibit (`AccessDenied`): the usual
-        /// answer on a host without polkit, where only root may.
+        /// logind's policy does not let reachd's user inhibit (`AccessDenied`, or polkit's
+        /// `InteractiveAuthorizationRequired`): the usual answer without polkit, where only root may.
         case denied(String)
     }
 
