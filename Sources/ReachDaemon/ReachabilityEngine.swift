@@ -223,11 +223,15 @@ package final class ReachabilityEngine {
                 if let resolverFiles { polls.setEnabled(pollingResolverFiles, at: resolverFiles) }
                 deadline = until
             }
-            let ready: [Bool]
             do {
                 // Deadlines are CLOCK_BOOTTIME instants: the timer, not poll's monotonic
                 // timeout, so one that passed while the machine slept fires at resume.
                 try timer.arm(at: deadline, now: clock.now)
+            } catch {
+                throw EngineError(description: "arming the deadline timer failed: \(error)")
+            }
+            let ready: [Bool]
+            do {
                 ready = try polls.wait(timeoutMilliseconds: nil)
             } catch {
                 throw EngineError(description: "poll failed: \(error)")
