@@ -190,6 +190,9 @@ let package = Package(
                 argumentParser, logging,
             ]
         ),
+        // reachd-nm's decisions: reachd's path as NetworkManager's state, its object tree, and
+        // the answer to each call on its bus name (pure, like ReachDispatch).
+        .target(name: "ReachNetworkManager", dependencies: ["ReachabilityCore"]),
         // `reachctl dispatch`'s decisions: which hooks run, with what environment, when.
         .target(name: "ReachDispatch", dependencies: ["ReachabilityCore", "ReachProtocol"]),
         // reachctl's commands, a library: `reachctl-entry` is reachctl on its own (`swift run
@@ -280,6 +283,7 @@ let package = Package(
                 nioCore, system, nioPosix,
             ]
         ),
+        .testTarget(name: "ReachNetworkManagerTests", dependencies: ["ReachNetworkManager", "ReachabilityCore"]),
         .testTarget(name: "ReachDispatchTests", dependencies: ["ReachDispatch", "ReachProtocol", "ReachabilityCore"]),
         // Runs systemd-analyze, make install and the built reachd / reachctl.
         .testTarget(name: "SystemdUnitTests", dependencies: ["ReachProtocol", "TestSupport"]),
