@@ -2,31 +2,31 @@ import ReachabilityCore
 
 /// What reachd-nm says as NetworkManager, derived from reachd's path and nothing else: the
 /// decision tables of docs/networkmanager.md, in one place.
-public struct NetworkManagerAnswer: Sendable, Hashable {
+package struct NetworkManagerAnswer: Sendable, Hashable {
     /// The manager's `State`.
-    public var state: NetworkManagerState
+    package var state: NetworkManagerState
     /// The manager's `Connectivity`.
-    public var connectivity: NetworkManagerConnectivity
+    package var connectivity: NetworkManagerConnectivity
     /// The manager's (and the primary device's) `Metered`.
-    public var metered: NetworkManagerMetered
+    package var metered: NetworkManagerMetered
     /// Whether reachd runs probes: `ConnectivityCheckAvailable` and `ConnectivityCheckEnabled`.
-    public var connectivityCheckAvailable: Bool
+    package var connectivityCheckAvailable: Bool
     /// The primary interface, when the path has one: the one device and active connection shown.
-    public var primary: Primary?
+    package var primary: Primary?
 
     /// The primary interface as NetworkManager's objects show it.
-    public struct Primary: Sendable, Hashable {
+    package struct Primary: Sendable, Hashable {
         /// The kernel's interface name.
-        public var interface: String
+        package var interface: String
         /// The device's `DeviceType`.
-        public var deviceType: NetworkManagerDeviceType
+        package var deviceType: NetworkManagerDeviceType
         /// The active connection's `Type`, and the manager's `PrimaryConnectionType`.
-        public var connectionType: String
+        package var connectionType: String
         /// Whether the connection is up (`activated`) or only waits for one (`connecting`).
-        public var activated: Bool
+        package var activated: Bool
 
         /// The primary interface `interface`, of `deviceType`.
-        public init(interface: String, deviceType: NetworkManagerDeviceType, connectionType: String, activated: Bool) {
+        package init(interface: String, deviceType: NetworkManagerDeviceType, connectionType: String, activated: Bool) {
             self.interface = interface
             self.deviceType = deviceType
             self.connectionType = connectionType
@@ -35,12 +35,12 @@ public struct NetworkManagerAnswer: Sendable, Hashable {
     }
 
     /// Before reachd has answered: NetworkManager's own state while it starts.
-    public static let unknown = NetworkManagerAnswer(
+    package static let unknown = NetworkManagerAnswer(
         state: .unknown, connectivity: .unknown, metered: .unknown, connectivityCheckAvailable: false, primary: nil
     )
 
     /// The answer for `path`; `probes` is whether reachd has connectivity probes configured.
-    public init(path: Path, probes: Bool) {
+    package init(path: Path, probes: Bool) {
         state = Self.state(path)
         connectivity = Self.connectivity(path)
         metered = path.status == .unsatisfied ? .unknown : Self.metered(path)
@@ -55,7 +55,7 @@ public struct NetworkManagerAnswer: Sendable, Hashable {
     }
 
     /// The fields one by one (tests, `unknown`).
-    public init(
+    package init(
         state: NetworkManagerState, connectivity: NetworkManagerConnectivity, metered: NetworkManagerMetered,
         connectivityCheckAvailable: Bool, primary: Primary?
     ) {

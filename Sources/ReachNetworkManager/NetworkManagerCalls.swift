@@ -1,16 +1,16 @@
 /// One method call reachd-nm received, as far as the decision needs it.
-public struct NetworkManagerCall: Sendable, Hashable {
+package struct NetworkManagerCall: Sendable, Hashable {
     /// The object path called.
-    public var path: String
+    package var path: String
     /// The interface named (nil when the caller named none).
-    public var interface: String?
+    package var interface: String?
     /// The method.
-    public var member: String
+    package var member: String
     /// The leading string arguments (`Properties.Get`'s interface and name, …).
-    public var strings: [String]
+    package var strings: [String]
 
     /// A call of `member` on `path`.
-    public init(path: String, interface: String?, member: String, strings: [String] = []) {
+    package init(path: String, interface: String?, member: String, strings: [String] = []) {
         self.path = path
         self.interface = interface
         self.member = member
@@ -19,7 +19,7 @@ public struct NetworkManagerCall: Sendable, Hashable {
 }
 
 /// What to do with a call: answer it, refuse it, or answer once reachd has checked.
-public enum NetworkManagerReply: Sendable, Hashable {
+package enum NetworkManagerReply: Sendable, Hashable {
     /// Reply with these values.
     case values([BusReplyValue])
     /// Reply with this D-Bus error.
@@ -32,14 +32,14 @@ public enum NetworkManagerReply: Sendable, Hashable {
 
 /// The decision for each call reachd-nm receives: reads answered from the object tree,
 /// every method that would change something refused at once with NetworkManager's error.
-public enum NetworkManagerCalls {
+package enum NetworkManagerCalls {
     static let properties = "org.freedesktop.DBus.Properties"
     static let objectManager = "org.freedesktop.DBus.ObjectManager"
     static let introspectable = "org.freedesktop.DBus.Introspectable"
     static let peer = "org.freedesktop.DBus.Peer"
 
     /// The refusal of everything that would change the network.
-    public static let readOnly = NetworkManagerReply.error(
+    package static let readOnly = NetworkManagerReply.error(
         name: "org.freedesktop.NetworkManager.PermissionDenied",
         message: "reachd-nm answers NetworkManager's API read-only: nothing can be changed through it"
     )
@@ -54,7 +54,7 @@ public enum NetworkManagerCalls {
     ].map { "org.freedesktop.NetworkManager.\($0)" }
 
     /// The reply to `call` from the tree `objects`.
-    public static func reply(to call: NetworkManagerCall, objects: NetworkManagerObjects) -> NetworkManagerReply {
+    package static func reply(to call: NetworkManagerCall, objects: NetworkManagerObjects) -> NetworkManagerReply {
         let tree = objects.objects
         switch call.interface {
         case peer?:

@@ -1,26 +1,26 @@
 /// The object tree reachd-nm exports for one answer: the manager, the settings object, and
 /// for a primary interface its device and active connection, each interface with the
 /// properties libnm's client reads at start-up (`GetManagedObjects`).
-public struct NetworkManagerObjects: Sendable, Hashable {
+package struct NetworkManagerObjects: Sendable, Hashable {
     /// The manager's object path.
-    public static let managerPath = "/org/freedesktop/NetworkManager"
+    package static let managerPath = "/org/freedesktop/NetworkManager"
     /// Where the object manager is, as NetworkManager has it.
-    public static let objectManagerPath = "/org/freedesktop"
+    package static let objectManagerPath = "/org/freedesktop"
     /// The settings object's path.
-    public static let settingsPath = "/org/freedesktop/NetworkManager/Settings"
+    package static let settingsPath = "/org/freedesktop/NetworkManager/Settings"
     /// The manager's interface, also the bus name.
-    public static let managerInterface = "org.freedesktop.NetworkManager"
+    package static let managerInterface = "org.freedesktop.NetworkManager"
     static let deviceInterface = "org.freedesktop.NetworkManager.Device"
     static let activeInterface = "org.freedesktop.NetworkManager.Connection.Active"
     static let settingsInterface = "org.freedesktop.NetworkManager.Settings"
 
     /// Properties by object path, then interface, then name.
-    public var objects: [String: [String: [String: BusReplyValue]]]
+    package var objects: [String: [String: [String: BusReplyValue]]]
 
     /// The tree for `answer`; `serial` numbers the device and active connection objects
     /// (a new primary interface gets a new number, as NetworkManager's paths never repeat),
     /// `version` is the manager's `Version`.
-    public init(answer: NetworkManagerAnswer, serial: Int, version: String) {
+    package init(answer: NetworkManagerAnswer, serial: Int, version: String) {
         let device = answer.primary.map { _ in "\(Self.managerPath)/Devices/\(serial)" }
         let active = answer.primary.map { _ in "\(Self.managerPath)/ActiveConnection/\(serial)" }
         let activeConnections = active.map { [$0] } ?? []
@@ -126,7 +126,7 @@ public struct NetworkManagerObjects: Sendable, Hashable {
     /// The properties that differ between `old` and `self`, by path and interface: what
     /// `PropertiesChanged` says. Objects that come or go are not listed (`InterfacesAdded`
     /// and `InterfacesRemoved` say those).
-    public func changes(since old: NetworkManagerObjects) -> [String: [String: [String: BusReplyValue]]] {
+    package func changes(since old: NetworkManagerObjects) -> [String: [String: [String: BusReplyValue]]] {
         var changes: [String: [String: [String: BusReplyValue]]] = [:]
         for (path, interfaces) in objects {
             guard let oldInterfaces = old.objects[path] else { continue }

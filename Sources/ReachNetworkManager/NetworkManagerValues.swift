@@ -1,5 +1,5 @@
 /// NetworkManager's D-Bus enums (its `nm-dbus-interface.h`), the numbers its clients compare.
-public enum NetworkManagerState: UInt32, Sendable, CaseIterable {
+package enum NetworkManagerState: UInt32, Sendable, CaseIterable {
     /// `NM_STATE_UNKNOWN`.
     case unknown = 0
     /// `NM_STATE_ASLEEP`.
@@ -19,7 +19,7 @@ public enum NetworkManagerState: UInt32, Sendable, CaseIterable {
 }
 
 /// `NMConnectivityState`.
-public enum NetworkManagerConnectivity: UInt32, Sendable, CaseIterable {
+package enum NetworkManagerConnectivity: UInt32, Sendable, CaseIterable {
     /// `NM_CONNECTIVITY_UNKNOWN`: not checked.
     case unknown = 0
     /// `NM_CONNECTIVITY_NONE`.
@@ -33,7 +33,7 @@ public enum NetworkManagerConnectivity: UInt32, Sendable, CaseIterable {
 }
 
 /// `NMMetered`.
-public enum NetworkManagerMetered: UInt32, Sendable, CaseIterable {
+package enum NetworkManagerMetered: UInt32, Sendable, CaseIterable {
     /// `NM_METERED_UNKNOWN`.
     case unknown = 0
     /// `NM_METERED_YES`.
@@ -47,7 +47,7 @@ public enum NetworkManagerMetered: UInt32, Sendable, CaseIterable {
 }
 
 /// `NMDeviceType`, the kinds reachd's interface types map to.
-public enum NetworkManagerDeviceType: UInt32, Sendable, CaseIterable {
+package enum NetworkManagerDeviceType: UInt32, Sendable, CaseIterable {
     /// `NM_DEVICE_TYPE_ETHERNET`.
     case ethernet = 1
     /// `NM_DEVICE_TYPE_WIFI`.
@@ -62,7 +62,7 @@ public enum NetworkManagerDeviceType: UInt32, Sendable, CaseIterable {
 
 /// A value as it goes on the bus, with its D-Bus signature: the kinds NetworkManager's
 /// properties and replies that reachd-nm answers have.
-public indirect enum BusReplyValue: Sendable, Hashable {
+package indirect enum BusReplyValue: Sendable, Hashable {
     /// `u`.
     case uint32(UInt32)
     /// `b`.
@@ -87,7 +87,7 @@ public indirect enum BusReplyValue: Sendable, Hashable {
     case objects([String: [String: [String: BusReplyValue]]])
 
     /// The D-Bus type signature.
-    public var signature: String {
+    package var signature: String {
         switch self {
         case .uint32: "u"
         case .bool: "b"
