@@ -186,13 +186,21 @@ let package = Package(
             name: "reachd",
             dependencies: [
                 "LinuxSystem", "ReachDaemon", "ReachConfiguration", "ReachSystemd", "ReachServer", "ReachConnectivity",
-                "ReachProtocol", "reachctl",
+                "ReachProtocol", "reachctl", "ReachNetworkManagerBus",
                 argumentParser, logging,
             ]
         ),
         // reachd-nm's decisions: reachd's path as NetworkManager's state, its object tree, and
         // the answer to each call on its bus name (pure, like ReachDispatch).
         .target(name: "ReachNetworkManager", dependencies: ["ReachabilityCore"]),
+        // reachd-nm's IO: the bus name and its calls through sd-bus, reachd's stream, one poll loop.
+        .target(
+            name: "ReachNetworkManagerBus",
+            dependencies: [
+                "CSystemd", "LinuxSystem", "ReachNetworkManager", "ReachProtocol", "ReachabilityCore",
+                system, logging, nioCore,
+            ]
+        ),
         // `reachctl dispatch`'s decisions: which hooks run, with what environment, when.
         .target(name: "ReachDispatch", dependencies: ["ReachabilityCore", "ReachProtocol"]),
         // reachctl's commands, a library: `reachctl-entry` is reachctl on its own (`swift run

@@ -19,6 +19,12 @@ package struct PollSet {
         entries[index].fd = enabled ? descriptors[index].rawValue : -1
     }
 
+    /// Watches the descriptor at `index` for `events` (`POLLIN`, `POLLOUT`) instead of input
+    /// only: what sd-bus asks for while it has writes queued.
+    package mutating func setEvents(_ events: Int16, at index: Int) {
+        entries[index].events = events
+    }
+
     /// Blocks until a descriptor is readable (or in error) or `timeoutMilliseconds` pass
     /// (nil: no timeout). Returns, per descriptor in `init` order, whether it is ready.
     /// An interrupted wait is retried with the same timeout.

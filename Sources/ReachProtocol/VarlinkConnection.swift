@@ -17,7 +17,8 @@ package final class VarlinkConnection {
         case timedOut
     }
 
-    private let descriptor: SystemPackage.FileDescriptor
+    /// The socket, for a loop that polls it before `receive`.
+    package let descriptor: SystemPackage.FileDescriptor
     private var decoder: VarlinkFrameDecoder
     private var buffer = ByteBuffer()
 

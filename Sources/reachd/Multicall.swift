@@ -10,6 +10,7 @@ enum Multicall {
         switch Personality(commandPath: CommandLine.arguments.first ?? "") {
         case .reachctl: ReachctlMain.runFromSynchronousMain()
         case .reachd: Reachd.main()
+        case .reachdNM: ReachdNM.main()
         }
     }
 }
@@ -18,9 +19,13 @@ enum Multicall {
 enum Personality: Equatable {
     case reachd
     case reachctl
+    case reachdNM
 
     init(commandPath: String) {
-        let name = commandPath.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        self = name == "reachctl" ? .reachctl : .reachd
+        switch commandPath.split(separator: "/", omittingEmptySubsequences: false).last ?? "" {
+        case "reachctl": self = .reachctl
+        case "reachd-nm": self = .reachdNM
+        default: self = .reachd
+        }
     }
 }
