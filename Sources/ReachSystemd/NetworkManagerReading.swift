@@ -34,8 +34,13 @@ package enum NetworkManagerReading {
         (interface == rootInterface || interface == deviceInterface) && changed.contains(where: relevantProperties.contains)
     }
 
-    /// The device object paths of the root object's properties, at most `deviceLimit`.
+    /// How reachd-nm's `Version` ends: the name is reachd's own answer, not NetworkManager's.
+    package static let reachdAnswerVersionSuffix = "-reachd-nm"
+
+    /// The device object paths of the root object's properties, at most `deviceLimit`; none
+    /// when reachd-nm has the name (its devices echo reachd, and reading them would loop).
     package static func devicePaths(_ root: [String: BusValue]) -> [String] {
+        if case let .string(version)? = root["Version"], version.hasSuffix(reachdAnswerVersionSuffix) { return [] }
         guard case let .objectPaths(paths)? = root["Devices"] else { return [] }
         return Array(paths.prefix(deviceLimit))
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import ReachNetworkManagerBus
 import ReachProtocol
+import ReachSystemd
 
 /// `reachd-nm`: NetworkManager's read-only D-Bus answer from reachd, for hosts without
 /// NetworkManager (run by `Multicall` when called by that name).
@@ -24,8 +25,9 @@ struct ReachdNM: ParsableCommand {
     @Option(name: .long, help: "reachd's Varlink socket (default: $REACHD_SOCKET, else the system socket).")
     var socket: String?
 
-    /// What NetworkManager's `Version` says: reachd-nm's own, marked as not NetworkManager.
-    static var managerVersion: String { "\(ReachdVersion.string)-reachd-nm" }
+    /// What NetworkManager's `Version` says: reachd-nm's own, marked so that reachd (and
+    /// anyone) can tell it is not NetworkManager.
+    static var managerVersion: String { ReachdVersion.string + NetworkManagerReading.reachdAnswerVersionSuffix }
 
     func run() throws {
         var logger = Logger(label: "reachd-nm") { StreamLogHandler.standardError(label: $0) }
