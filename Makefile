@@ -16,13 +16,15 @@ COMPLETIONDIR_ZSH  ?= $(PREFIX)/share/zsh/site-functions
 COMPLETIONDIR_FISH ?= $(PREFIX)/share/fish/vendor_completions.d
 MANDIR      ?= $(PREFIX)/share/man
 # reachd-dispatcher.service is installed, never enabled: hooks are opt-in.
-UNITS        = reachd.service reachd.socket reachd-wait-online.service reachd-dispatcher.service
+UNITS        = reachd.service reachd.socket reachd-wait-online.service reachd-dispatcher.service reachd-nm.service
 # journald reads catalogs from /usr/lib/systemd/catalog only: below /usr/local the file is
 # installed but `journalctl -x` will not explain reachd's MESSAGE_IDs.
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 # polkitd reads rules from /usr/share/polkit-1/rules.d and /etc/polkit-1/rules.d only.
 POLKITRULESDIR ?= $(PREFIX)/share/polkit-1/rules.d
+# dbus-daemon reads system bus policies from /usr/share/dbus-1/system.d and /etc/dbus-1/system.d only.
+DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
 # dhcpcd reads hooks from its own directory only (Debian's /usr/lib/dhcpcd/dhcpcd-hooks); the
 # hook is installed there when staging (DESTDIR) or when that directory exists.
 DHCPCDHOOKDIR ?= /usr/lib/dhcpcd/dhcpcd-hooks
@@ -161,15 +163,18 @@ install:
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(CONFDIR)" \
 	  "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man8" \
 	  "$(DESTDIR)$(COMPLETIONDIR_BASH)" "$(DESTDIR)$(COMPLETIONDIR_ZSH)" "$(DESTDIR)$(COMPLETIONDIR_FISH)" \
-	  "$(DESTDIR)$(CATALOGDIR)" "$(DESTDIR)$(SYSUSERSDIR)" "$(DESTDIR)$(POLKITRULESDIR)"; \
+	  "$(DESTDIR)$(CATALOGDIR)" "$(DESTDIR)$(SYSUSERSDIR)" "$(DESTDIR)$(POLKITRULESDIR)" "$(DESTDIR)$(DBUSPOLICYDIR)"; \
 	install -d -m 0755 "$(DESTDIR)$(CONFDIR)/dispatcher.d"; \
 	install -m 0644 systemd/reachd.catalog "$(DESTDIR)$(CATALOGDIR)/reachd.catalog"; \
 	install -m 0644 systemd/reachd.sysusers "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf"; \
 	install -m 0644 systemd/reachd.polkit.rules "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules"; \
+	install -m 0644 systemd/reachd-nm.sysusers "$(DESTDIR)$(SYSUSERSDIR)/reachd-nm.conf"; \
+	install -m 0644 systemd/reachd-nm.dbus.conf "$(DESTDIR)$(DBUSPOLICYDIR)/reachd-nm.conf"; \
 	if [ -n "$(DESTDIR)" ] || [ -d "$(DHCPCDHOOKDIR)" ]; then \
 	  install -D -m 0644 packaging/dhcpcd-hook "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
 	fi; \
 	install -m 0755 "$$bin/reachd" "$$bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/"; \
+	ln -sf reachd "$(DESTDIR)$(PREFIX)/bin/reachd-nm"; \
 	install -m 0644 .build-man/reachctl.1 "$(DESTDIR)$(MANDIR)/man1/"; \
 	install -m 0644 .build-man/reachd.toml.5 "$(DESTDIR)$(MANDIR)/man5/"; \
 	install -m 0644 .build-man/reachd.8 "$(DESTDIR)$(MANDIR)/man8/"; \
@@ -198,11 +203,12 @@ install:
 ## Remove what `make install` put in place; a configuration that was changed stays.
 uninstall:
 	@set -e; \
-	rm -f "$(DESTDIR)$(PREFIX)/bin/reachd" "$(DESTDIR)$(PREFIX)/bin/reachctl"; \
+	rm -f "$(DESTDIR)$(PREFIX)/bin/reachd" "$(DESTDIR)$(PREFIX)/bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/reachd-nm"; \
 	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8"; \
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
 	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog" "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf" \
-	  "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules"; \
+	  "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules" "$(DESTDIR)$(SYSUSERSDIR)/reachd-nm.conf" \
+	  "$(DESTDIR)$(DBUSPOLICYDIR)/reachd-nm.conf"; \
 	rm -f "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
 	rm -f "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \

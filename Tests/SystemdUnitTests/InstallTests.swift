@@ -54,6 +54,10 @@ final class InstallTests: XCTestCase {
             ("/opt/reachd/lib/systemd/catalog/reachd.catalog", 0o644),
             ("/opt/reachd/lib/sysusers.d/reachd.conf", 0o644),
             ("/opt/reachd/share/polkit-1/rules.d/50-reachd.rules", 0o644),
+            ("/opt/reachd/lib/systemd/system/reachd-nm.service", 0o644),
+            ("/opt/reachd/lib/sysusers.d/reachd-nm.conf", 0o644),
+            // Where dbus-daemon reads system bus policies, whatever the prefix.
+            ("/usr/share/dbus-1/system.d/reachd-nm.conf", 0o644),
             // Where dhcpcd looks, whatever the prefix; sourced, so not executable.
             ("/usr/lib/dhcpcd/dhcpcd-hooks/90-reachd", 0o644),
         ]
@@ -68,6 +72,9 @@ final class InstallTests: XCTestCase {
             .map { "/" + $0.resolvingSymlinksInPath().path.dropFirst(destination.resolvingSymlinksInPath().path.count + 1) }
         XCTAssertEqual(Set(installed), Set(expected.map(\.path)))
 
+        // reachd-nm is reachd called by that name (Multicall).
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: file("/opt/reachd/bin/reachd-nm").path), "reachd")
+        XCTAssertTrue(try text("/opt/reachd/lib/systemd/system/reachd-nm.service").contains("\nExecStart=/opt/reachd/bin/reachd-nm\n"))
         // Units run the installed binaries.
         XCTAssertTrue(try text("/opt/reachd/lib/systemd/system/reachd.service").contains("\nExecStart=/opt/reachd/bin/reachd\n"))
         XCTAssertTrue(

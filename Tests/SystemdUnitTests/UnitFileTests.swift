@@ -5,7 +5,7 @@ import XCTest
 /// The shipped units: `systemd-analyze verify` clean, `security` exposure ≤ 1.5, and the
 /// directives the daemon relies on present.
 final class UnitFileTests: XCTestCase {
-    static let units = ["reachd.service", "reachd.socket", "reachd-wait-online.service", "reachd-dispatcher.service"]
+    static let units = ["reachd.service", "reachd.socket", "reachd-wait-online.service", "reachd-dispatcher.service", "reachd-nm.service"]
     static let maximumExposure = 1.5
 
     private func unitText(_ name: String) throws -> String {
@@ -42,12 +42,14 @@ final class UnitFileTests: XCTestCase {
 
     func testSecurityExposureIsAtMostOnePointFive() throws {
         try requirePrerequisite(Command.exists("systemd-analyze"), "systemd-analyze is not installed")
-        let unit = Paths.repository.appendingPathComponent("systemd/reachd.service").path
-        let result = try Command.run(["systemd-analyze", "security", "--offline=true", "--no-pager", unit])
-        let output = result.stdout + result.stderr
-        let score = try XCTUnwrap(Self.exposure(in: output), "no exposure score in:\n\(output)")
-        print("systemd-analyze security --offline=true systemd/reachd.service: overall exposure \(score)")
-        XCTAssertLessThanOrEqual(score, Self.maximumExposure, output)
+        for name in ["reachd.service", "reachd-nm.service"] {
+            let unit = Paths.repository.appendingPathComponent("systemd/\(name)").path
+            let result = try Command.run(["systemd-analyze", "security", "--offline=true", "--no-pager", unit])
+            let output = result.stdout + result.stderr
+            let score = try XCTUnwrap(Self.exposure(in: output), "no exposure score in:\n\(output)")
+            print("systemd-analyze security --offline=true systemd/\(name): overall exposure \(score)")
+            XCTAssertLessThanOrEqual(score, Self.maximumExposure, output)
+        }
     }
 
     func testVerifyIsClean() throws {
@@ -57,7 +59,7 @@ final class UnitFileTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let bin = directory.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        for tool in ["reachd", "reachctl"] {
+        for tool in ["reachd", "reachctl", "reachd-nm"] {
             let built = Paths.products.appendingPathComponent(tool)
             let target = FileManager.default.isExecutableFile(atPath: built.path) ? built.path : "/bin/true"
             try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent(tool).path, withDestinationPath: target)
@@ -98,6 +100,21 @@ final class UnitFileTests: XCTestCase {
         for key in ["InaccessiblePaths", "TemporaryFileSystem", "RootDirectory", "RootImage"] {
             XCTAssertTrue(values(key).isEmpty, "\(key)= would hide what reachd reads")
         }
+    }
+
+    func testNetworkManagerAnswerDirectives() throws {
+        let service = directives(try unitText("reachd-nm.service"))
+        for expected in [
+            ("Type", "dbus"), ("BusName", "org.freedesktop.NetworkManager"), ("ExecStart", "/usr/local/bin/reachd-nm"),
+            ("Conflicts", "NetworkManager.service"), ("Requires", "reachd.socket dbus.socket"), ("User", "reachd-nm"),
+            ("RestrictAddressFamilies", "AF_UNIX"), ("PrivateNetwork", "yes"), ("CapabilityBoundingSet", ""),
+            ("RestartPreventExitStatus", "3"), ("NoNewPrivileges", "yes"), ("IPAddressDeny", "any"),
+        ] {
+            XCTAssertTrue(service.contains { $0 == expected }, "\(expected) missing")
+        }
+        XCTAssertTrue(service.contains { $0.key == "ExecCondition" && $0.value.contains("is-enabled NetworkManager.service") })
+        // Installed by its own package, never by reachd's: nothing pulls it in but its [Install].
+        XCTAssertFalse(try unitText("reachd.service").contains("reachd-nm"))
     }
 
     func testSocketAndWaitOnlineDirectives() throws {
