@@ -16,7 +16,7 @@ struct ReachdNM: ParsableCommand {
             connection from reachd (--socket, else $REACHD_SOCKET, else the system socket), so \
             that apps that ask only NetworkManager (snapd, unattended-upgrades, nmcli, nm-online, \
             libnm) hear reachd. Every method that would change something fails at once. It \
-            exits 1 when NetworkManager has the name, and 0 when NetworkManager takes it. See \
+            exits 3 when another program (NetworkManager) has the name, 0 when NetworkManager takes it, and 1 when the bus fails. See \
             docs/networkmanager.md.
             """,
         version: ReachdVersion.string
@@ -44,6 +44,10 @@ struct ReachdNM: ParsableCommand {
             try NetworkManagerBridge(bus: bus, socket: socket, version: Self.managerVersion, logger: logger).run()
         } catch .nameTaken {
             logger.notice("\(NetworkManagerBridge.Exit.nameTaken)")
+        } catch .nameRefused(let error) {
+            logger.error("\(NetworkManagerBridge.Exit.nameRefused(error))")
+            // Its unit does not restart on 3 (RestartPreventExitStatus=): the owner stays.
+            throw ExitCode(3)
         } catch {
             logger.error("\(error)")
             throw ExitCode(1)
