@@ -135,6 +135,9 @@ man:
 	rm -rf .build-man; mkdir -p .build-man; \
 	$(MANUAL_TOOL) "$(MAN_BIN)/reachd" --section 8 --date $(MAN_DATE) --output-directory .build-man; \
 	$(MANUAL_TOOL) "$(MAN_BIN)/reachctl" --section 1 --date $(MAN_DATE) --output-directory .build-man; \
+	ln -sf "$$(realpath "$(MAN_BIN)/reachd")" .build-man/reachd-nm; \
+	$(MANUAL_TOOL) .build-man/reachd-nm --section 8 --date $(MAN_DATE) --output-directory .build-man; \
+	rm -f .build-man/reachd-nm; \
 	cp man/reachd.toml.5 .build-man/
 
 ## Debian packages: .build-deb/reachd_<version>_<arch>.deb (the static build) and
@@ -177,7 +180,7 @@ install:
 	ln -sf reachd "$(DESTDIR)$(PREFIX)/bin/reachd-nm"; \
 	install -m 0644 .build-man/reachctl.1 "$(DESTDIR)$(MANDIR)/man1/"; \
 	install -m 0644 .build-man/reachd.toml.5 "$(DESTDIR)$(MANDIR)/man5/"; \
-	install -m 0644 .build-man/reachd.8 "$(DESTDIR)$(MANDIR)/man8/"; \
+	install -m 0644 .build-man/reachd.8 .build-man/reachd-nm.8 "$(DESTDIR)$(MANDIR)/man8/"; \
 	for unit in $(UNITS); do \
 	  sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' "systemd/$$unit" > "$(DESTDIR)$(UNITDIR)/$$unit.tmp"; \
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit.tmp"; \
@@ -204,7 +207,8 @@ install:
 uninstall:
 	@set -e; \
 	rm -f "$(DESTDIR)$(PREFIX)/bin/reachd" "$(DESTDIR)$(PREFIX)/bin/reachctl" "$(DESTDIR)$(PREFIX)/bin/reachd-nm"; \
-	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8"; \
+	rm -f "$(DESTDIR)$(MANDIR)/man1/reachctl.1" "$(DESTDIR)$(MANDIR)/man5/reachd.toml.5" "$(DESTDIR)$(MANDIR)/man8/reachd.8" \
+	  "$(DESTDIR)$(MANDIR)/man8/reachd-nm.8"; \
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
 	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog" "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf" \
 	  "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules" "$(DESTDIR)$(SYSUSERSDIR)/reachd-nm.conf" \

@@ -51,6 +51,7 @@ final class InstallTests: XCTestCase {
             ("/opt/reachd/share/man/man1/reachctl.1", 0o644),
             ("/opt/reachd/share/man/man5/reachd.toml.5", 0o644),
             ("/opt/reachd/share/man/man8/reachd.8", 0o644),
+            ("/opt/reachd/share/man/man8/reachd-nm.8", 0o644),
             ("/opt/reachd/lib/systemd/catalog/reachd.catalog", 0o644),
             ("/opt/reachd/lib/sysusers.d/reachd.conf", 0o644),
             ("/opt/reachd/share/polkit-1/rules.d/50-reachd.rules", 0o644),
@@ -93,6 +94,7 @@ final class InstallTests: XCTestCase {
         // Man pages: the two commands' from their own help (every subcommand), the file format's by hand.
         XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd.8").contains(".Dt REACHD 8"))
         XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd.8").contains("--check-config"))
+        XCTAssertTrue(try text("/opt/reachd/share/man/man8/reachd-nm.8").contains(".Dt REACHD-NM 8"))
         let reachctlPage = try text("/opt/reachd/share/man/man1/reachctl.1")
         XCTAssertTrue(reachctlPage.contains(".Dt REACHCTL 1"))
         for subcommand in ["status", "watch", "interfaces", "wait", "probe", "metrics", "reload", "dispatch"] {
