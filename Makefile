@@ -173,6 +173,7 @@ install:
 	install -m 0644 systemd/reachd.polkit.rules "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules"; \
 	install -m 0644 systemd/reachd-nm.sysusers "$(DESTDIR)$(SYSUSERSDIR)/reachd-nm.conf"; \
 	install -m 0644 systemd/reachd-nm.dbus.conf "$(DESTDIR)$(DBUSPOLICYDIR)/reachd-nm.conf"; \
+	install -D -m 0644 systemd/reachd-nm.networkmanager.conf "$(DESTDIR)$(UNITDIR)/NetworkManager.service.d/reachd-nm.conf"; \
 	if [ -n "$(DESTDIR)" ] || [ -d "$(DHCPCDHOOKDIR)" ]; then \
 	  install -D -m 0644 packaging/dhcpcd-hook "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
 	fi; \
@@ -212,7 +213,8 @@ uninstall:
 	for unit in $(UNITS); do rm -f "$(DESTDIR)$(UNITDIR)/$$unit"; done; \
 	rm -f "$(DESTDIR)$(CATALOGDIR)/reachd.catalog" "$(DESTDIR)$(SYSUSERSDIR)/reachd.conf" \
 	  "$(DESTDIR)$(POLKITRULESDIR)/50-reachd.rules" "$(DESTDIR)$(SYSUSERSDIR)/reachd-nm.conf" \
-	  "$(DESTDIR)$(DBUSPOLICYDIR)/reachd-nm.conf"; \
+	  "$(DESTDIR)$(DBUSPOLICYDIR)/reachd-nm.conf" "$(DESTDIR)$(UNITDIR)/NetworkManager.service.d/reachd-nm.conf"; \
+	rmdir "$(DESTDIR)$(UNITDIR)/NetworkManager.service.d" 2>/dev/null || true; \
 	rm -f "$(DESTDIR)$(DHCPCDHOOKDIR)/90-reachd"; \
 	rm -f "$(DESTDIR)$(COMPLETIONDIR_BASH)/reachctl" "$(DESTDIR)$(COMPLETIONDIR_ZSH)/_reachctl" \
 	  "$(DESTDIR)$(COMPLETIONDIR_FISH)/reachctl.fish"; \

@@ -56,6 +56,7 @@ final class InstallTests: XCTestCase {
             ("/opt/reachd/lib/sysusers.d/reachd.conf", 0o644),
             ("/opt/reachd/share/polkit-1/rules.d/50-reachd.rules", 0o644),
             ("/opt/reachd/lib/systemd/system/reachd-nm.service", 0o644),
+            ("/opt/reachd/lib/systemd/system/NetworkManager.service.d/reachd-nm.conf", 0o644),
             ("/opt/reachd/lib/sysusers.d/reachd-nm.conf", 0o644),
             // Where dbus-daemon reads system bus policies, whatever the prefix.
             ("/usr/share/dbus-1/system.d/reachd-nm.conf", 0o644),

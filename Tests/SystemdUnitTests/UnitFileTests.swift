@@ -106,13 +106,17 @@ final class UnitFileTests: XCTestCase {
         let service = directives(try unitText("reachd-nm.service"))
         for expected in [
             ("Type", "dbus"), ("BusName", "org.freedesktop.NetworkManager"), ("ExecStart", "/usr/local/bin/reachd-nm"),
-            ("Conflicts", "NetworkManager.service"), ("Requires", "reachd.socket dbus.socket"), ("User", "reachd-nm"),
+            ("Requires", "reachd.socket dbus.socket"), ("User", "reachd-nm"),
             ("RestrictAddressFamilies", "AF_UNIX"), ("PrivateNetwork", "yes"), ("CapabilityBoundingSet", ""),
             ("RestartPreventExitStatus", "3"), ("NoNewPrivileges", "yes"), ("IPAddressDeny", "any"),
         ] {
             XCTAssertTrue(service.contains { $0 == expected }, "\(expected) missing")
         }
-        XCTAssertTrue(service.contains { $0.key == "ExecCondition" && $0.value.contains("is-enabled NetworkManager.service") })
+        XCTAssertTrue(service.contains { $0.key == "ExecCondition" && $0.value.contains("for state in active enabled") })
+        // Not Conflicts=: starting reachd-nm must never stop a running NetworkManager.
+        XCTAssertFalse(service.contains { $0.key == "Conflicts" })
+        let dropIn = directives(try unitText("reachd-nm.networkmanager.conf"))
+        XCTAssertTrue(dropIn.contains { $0 == ("ExecStartPre", "-/usr/bin/systemctl stop reachd-nm.service") })
         // Installed by its own package, never by reachd's: nothing pulls it in but its [Install].
         XCTAssertFalse(try unitText("reachd.service").contains("reachd-nm"))
     }
