@@ -197,7 +197,7 @@ let package = Package(
         .target(
             name: "ReachNetworkManagerBus",
             dependencies: [
-                "CSystemd", "LinuxSystem", "ReachNetworkManager", "ReachProtocol", "ReachabilityCore",
+                "CSystemd", "LinuxSystem", "ReachNetworkManager", "ReachProtocol", "ReachSystemd", "ReachabilityCore",
                 system, logging, nioCore,
             ]
         ),

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import ReachNetworkManager
 import ReachProtocol
+import ReachSystemd
 import ReachabilityCore
 import SystemPackage
 
@@ -42,6 +43,7 @@ package final class NetworkManagerBridge {
     private let socket: String
     private let version: String
     private let logger: Logger
+    private let notifier: SystemdNotifier
     private var link: Link = .retrying(at: .now, delay: .milliseconds(250))
     /// The connection of the `CheckConnectivity` in flight, and when it is given up.
     private var check: (connection: VarlinkConnection, deadline: ContinuousClock.Instant)?
@@ -51,9 +53,11 @@ package final class NetworkManagerBridge {
     private var probesSeen = false
     private var objects: NetworkManagerObjects
 
-    /// A bridge from reachd at `socket` to `bus`; `version` is the manager's `Version`.
-    package init(bus: NetworkManagerBus, socket: String, version: String, logger: Logger) {
+    /// A bridge from reachd at `socket` to `bus`; `version` is the manager's `Version`;
+    /// systemd hears READY=1 once the name is reachd-nm's, and each answer as STATUS=.
+    package init(bus: NetworkManagerBus, socket: String, version: String, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) {
         self.bus = bus
+        self.notifier = notifier
         self.socket = socket
         self.version = version
         self.logger = logger
@@ -94,7 +98,9 @@ package final class NetworkManagerBridge {
 
     private func handle(_ event: NetworkManagerBus.NameEvent) throws(Exit) {
         switch event {
-        case .acquired: logger.info("answering as NetworkManager on the system bus, from reachd at \(socket)")
+        case .acquired:
+            logger.info("answering as NetworkManager on the system bus, from reachd at \(socket)")
+            notifier.ready(status: statusLine)
         case let .refused(error): throw .nameRefused(error)
         case .lost: throw .nameTaken
         }
@@ -177,7 +183,12 @@ package final class NetworkManagerBridge {
         } catch {
             logger.warning("could not signal the change: \(error)")
         }
-        logger.info("NetworkManager state \(next.state) connectivity \(next.connectivity) metered \(next.metered)")
+        logger.info("\(statusLine)")
+        notifier.status(statusLine)
+    }
+
+    private var statusLine: String {
+        "NetworkManager state \(answer.state) connectivity \(answer.connectivity) metered \(answer.metered)"
     }
 
     private func startCheck() {

@@ -105,7 +105,7 @@ final class UnitFileTests: XCTestCase {
     func testNetworkManagerAnswerDirectives() throws {
         let service = directives(try unitText("reachd-nm.service"))
         for expected in [
-            ("Type", "dbus"), ("BusName", "org.freedesktop.NetworkManager"), ("ExecStart", "/usr/local/bin/reachd-nm"),
+            ("Type", "notify"), ("NotifyAccess", "main"), ("ExecStart", "/usr/local/bin/reachd-nm"),
             ("Requires", "reachd.socket dbus.socket"), ("User", "reachd-nm"),
             ("RestrictAddressFamilies", "AF_UNIX"), ("PrivateNetwork", "yes"), ("CapabilityBoundingSet", ""),
             ("RestartPreventExitStatus", "3"), ("NoNewPrivileges", "yes"), ("IPAddressDeny", "any"),
@@ -113,6 +113,8 @@ final class UnitFileTests: XCTestCase {
             XCTAssertTrue(service.contains { $0 == expected }, "\(expected) missing")
         }
         XCTAssertTrue(service.contains { $0.key == "ExecCondition" && $0.value.contains("for state in active enabled") })
+        // Not BusName=: NetworkManager.service watches that name, and systemd lets only one unit do so.
+        XCTAssertFalse(service.contains { $0.key == "BusName" })
         // Not Conflicts=: starting reachd-nm must never stop a running NetworkManager.
         XCTAssertFalse(service.contains { $0.key == "Conflicts" })
         let dropIn = directives(try unitText("reachd-nm.networkmanager.conf"))

@@ -1099,6 +1099,129 @@ reachd_cgroup() {
   echo "${CGROUPS[0]}/payload$path"
 }
 
+# 6d. reachd-nm (docs/networkmanager.md): NetworkManager's answer on a host without it, read
+# by Debian's own nmcli, nm-online and libnm (NM.Client, as nobody), and as snapd and
+# unattended-upgrades 2.13 read Metered (Properties.Get, no auto-start, 2 s), through a
+# carrier loss and a phone's hotspot on a veth to gw. NetworkManager is installed but masked
+# (check_networkmanager ran it); started, it takes its name back.
+NA_GATEWAY=10.90.0.1
+NM_METERED_READ=(busctl --system --auto-start=no --timeout=2 get-property org.freedesktop.NetworkManager
+  /org/freedesktop/NetworkManager org.freedesktop.NetworkManager Metered)
+NM_CLIENT_STATE='import gi
+gi.require_version("NM", "1.0")
+from gi.repository import NM
+c = NM.Client.new(None)
+p = c.get_primary_connection()
+print("NM.Client running=%s state=%s connectivity=%s metered=%s primary=%s" % (c.get_nm_running(), c.get_state().value_nick,
+      c.get_connectivity().value_nick, c.get_metered().value_nick, p.get_connection_type() if p else None))'
+# STATE,CONNECTIVITY: bookworm's nmcli (1.42) has no METERED in `general`; the device's is read instead.
+nm_general() { as_nobody nmcli -t -f STATE,CONNECTIVITY general 2>/dev/null; }
+nm_general_is() { [ "$(nm_general)" = "$1" ]; }
+nm_device_metered() { as_nobody nmcli -t -f GENERAL.METERED device show na0 2>/dev/null; }
+unit_state() { cx systemctl show -p ActiveState --value "$1"; }
+metered_read_is() { [ "$(cx "${NM_METERED_READ[@]}" 2>/dev/null)" = "$1" ]; }
+check_nm_answer() {
+  local deb before_read before_nmcli
+  deb=$(basename "$NM_DEB")
+  if ! cx dpkg -s network-manager >/dev/null 2>&1; then apt_install network-manager || return; fi
+  step cx systemctl stop NetworkManager.service
+  step cx systemctl mask NetworkManager.service
+  step cx ip link add na0 type veth peer name gwna0 netns gw || return
+  step cx ip -n gw addr add "$NA_GATEWAY/24" dev gwna0
+  step cx ip -n gw link set gwna0 up
+  step cx ip addr add 10.90.0.2/24 dev na0
+  step cx ip link set na0 up
+  step cx ip route del default via "$GATEWAY" dev eth0
+  step cx ip route add default via "$NA_GATEWAY" dev na0
+  # Before: nobody answers for NetworkManager.
+  before_read=$(cx "${NM_METERED_READ[@]}" 2>&1)
+  before_nmcli=$(as_nobody nmcli -t -f STATE,CONNECTIVITY general 2>&1)
+  if ! metered_read_is "u 2" && [[ $before_nmcli == *"not running"* ]]; then
+    pass "before reachd-nm: no answer" "Metered read: $before_read; nmcli general: $before_nmcli"
+  else
+    fail "before reachd-nm: no answer" "Metered read: $before_read; nmcli general: $before_nmcli"
+  fi
+  capture cx bash -c "cd $SHARE && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ./$deb gir1.2-nm-1.0 python3-gi"
+  if [ "$RC" -eq 0 ]; then pass "apt-get install ./$deb gir1.2-nm-1.0 python3-gi" "$(grep -E '^Setting up (reachd-nm|gir1.2-nm)' <<<"$OUT")"; else fail "apt-get install ./$deb gir1.2-nm-1.0 python3-gi" "exit $RC: $OUT"; return; fi
+  if wait_until 10 cx systemctl is-active --quiet reachd-nm.service; then
+    pass "reachd-nm.service is active (its postinst started it; NetworkManager masked)" "$(cx systemctl show -p MainPID -p User reachd-nm.service | tr '\n' ' ')"
+  else
+    fail "reachd-nm.service is active (its postinst started it; NetworkManager masked)" "$(cx systemctl status reachd-nm.service --no-pager 2>&1 | tail -15)"
+  fi
+  if wait_until 10 nm_general_is "connected:unknown"; then
+    pass "nmcli general (nobody): connected, connectivity unknown (no probes)" "$(as_nobody nmcli general 2>&1)"
+  else
+    fail "nmcli general (nobody): connected, connectivity unknown (no probes)" "$(as_nobody nmcli general 2>&1)"
+  fi
+  expect_match "nmcli device show na0 (nobody): not metered" '^GENERAL\.METERED:no$' nm_device_metered
+  if [ "$SUITE" != bookworm ]; then
+    expect_match "nmcli -t -f STATE,CONNECTIVITY,METERED general (nobody)" '^connected:unknown:no$' as_nobody nmcli -t -f STATE,CONNECTIVITY,METERED general
+  fi
+  expect_match "snapd / unattended-upgrades read: Metered NO (2) on a plain network" '^u 2$' cx "${NM_METERED_READ[@]}"
+  expect_ok "nm-online -q (nobody) exits 0" as_nobody nm-online -q -t 5
+  expect_match "libnm NM.Client (nobody) reads the same" '^NM.Client running=True state=connected-global connectivity=unknown metered=no primary=802-3-ethernet$' \
+    as_nobody python3 -c "$NM_CLIENT_STATE"
+  local start_ms
+  start_ms=$(now_ms)
+  capture as_nobody nmcli connection up x
+  if [ "$RC" -ne 0 ] && [ $(($(now_ms) - start_ms)) -lt 2000 ]; then
+    pass "nmcli connection up x fails at once (exit $RC, $(($(now_ms) - start_ms)) ms)" "$OUT"
+  else
+    fail "nmcli connection up x fails at once" "exit $RC after $(($(now_ms) - start_ms)) ms: $OUT"
+  fi
+  capture as_nobody nmcli networking off
+  if [ "$RC" -ne 0 ]; then pass "nmcli networking off is refused" "exit $RC: $OUT"; else fail "nmcli networking off is refused" "exit $RC: $OUT"; fi
+  # A carrier loss.
+  step cx ip -n gw link set gwna0 down
+  if wait_until 10 nm_general_is "disconnected:none"; then
+    pass "carrier lost: nmcli says disconnected" "$(as_nobody nmcli general 2>&1)"
+  else
+    fail "carrier lost: nmcli says disconnected" "$(as_nobody nmcli general 2>&1); reachctl: $(reachd_status_lines)"
+  fi
+  capture as_nobody nm-online -q -t 2
+  if [ "$RC" -ne 0 ]; then pass "carrier lost: nm-online -q -t 2 fails (exit $RC)"; else fail "carrier lost: nm-online -q -t 2 fails" "exit 0"; fi
+  step cx ip -n gw link set gwna0 up
+  wait_until 10 nm_general_is "connected:unknown" || fail "carrier back: nmcli connected again" "$(as_nobody nmcli general 2>&1)"
+  # A phone's hotspot (its address plan): metered, guessed.
+  step cx ip route del default via "$NA_GATEWAY" dev na0
+  step cx ip addr flush dev na0
+  step cx ip -n gw addr flush dev gwna0
+  step cx ip -n gw addr add "$HOTSPOT_GATEWAY/28" dev gwna0
+  step cx ip addr add 172.20.10.2/28 dev na0
+  step cx ip route add default via "$HOTSPOT_GATEWAY" dev na0
+  if wait_until 10 metered_read_is "u 3"; then
+    pass "hotspot: the snapd / unattended-upgrades read says GUESS_YES (3): held back" "$(cx "${NM_METERED_READ[@]}"); reachctl: $(reachd_status_lines)"
+  else
+    fail "hotspot: the snapd / unattended-upgrades read says GUESS_YES (3): held back" "$(cx "${NM_METERED_READ[@]}" 2>&1); reachctl: $(reachd_status_lines)"
+  fi
+  expect_match "hotspot: nmcli device show na0 says metered (guessed)" '^GENERAL\.METERED:yes \(guessed\)$' nm_device_metered
+  if [ "$SUITE" != bookworm ]; then
+    expect_match "hotspot: nmcli general says metered (guessed)" '^connected:unknown:yes \(guessed\)$' as_nobody nmcli -t -f STATE,CONNECTIVITY,METERED general
+  fi
+  expect_match "hotspot: NM.Client says guess-yes" 'metered=guess-yes' as_nobody python3 -c "$NM_CLIENT_STATE"
+  # NetworkManager comes: it takes its name (its drop-in stops reachd-nm first), and reachd-nm will not start beside it.
+  step cx systemctl unmask NetworkManager.service
+  expect_ok "systemctl start NetworkManager (reachd-nm running)" cx systemctl start NetworkManager.service
+  expect_match "reachd-nm stood aside" '^inactive$' unit_state reachd-nm.service
+  capture cx systemctl start reachd-nm.service
+  if cx systemctl is-active --quiet NetworkManager.service && ! cx systemctl is-active --quiet reachd-nm.service \
+    && cx journalctl -u reachd-nm.service --no-pager -n 20 | grep -q 'NetworkManager.service is active'; then
+    pass "reachd-nm does not start beside NetworkManager, and says why" "$(cx journalctl -u reachd-nm.service --no-pager -n 20 | grep 'not started')"
+  else
+    fail "reachd-nm does not start beside NetworkManager, and says why" "start: exit $RC $OUT; $(cx journalctl -u reachd-nm.service --no-pager -n 20)"
+  fi
+  # Back to the suite's network, without reachd-nm and NetworkManager.
+  step cx systemctl stop NetworkManager.service
+  capture cx env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q reachd-nm
+  if [ "$RC" -eq 0 ] && ! cx test -e /usr/lib/systemd/system/NetworkManager.service.d/reachd-nm.conf; then
+    pass "apt-get purge reachd-nm: its drop-in for NetworkManager is gone"
+  else
+    fail "apt-get purge reachd-nm" "exit $RC: $OUT"
+  fi
+  step cx ip link del na0
+  step cx ip route add default via "$GATEWAY" dev eth0
+}
+
 # 7. systemctl stop: a clean exit with reachd's shutdown line; the socket stays and the
 # next client activates reachd again.
 check_stop() {
