@@ -16,11 +16,20 @@ package struct NetworkManagerObjects: Sendable, Hashable {
 
     /// Properties by object path, then interface, then name.
     package var objects: [String: [String: [String: BusReplyValue]]]
+    /// The answer the tree shows.
+    package let answer: NetworkManagerAnswer
+    /// The number in the device's and active connection's paths.
+    package let serial: Int
+    /// The manager's `Version`.
+    package let version: String
 
     /// The tree for `answer`; `serial` numbers the device and active connection objects
     /// (a new primary interface gets a new number, as NetworkManager's paths never repeat),
     /// `version` is the manager's `Version`.
     package init(answer: NetworkManagerAnswer, serial: Int, version: String) {
+        self.answer = answer
+        self.serial = serial
+        self.version = version
         let device = answer.primary.map { _ in "\(Self.managerPath)/Devices/\(serial)" }
         let active = answer.primary.map { _ in "\(Self.managerPath)/ActiveConnection/\(serial)" }
         let activeConnections = active.map { [$0] } ?? []
@@ -121,6 +130,12 @@ package struct NetworkManagerObjects: Sendable, Hashable {
         // libnm makes a device's class from its type interface; the generic one asks nothing of the radio.
         interfaces["\(deviceInterface).Generic"] = ["HwAddress": .string(""), "TypeDescription": .string(primary.connectionType)]
         return interfaces
+    }
+
+    /// The tree for `next`: a new primary interface gets the next serial, the same one keeps its paths.
+    package func replaced(by next: NetworkManagerAnswer) -> NetworkManagerObjects {
+        let newPrimary = next.primary != nil && next.primary?.interface != answer.primary?.interface
+        return NetworkManagerObjects(answer: next, serial: newPrimary ? serial + 1 : serial, version: version)
     }
 
     /// The properties that differ between `old` and `self`, by path and interface: what

@@ -41,14 +41,11 @@ package final class NetworkManagerBridge {
 
     private let bus: NetworkManagerBus
     private let socket: String
-    private let version: String
     private let logger: Logger
     private let notifier: SystemdNotifier
     private var link: Link = .retrying(at: .now, delay: .milliseconds(250))
     /// The connection of the `CheckConnectivity` in flight, and when it is given up.
     private var check: (connection: VarlinkConnection, deadline: ContinuousClock.Instant)?
-    private var answer = NetworkManagerAnswer.unknown
-    private var serial = 1
     /// Whether reachd's stream has carried a probe's verdict.
     private var probesSeen = false
     private var objects: NetworkManagerObjects
@@ -59,7 +56,6 @@ package final class NetworkManagerBridge {
         self.bus = bus
         self.notifier = notifier
         self.socket = socket
-        self.version = version
         self.logger = logger
         objects = NetworkManagerObjects(answer: .unknown, serial: 1, version: version)
     }
@@ -160,12 +156,9 @@ package final class NetworkManagerBridge {
     /// Makes `next` the answer: new objects for a new primary interface, `PropertiesChanged`
     /// for what changed, `StateChanged` when the state did.
     private func publish(_ next: NetworkManagerAnswer) {
-        guard next != answer else { return }
-        let previous = answer
-        if next.primary?.interface != previous.primary?.interface, next.primary != nil { serial += 1 }
+        guard next != objects.answer else { return }
         let old = objects
-        answer = next
-        objects = NetworkManagerObjects(answer: next, serial: serial, version: version)
+        objects = old.replaced(by: next)
         do {
             for path in old.objects.keys.sorted() where objects.objects[path] == nil {
                 try bus.emit(path: NetworkManagerObjects.objectManagerPath, interface: "org.freedesktop.DBus.ObjectManager",
@@ -176,7 +169,7 @@ package final class NetworkManagerBridge {
                              member: "InterfacesAdded", [.value(.objectPath(path)), .interfaces(objects.objects[path]!)])
             }
             try bus.emitPropertiesChanged(objects.changes(since: old))
-            if next.state != previous.state {
+            if next.state != old.answer.state {
                 try bus.emit(path: NetworkManagerObjects.managerPath, interface: NetworkManagerObjects.managerInterface,
                              member: "StateChanged", [.value(.uint32(next.state.rawValue))])
             }
@@ -188,7 +181,7 @@ package final class NetworkManagerBridge {
     }
 
     private var statusLine: String {
-        "NetworkManager state \(answer.state) connectivity \(answer.connectivity) metered \(answer.metered)"
+        "NetworkManager state \(objects.answer.state) connectivity \(objects.answer.connectivity) metered \(objects.answer.metered)"
     }
 
     private func startCheck() {
@@ -197,7 +190,7 @@ package final class NetworkManagerBridge {
             try connection.send(VarlinkCall<ConnectivityCheckParameters>(method: ReachabilityInterface.Method.checkConnectivity, parameters: nil))
             check = (connection, .now + .seconds(30))
         } catch {
-            bus.answerDeferred(.uint32(answer.connectivity.rawValue))
+            bus.answerDeferred(.uint32(objects.answer.connectivity.rawValue))
         }
     }
 
@@ -206,6 +199,6 @@ package final class NetworkManagerBridge {
     private func finishCheck() {
         check = nil
         readReachd()
-        bus.answerDeferred(.uint32(answer.connectivity.rawValue))
+        bus.answerDeferred(.uint32(objects.answer.connectivity.rawValue))
     }
 }

@@ -46,6 +46,19 @@ final class NetworkManagerCallsTests: XCTestCase {
         XCTAssertTrue(objects(connected).changes(since: objects(connected)).isEmpty)
     }
 
+    func testANewPrimaryGetsNewPaths() {
+        let first = objects(connected, serial: 3)
+        XCTAssertEqual(first.replaced(by: connected).serial, 3, "the same answer keeps its paths")
+        var portal = connected
+        portal.connectivity = .portal
+        XCTAssertEqual(first.replaced(by: portal).serial, 3, "the same primary keeps its paths")
+        var wired = connected
+        wired.primary?.interface = "eth0"
+        XCTAssertEqual(first.replaced(by: wired).serial, 4)
+        XCTAssertEqual(first.replaced(by: .unknown).serial, 3, "no primary: nothing numbered")
+        XCTAssertEqual(first.replaced(by: .unknown).replaced(by: connected).serial, 4, "back after none: new paths")
+    }
+
     func testReplies() {
         let tree = objects(connected)
         let device = "\(manager)/Devices/3"
