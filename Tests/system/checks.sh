@@ -1102,7 +1102,7 @@ reachd_cgroup() {
 # 6d. reachd-nm (docs/networkmanager.md): NetworkManager's answer on a host without it, read
 # by Debian's own nmcli, nm-online and libnm (NM.Client, as nobody), and as snapd and
 # unattended-upgrades 2.13 read Metered (Properties.Get, no auto-start, 2 s), through a
-# carrier loss and a phone's hotspot on a veth to gw. NetworkManager is installed but masked
+# carrier loss, a captive portal, DHCP option 43 and a phone's hotspot on veths to gw. NetworkManager is installed but masked
 # (check_networkmanager ran it); started, it takes its name back.
 NA_GATEWAY=10.90.0.1
 NM_METERED_READ=(busctl --system --auto-start=no --timeout=2 get-property org.freedesktop.NetworkManager
@@ -1117,9 +1117,81 @@ print("NM.Client running=%s state=%s connectivity=%s metered=%s primary=%s" % (c
 # STATE,CONNECTIVITY: bookworm's nmcli (1.42) has no METERED in `general`; the device's is read instead.
 nm_general() { as_nobody nmcli -t -f STATE,CONNECTIVITY general 2>/dev/null; }
 nm_general_is() { [ "$(nm_general)" = "$1" ]; }
-nm_device_metered() { as_nobody nmcli -t -f GENERAL.METERED device show na0 2>/dev/null; }
+nm_device_metered() { as_nobody nmcli -t -f GENERAL.METERED device show "${1:-na0}" 2>/dev/null; }
 unit_state() { cx systemctl show -p ActiveState --value "$1"; }
 metered_read_is() { [ "$(cx "${NM_METERED_READ[@]}" 2>/dev/null)" = "$1" ]; }
+# reachd's probe meets a captive portal in gw (probe_server.py, 302), then the portal lets
+# it through (204) and `nmcli networking connectivity check` (CheckConnectivity) asks again.
+check_nm_answer_portal() {
+  local conf=/etc/reachd/reachd.toml dropin=/etc/systemd/system/reachd.service.d/nm-answer-probe.conf run=/run/reachd-nm-portal
+  step cx mkdir -p "$run" "$(dirname "$dropin")" || return
+  step cx sh -c "echo '{\"http\": \"redirect\"}' >$run/captive.json"
+  step cx sh -c "ip netns exec gw python3 $SHARE/probe_server.py $run/captive.json >$run/captive.out 2>&1 & echo \$! >$run/captive.pid"
+  wait_until 5 cx grep -q ready "$run/captive.out" || fail "the captive portal listens in gw" "$(cx cat "$run/captive.out")"
+  step cx cp "$conf" /var/tmp/reachd.toml.nm
+  step cx sed -i "s|^\\[probe\\]\$|[probe]\\nurl = \"http://$NA_GATEWAY/generate_204\"\\nfamilies = [\"ipv4\"]\\nmaximum-delay = 2|" "$conf"
+  step cx sh -c "printf '[Service]\\nIPAddressAllow=$NA_GATEWAY\\n' >$dropin"
+  step cx systemctl daemon-reload
+  step cx systemctl restart reachd.service
+  if wait_until 20 nm_general_is "connected (site only):portal"; then
+    pass "portal: nmcli says connected (site only), portal" "$(as_nobody nmcli general 2>&1)"
+  else
+    fail "portal: nmcli says connected (site only), portal" "$(as_nobody nmcli general 2>&1); reachctl: $(reachd_status_lines)"
+  fi
+  expect_match "portal: NM.Client says connected-site, portal" 'state=connected-site connectivity=portal' as_nobody python3 -c "$NM_CLIENT_STATE"
+  capture as_nobody nm-online -q -t 2
+  if [ "$RC" -eq 0 ]; then pass "portal: nm-online -q exits 0 (site: online as NetworkManager counts it)"; else fail "portal: nm-online -q exits 0" "exit $RC"; fi
+  step cx sh -c "echo '{\"http\": \"204\"}' >$run/captive.json"
+  expect_match "the portal lets it through: nmcli networking connectivity check (CheckConnectivity) says full" '^full$' \
+    as_nobody nmcli networking connectivity check
+  expect_match "…and nmcli general says connected, full" '^connected:full$' nm_general
+  cx sh -c "p=\$(cat $run/captive.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.1; done" || true
+  step cx cp /var/tmp/reachd.toml.nm "$conf"
+  step cx rm -rf "$dropin" "$run"
+  step cx systemctl daemon-reload
+  step cx systemctl restart reachd.service
+  wait_until 10 nm_general_is "connected:unknown" || fail "probes off again: nmcli connected, connectivity unknown" "$(as_nobody nmcli general 2>&1)"
+}
+
+# DHCP option 43 ANDROID_METERED (Android's hotspot and USB tethering) on dh0, networkd its
+# client and dnsmasq in gw as in check_networkd_dhcp: GUESS_YES, as NetworkManager says of
+# it; a lease without the option: NO.
+check_nm_answer_dhcp43() {
+  if ! cx dpkg -s dnsmasq-base >/dev/null 2>&1; then apt_install dnsmasq-base || return; fi
+  step cx ip link add dh0 type veth peer name gwdh0 netns gw || return
+  step cx ip -n gw addr add "$DHCP_GATEWAY/24" dev gwdh0
+  step cx ip -n gw link set gwdh0 up
+  serve_dhcp --dhcp-option-force=43,ANDROID_METERED
+  step cx ip route del default via "$NA_GATEWAY" dev na0
+  step cx mkdir -p "$(dirname "$DHCP_NETWORK_FILE")"
+  step cx sh -c "printf '[Match]\nName=dh0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' >$DHCP_NETWORK_FILE"
+  expect_ok "systemctl start systemd-networkd (dh0, DHCP=ipv4)" cx systemctl start systemd-networkd.service
+  if wait_until 15 metered_read_is "u 3"; then
+    pass "DHCP option 43: the snapd / unattended-upgrades read says GUESS_YES (3)" "lease: $(dh0_lease_lines); reachctl: $(reachd_status_lines)"
+  else
+    fail "DHCP option 43: the snapd / unattended-upgrades read says GUESS_YES (3)" "$(cx "${NM_METERED_READ[@]}" 2>&1); lease: $(dh0_lease_lines); reachctl: $(reachd_status_lines)"
+  fi
+  expect_match "DHCP option 43: nmcli device show dh0 says metered (guessed)" '^GENERAL\.METERED:yes \(guessed\)$' nm_device_metered dh0
+  if [ "$SUITE" != bookworm ]; then
+    expect_match "DHCP option 43: nmcli general says metered (guessed)" '^connected:unknown:yes \(guessed\)$' as_nobody nmcli -t -f STATE,CONNECTIVITY,METERED general
+  fi
+  expect_match "DHCP option 43: NM.Client says guess-yes" 'metered=guess-yes' as_nobody python3 -c "$NM_CLIENT_STATE"
+  serve_dhcp
+  step cx networkctl reconfigure dh0
+  if wait_until 15 metered_read_is "u 2"; then
+    pass "a lease without option 43: Metered NO (2) again" "lease: $(dh0_lease_lines)"
+  else
+    fail "a lease without option 43: Metered NO (2) again" "$(cx "${NM_METERED_READ[@]}" 2>&1); lease: $(dh0_lease_lines); reachctl: $(reachd_status_lines)"
+  fi
+  expect_match "a lease without option 43: nmcli device show dh0 says not metered" '^GENERAL\.METERED:no$' nm_device_metered dh0
+  step cx systemctl stop systemd-networkd.service 'systemd-networkd*.socket'
+  step cx systemctl stop "$DNSMASQ_UNIT"
+  step cx ip link del dh0
+  step cx rm -f "$DHCP_NETWORK_FILE"
+  step cx ip route add default via "$NA_GATEWAY" dev na0
+  wait_until 10 nm_general_is "connected:unknown" || fail "dh0 gone: nmcli connected over na0 again" "$(as_nobody nmcli general 2>&1)"
+}
+
 check_nm_answer() {
   local deb before_read before_nmcli
   deb=$(basename "$NM_DEB")
@@ -1182,6 +1254,8 @@ check_nm_answer() {
   if [ "$RC" -ne 0 ]; then pass "carrier lost: nm-online -q -t 2 fails (exit $RC)"; else fail "carrier lost: nm-online -q -t 2 fails" "exit 0"; fi
   step cx ip -n gw link set gwna0 up
   wait_until 10 nm_general_is "connected:unknown" || fail "carrier back: nmcli connected again" "$(as_nobody nmcli general 2>&1)"
+  check_nm_answer_portal
+  check_nm_answer_dhcp43
   # A phone's hotspot (its address plan): metered, guessed.
   step cx ip route del default via "$NA_GATEWAY" dev na0
   step cx ip addr flush dev na0
