@@ -28,6 +28,10 @@ with varlink.Client(address="unix:" + socket) as client, \
         # Or by a CLAT (464XLAT) on this host, translating onto the IPv6 uplink.
         if getattr(path, "ipv4ProvidedBy", None) == "clat":
             extra.append("ipv4-via-clat")
+        # How good the link is, from the host's own TCP traffic (for tuning, never gating).
+        quality = getattr(path, "linkQuality", None)
+        if quality and quality != "unknown":
+            extra.append(f"link-quality={quality}")
         print(reply.sequence, path.status, why, connectivity, ",".join(reply.changes), *extra, flush=True)
         if count is not None and seen >= count:
             break

@@ -24,7 +24,7 @@
 #include <linux/inet_diag.h>
 #include <stdint.h>
 #include <netinet/tcp.h>
-// The kernel's struct tcp_info (<linux/tcp.h>) as far as tcpi_segs_in. <linux/tcp.h> cannot be
+// The kernel's struct tcp_info (<linux/tcp.h>) as far as tcpi_delivery_rate. <linux/tcp.h> cannot be
 // included beside <netinet/tcp.h> (libnl includes it), whose tcp_info stops at tcpi_total_retrans.
 struct reachd_tcp_info {
     struct tcp_info head;
@@ -34,6 +34,17 @@ struct reachd_tcp_info {
     uint64_t tcpi_bytes_received;
     uint32_t tcpi_segs_out;
     uint32_t tcpi_segs_in;
+    uint32_t tcpi_notsent_bytes;
+    uint32_t tcpi_min_rtt;
+    uint32_t tcpi_data_segs_in;
+    uint32_t tcpi_data_segs_out;
+    uint64_t tcpi_delivery_rate;
 };
 _Static_assert(sizeof(struct tcp_info) == 104, "glibc's tcp_info ends where the kernel's tcpi_pacing_rate begins");
+_Static_assert(__builtin_offsetof(struct reachd_tcp_info, tcpi_delivery_rate) == 160, "the kernel's tcpi_delivery_rate is at 160");
+// The kernel's tcpi_delivery_rate_app_limited: bit 0 of the byte after tcpi_snd_wscale/tcpi_rcv_wscale
+// (offset 7), which glibc's tcp_info leaves as padding.
+static inline int reachd_tcp_info_app_limited(const struct reachd_tcp_info *info) {
+    return (((const uint8_t *)info)[7] & 1) != 0;
+}
 #endif

@@ -141,7 +141,13 @@ package enum TCPSocketDiagnostics {
             cookie: cookie, interfaceIndex: index, state: Int32(header.idiag_state) == TCP_SYN_SENT ? .synSent : .other,
             destination: destination, uid: header.idiag_uid,
             segmentsSent: info.tcpi_segs_out, segmentsReceived: info.tcpi_segs_in, retransmitted: info.head.tcpi_total_retrans,
-            lost: info.head.tcpi_lost, unacknowledged: info.head.tcpi_unacked
+            lost: info.head.tcpi_lost, unacknowledged: info.head.tcpi_unacked,
+            timing: TCPTiming(
+                // ~0U: no RTT sample yet.
+                rtt: info.head.tcpi_rtt, minimumRTT: info.tcpi_min_rtt == .max ? 0 : info.tcpi_min_rtt, receiveRTT: info.head.tcpi_rcv_rtt,
+                deliveryRate: info.tcpi_delivery_rate, appLimited: reachd_tcp_info_app_limited(&info) != 0,
+                bytesAcknowledged: info.tcpi_bytes_acked, bytesReceived: info.tcpi_bytes_received
+            )
         )
     }
 

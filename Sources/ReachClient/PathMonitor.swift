@@ -24,7 +24,8 @@ import Synchronization
 ///   making up an unsatisfied path.
 /// - `availableInterfaces` are names, and `usesInterfaceType(_:)` answers for the primary
 ///   interface; the rest of `Path` (status, reason, gateways, cost, families, DNS,
-///   connectivity, captive portal, NAT64 prefixes) is what reachd published. On an
+///   connectivity, captive portal, NAT64 prefixes, `linkQuality` as `NWPath.linkQuality`
+///   names it, nil from a reachd older than it) is what reachd published. On an
 ///   IPv6-only network with a NAT64, `path.ipv4ViaNAT64?.synthesize(address)` is where an
 ///   IPv4 literal is reached, as Apple's stack synthesizes it.
 ///

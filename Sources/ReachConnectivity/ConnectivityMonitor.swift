@@ -145,6 +145,29 @@ package final class ConnectivityMonitor {
         }
     }
 
+    /// The engine's link-quality estimates (`LinkQualityEstimator`), every interface's after a
+    /// read: kept per interface, and a class change logged.
+    package func update(linkQuality estimates: [Int32: LinkQualityEstimate]) {
+        var next = table
+        for index in Set(next.keys).union(estimates.keys) {
+            let estimate = estimates[index]
+            if estimate != nil, let snapshot = lastInputs?.snapshot, snapshot.links[index] == nil { continue }
+            var facts = next[index] ?? InterfaceConnectivity()
+            let before = facts.linkQuality?.linkQuality ?? .unknown
+            facts.linkQuality = estimate
+            next[index] = facts == InterfaceConnectivity() ? nil : facts
+            let after = estimate?.linkQuality ?? .unknown
+            if after != before {
+                logger.notice("link quality \(after.rawValue)", metadata: [
+                    "interface": "\(interfaceName(index))", "link_quality": "\(after.rawValue)", "was": "\(before.rawValue)",
+                    "rtt_ms": "\(estimate?.rtt.map(String.init) ?? "-")", "rate_bps": "\(estimate?.deliveryRate.map(String.init) ?? "-")",
+                    "samples": "\(estimate?.rttSamples ?? 0)",
+                ])
+            }
+        }
+        commit(next)
+    }
+
     private func publish(_ stall: DataStall?, on index: Int32) {
         // A stall on a link the kernel view no longer has is stale: the next snapshot drops it anyway.
         if stall != nil, let snapshot = lastInputs?.snapshot, snapshot.links[index] == nil { return }

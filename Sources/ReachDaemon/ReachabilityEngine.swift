@@ -345,13 +345,13 @@ package final class ReachabilityEngine {
             let destroyed = destroyWatch.map { watch in
                 Result { () throws(NetlinkError) in try watch.drain(addresses: addresses, limit: limit) }
             }
-            if let stalls = stallReads.judge(read, destroyed: destroyed, at: Int(time(nil)), logger: logger) { turn.deliver(.stalls(stalls)) }
+            deliver(stallReads.judge(read, destroyed: destroyed, at: Int(time(nil)), instant: now, logger: logger), in: &turn)
             followDestroyWatch()
         case .forgetSockets:
-            if let stalls = stallReads.forget() { turn.deliver(.stalls(stalls)) }
+            deliver(stallReads.forget(), in: &turn)
             followDestroyWatch()
         case .startStallWatchAfresh:
-            if let stalls = stallReads.startAfresh() { turn.deliver(.stalls(stalls)) }
+            deliver(stallReads.startAfresh(), in: &turn)
             followDestroyWatch()
         case .rereadGateways:
             monitor.rereadGateways()
@@ -378,6 +378,12 @@ package final class ReachabilityEngine {
             turn.ending = .sleep(until: until, pollingNetlink: pollingNetlink, pollingResolverFiles: pollingResolverFiles)
         }
         return nil
+    }
+
+    /// Hands the loop what a read (or its end) changed.
+    private func deliver(_ findings: StallReads.Findings, in turn: inout Turn) {
+        if let stalls = findings.stalls { turn.deliver(.stalls(stalls)) }
+        if let estimates = findings.linkQuality { turn.deliver(.linkQuality(estimates)) }
     }
 
     /// Opens or closes the destroy watch as `stallReads` wants it: open only while a stall

@@ -3,8 +3,9 @@ import NetlinkMonitor
 import ReachabilityCore
 import ReachConfiguration
 
-/// What the engine's reads of the TCP sockets mean: each read judged by `DataStallDetector`,
-/// the verdicts handed on only when they changed, a failing or truncated read logged once.
+/// What the engine's reads of the TCP sockets mean: each read judged by `DataStallDetector`
+/// and measured by `LinkQualityEstimator`, the verdicts and estimates handed on only when they
+/// changed, a failing or truncated read logged once.
 /// Also whether the sockets destroyed between reads are watched (`watchesDestroyedSockets`:
 /// while a stall stands, so a connection that answers and closes between two reads clears
 /// it). Pure but for the log; the engine reads, and opens and closes the watch.
@@ -12,8 +13,11 @@ struct StallReads {
     /// `[stall]`: how many sockets one read keeps, and the rule they are judged by.
     let settings: ReachdConfiguration.Stall
     private var detector: DataStallDetector
-    /// The verdicts last handed on.
-    private var published: [Int32: DataStall] = [:]
+    private var estimator = LinkQualityEstimator()
+    /// The verdicts and estimates last handed on.
+    private var published: (stalls: [Int32: DataStall], quality: [Int32: LinkQualityEstimate]) = ([:], [:])
+    /// The first read's instant: the estimator's clock counts seconds from it.
+    private var origin: ContinuousClock.Instant?
     /// What the log already said: once at warning, as a sandbox refusing sock_diag refuses every read.
     private var reported: (failure: Bool, skipped: Bool) = (false, false)
     /// The same for the destroy watch: it could not be opened or read, it overflowed, it had more than a read's limit.
@@ -29,14 +33,22 @@ struct StallReads {
     /// descriptor and the kernel a message per closed socket for nothing).
     var watchesDestroyedSockets: Bool { !detector.stalls.isEmpty }
 
+    /// What a read (or its end) changed: each part nil when it did not change.
+    struct Findings: Equatable {
+        /// The stalled interfaces, when that changed.
+        var stalls: [Int32: DataStall]?
+        /// Every interface's link-quality estimate, when one changed.
+        var linkQuality: [Int32: LinkQualityEstimate]?
+    }
+
     /// Judges one read of the sockets (`KernelView.readSockets`, at most `settings.socketLimit`)
-    /// made at `now` (seconds), with what the destroy watch drained after it (nil: not
-    /// watched): the verdicts when they changed, else nil. A failed or overflowed drain is
+    /// made at `now` (seconds since the epoch; `instant` on the monotonic clock), with what the
+    /// destroy watch drained after it (nil: not watched). A failed or overflowed drain is
     /// unknown, not evidence: the read is judged on what the drain did return.
     mutating func judge(
         _ read: Result<TCPSocketDiagnostics.Reading, NetlinkError>, destroyed: Result<TCPSocketDiagnostics.Destroyed, NetlinkError>? = nil,
-        at now: Int, logger: Logger
-    ) -> [Int32: DataStall]? {
+        at now: Int, instant: ContinuousClock.Instant = .now, logger: Logger
+    ) -> Findings {
         let reading: TCPSocketDiagnostics.Reading
         switch read {
         case let .success(value):
@@ -44,13 +56,18 @@ struct StallReads {
         case let .failure(error):
             logger.log(level: reported.failure ? .debug : .warning, "cannot read the TCP sockets' state: \(error)")
             reported.failure = true
-            return nil
+            return Findings()
         }
         if reading.skipped > 0 && !reported.skipped {
             reported.skipped = true
             logger.notice("more than \(settings.socketLimit) TCP sockets (socket-limit): the stall check skips the rest")
         }
-        return changed(detector.poll(reading.samples, destroyed: drained(destroyed, logger: logger), at: now))
+        let stalls = detector.poll(reading.samples, destroyed: drained(destroyed, logger: logger), at: now)
+        let origin = origin ?? instant
+        self.origin = origin
+        let elapsed = (instant - origin).components
+        let quality = estimator.poll(reading.samples, at: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+        return changed(stalls, quality)
     }
 
     /// The destroy watch could not be opened (the engine tries again at the next read).
@@ -80,24 +97,28 @@ struct StallReads {
         }
     }
 
-    /// Forgets what the reads saw (nobody listens, or the path is gone): no stalls, when
-    /// that is a change.
-    mutating func forget() -> [Int32: DataStall]? {
+    /// Forgets what the reads saw (nobody listens, or the path is gone): no stalls and no
+    /// estimates, when that is a change.
+    mutating func forget() -> Findings {
         detector.reset()
-        return changed([:])
+        estimator.reset()
+        return changed([:], [:])
     }
 
     /// The machine woke: what the reads saw before the sleep is forgotten, and the sockets
     /// the next read finds are taken as opened before it (`DataStallDetector.startAfresh`);
-    /// no stalls, when that is a change.
-    mutating func startAfresh() -> [Int32: DataStall]? {
+    /// no stalls and no estimates (the link may be another one now), when that is a change.
+    mutating func startAfresh() -> Findings {
         detector.startAfresh()
-        return changed([:])
+        estimator.reset()
+        return changed([:], [:])
     }
 
-    private mutating func changed(_ stalls: [Int32: DataStall]) -> [Int32: DataStall]? {
-        guard stalls != published else { return nil }
-        published = stalls
-        return stalls
+    private mutating func changed(_ stalls: [Int32: DataStall], _ quality: [Int32: LinkQualityEstimate]) -> Findings {
+        var findings = Findings()
+        if stalls != published.stalls { findings.stalls = stalls }
+        if quality != published.quality { findings.linkQuality = quality }
+        published = (stalls, quality)
+        return findings
     }
 }

@@ -104,6 +104,7 @@ package enum HookEnvironment {
             ("REACHD_CONNECTIVITY", path.connectivity.rawValue),
             ("REACHD_CONNECTIVITY_CAUSE", path.connectivityCause?.rawValue ?? ""),
             ("REACHD_CAPTIVE_PORTAL", path.captivePortal?.userPortalURL ?? ""),
+            ("REACHD_LINK_QUALITY", path.linkQuality?.rawValue ?? ""),
             ("REACHD_CHANGES", event.changes.map(\.rawValue).joined(separator: ",")),
         ]
         return raw.map { ($0.0, UntrustedText.escaped($0.1, limit: valueLimit)) } + [("PATH", searchPath)]

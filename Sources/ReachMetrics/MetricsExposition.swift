@@ -86,6 +86,8 @@ package enum MetricsExposition {
         set(registry, "reachd_path_constrained", help: "1 when the primary interface is in low-data mode.", to: path.isConstrained ? 1 : 0)
         set(registry, "reachd_path_ipv4_via_nat64", help: "1 when IPv4 destinations are reached through the network's NAT64 (no native IPv4).",
             to: path.ipv4ViaNAT64 == nil ? 0 : 1)
+        set(registry, "reachd_path_link_quality", help: "The primary interface's link quality: 0 unknown, 1 minimal, 2 moderate, 3 good.",
+            to: (path.linkQuality ?? .unknown).level)
         set(registry, "reachd_path_ipv4_via_clat", help: "1 when IPv4 is provided by a CLAT (464XLAT) translating onto the IPv6 uplink.",
             to: path.ipv4ProvidedBy == .clat ? 1 : 0)
         if facts.probing {
@@ -110,6 +112,23 @@ package enum MetricsExposition {
                 to: interface.isExpensive ? 1 : 0)
             set(registry, "reachd_interface_data_stall", device, help: "1 while the interface's TCP traffic is stalled (segments go out, nothing comes back).",
                 to: interface.connectivityCause == .dataStall ? 1 : 0)
+            if let quality = interface.quality {
+                set(registry, "reachd_interface_link_quality", device,
+                    help: "An interface's link quality from its TCP traffic: 0 unknown, 1 minimal, 2 moderate, 3 good.", to: quality.linkQuality.level)
+                if let rtt = quality.rtt {
+                    set(registry, "reachd_interface_rtt_seconds", device, help: "An interface's typical TCP RTT (time-weighted median).", to: Double(rtt) / 1000)
+                }
+                if let minimum = quality.minimumRTT {
+                    set(registry, "reachd_interface_min_rtt_seconds", device, help: "The lowest TCP RTT the kernel measured over an interface.", to: Double(minimum) / 1000)
+                }
+                if let rate = quality.deliveryRate {
+                    set(registry, "reachd_interface_delivery_rate_bits_per_second", device,
+                        help: "An interface's typical TCP delivery rate, from samples that were not app-limited.", to: Double(rate))
+                }
+                if let loss = quality.lossPercent {
+                    set(registry, "reachd_interface_loss_ratio", device, help: "Segments retransmitted over an interface, of those sent.", to: loss / 100)
+                }
+            }
             for prefix in interface.nat64Prefixes ?? [] {
                 set(registry, "reachd_interface_nat64_prefix", device + [("prefix", prefix.description), ("source", prefix.source.rawValue)],
                     help: "A NAT64 prefix the interface's network announced (PREF64 or DNS64); always 1.", to: 1)
@@ -179,4 +198,9 @@ package enum MetricsExposition {
             set(registry, name, [(label, value)], help: help, to: value == current ? 1 : 0)
         }
     }
+}
+
+extension LinkQuality {
+    /// The class as a gauge's value: 0 unknown, 1 minimal, 2 moderate, 3 good.
+    fileprivate var level: Double { rank.map { Double($0 + 1) } ?? 0 }
 }

@@ -175,6 +175,10 @@ private struct JSONBytes {
         appendBool(path.isConstrained)
         appendText(#","isExpensive":"#)
         appendBool(path.isExpensive)
+        if let quality = path.linkQuality {
+            appendText(#","linkQuality":"#)
+            appendString(quality.rawValue)
+        }
         if let prefixes = path.nat64Prefixes {
             appendText(#","nat64Prefixes":["#)
             for (index, prefix) in prefixes.enumerated() {

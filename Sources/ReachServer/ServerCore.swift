@@ -251,6 +251,8 @@ package final class ServerCore {
             update(snapshot: snapshot)
         case let .stalls(stalls):
             services.connectivity.update(stalls: stalls)
+        case let .linkQuality(estimates):
+            services.connectivity.update(linkQuality: estimates)
         case .watchdogDue:
             services.notifier.watchdog()
         case .reloadRequested:

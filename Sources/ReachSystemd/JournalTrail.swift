@@ -31,6 +31,7 @@ package enum JournalTrail {
             ("REACHD_GATEWAY_UNREACHABLE", path.unsatisfiedReason == .gatewayUnreachable ? path.gateways.joined(separator: ",") : ""),
             // Why connectivity is what it is without a probe (dataStall); cleared by the next entry without it.
             ("REACHD_CONNECTIVITY_CAUSE", path.connectivityCause?.rawValue ?? ""),
+            ("REACHD_LINK_QUALITY", path.linkQuality.flatMap { $0 == .unknown ? nil : $0.rawValue } ?? ""),
         ]
         return Logger.Metadata(uniqueKeysWithValues: fields.filter { !$0.1.isEmpty }.map { ($0.0, .string($0.1)) })
     }

@@ -58,6 +58,8 @@ package enum EngineEvent: Sendable {
     /// The interfaces whose TCP traffic is stalled changed: each stalled one, since when and
     /// on what evidence.
     case stalls([Int32: DataStall])
+    /// The link-quality estimates changed: every interface's after a read of the sockets.
+    case linkQuality([Int32: LinkQualityEstimate])
     /// Time to ping the systemd watchdog (only when it asked for pings); pinged from the
     /// loop, so a ping proves the loop alive too.
     case watchdogDue

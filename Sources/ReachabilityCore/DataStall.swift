@@ -29,11 +29,14 @@ package struct TCPSocketSample: Sendable, Hashable {
     package var lost: UInt32
     /// `tcpi_unacked`: segments sent and not yet acknowledged.
     package var unacknowledged: UInt32
+    /// Its RTTs, delivery rate and byte counts: what the link-quality estimates use.
+    package var timing: TCPTiming
 
     /// Creates a sample.
     package init(cookie: UInt64, interfaceIndex: Int32, state: TCPSocketState = .other, destination: IPAddress, uid: UInt32 = 0,
                 segmentsSent: UInt32 = 0, segmentsReceived: UInt32 = 0, retransmitted: UInt32 = 0, lost: UInt32 = 0,
-                unacknowledged: UInt32 = 0) {
+                unacknowledged: UInt32 = 0, timing: TCPTiming = TCPTiming()) {
+        self.timing = timing
         self.cookie = cookie
         self.interfaceIndex = interfaceIndex
         self.state = state

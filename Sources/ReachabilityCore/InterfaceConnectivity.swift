@@ -19,6 +19,9 @@ package struct InterfaceConnectivity: Sendable, Hashable {
     /// The network's DHCP server sent `ANDROID_METERED` (option 43) in the lease the
     /// interface's DHCP client recorded (`DHCPLeases`).
     package var dhcpMetered = false
+    /// What the interface's TCP traffic says of its link (`LinkQualityEstimator`); nil when
+    /// the reads saw nothing to estimate from.
+    package var linkQuality: LinkQualityEstimate?
 
     /// Nothing known yet.
     package init(ipv4: Connectivity = .unknown, ipv6: Connectivity = .unknown, lastChecked: Int? = nil, captivePortal: CaptivePortal? = nil,

@@ -222,6 +222,9 @@ public struct Path: Sendable, Hashable, Codable {
     /// leaves through a CLAT (464XLAT) that translates it onto the IPv6 uplink, the primary
     /// interface. Nil for native IPv4 or none.
     public var ipv4ProvidedBy: IPv4Provider?
+    /// What the primary interface's link can carry, from the host's own TCP traffic
+    /// (NWPath.linkQuality); `unknown` without enough of it, nil from a reachd older than it.
+    public var linkQuality: LinkQuality?
 
     /// Creates a path.
     public init(
@@ -231,8 +234,10 @@ public struct Path: Sendable, Hashable, Codable {
         supportsIPv6: Bool = false, supportsDNS: Bool = false, isExpensive: Bool = false, expensiveReason: ExpensiveReason? = nil,
         isConstrained: Bool = false, connectivity: Connectivity = .unknown, captivePortal: CaptivePortal? = nil,
         connectivityCause: ConnectivityCause? = nil, connectivityCauseSince: Int? = nil, connectivityCauseDestinations: Int? = nil,
-        nat64Prefixes: [NAT64Prefix]? = nil, ipv4ViaNAT64: NAT64Prefix? = nil, ipv4ProvidedBy: IPv4Provider? = nil
+        nat64Prefixes: [NAT64Prefix]? = nil, ipv4ViaNAT64: NAT64Prefix? = nil, ipv4ProvidedBy: IPv4Provider? = nil,
+        linkQuality: LinkQuality? = nil
     ) {
+        self.linkQuality = linkQuality
         self.status = status
         self.unsatisfiedReason = unsatisfiedReason
         self.reachability = reachability
@@ -340,6 +345,9 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
     public var connectivityCauseSince: Int?
     /// How many destinations (IPv4 /24s, IPv6 /64s) a `dataStall` cause rests on.
     public var connectivityCauseDestinations: Int?
+    /// What its TCP traffic says of its link: the class and the estimates behind it; nil
+    /// when the reads saw nothing to estimate from.
+    public var quality: LinkQualityEstimate?
 
     /// Creates an interface description.
     package init(index: Int, name: String, type: InterfaceType, kind: String?, operState: String, up: Bool, carrier: Bool, addresses: [Address], isExpensive: Bool, isConstrained: Bool, ignored: Bool,
@@ -365,5 +373,6 @@ public struct InterfaceDescription: Sendable, Hashable, Codable {
         self.connectivityCause = connectivity.cause
         self.connectivityCauseSince = connectivity.causeSince
         self.connectivityCauseDestinations = connectivity.causeDestinations
+        self.quality = connectivity.linkQuality
     }
 }

@@ -27,6 +27,8 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
     case availableInterfaces
     /// Connectivity (the probes' verdict) or the captive-portal facts changed.
     case connectivity
+    /// The link-quality class changed (not its estimates, which move often).
+    case linkQuality
 
     /// The changes from `old` to `new`; `oldAddresses`/`newAddresses` are the usable
     /// addresses of each side's primary interface. Empty when nothing in the answer changed.
@@ -53,6 +55,7 @@ public enum PathChange: String, Sendable, Hashable, Codable, CaseIterable {
         if old.connectivity != new.connectivity || old.captivePortal != new.captivePortal || old.connectivityCause != new.connectivityCause {
             changes.append(.connectivity)
         }
+        if old.linkQuality != new.linkQuality { changes.append(.linkQuality) }
         return changes
     }
 }

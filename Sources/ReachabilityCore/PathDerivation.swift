@@ -101,7 +101,8 @@ package enum PathDerivation {
             nat64Prefixes: nat64Prefixes,
             // Native IPv4 wins: a dual-stack network's prefix changes nothing for IPv4.
             ipv4ViaNAT64: supportsIPv4 ? nil : nat64Prefixes?.first,
-            ipv4ProvidedBy: ipv4ViaCLAT ? .clat : nil
+            ipv4ProvidedBy: ipv4ViaCLAT ? .clat : nil,
+            linkQuality: status == .satisfied ? facts?.linkQuality?.linkQuality ?? .unknown : .unknown
         )
     }
 

@@ -22,7 +22,7 @@ extension Reachctl {
                 REACHD_PRIMARY, REACHD_PRIMARY_TYPE, REACHD_INTERFACES, REACHD_GATEWAYS, \
                 REACHD_IPV4, REACHD_IPV6, REACHD_DNS, REACHD_EXPENSIVE, REACHD_CONSTRAINED \
                 (yes/no), REACHD_FLAGS, REACHD_CONNECTIVITY, REACHD_CONNECTIVITY_CAUSE, \
-                REACHD_CAPTIVE_PORTAL, REACHD_CHANGES (what changed, comma-separated), \
+                REACHD_CAPTIVE_PORTAL, REACHD_LINK_QUALITY, REACHD_CHANGES (what changed, comma-separated), \
                 REACHD_SEQUENCE and REACHD_INSTANCE; PATH is the system's directories and \
                 nothing else is inherited. Values carry no control characters (they are escaped).
                 The state at start runs the hooks once (REACHD_EVENT=initial). Changes that come \

@@ -46,6 +46,9 @@ extension Reachctl {
             for interface in interfaces {
                 if let portal = interface.captivePortal { printLine("\(shown(interface.name)): portal: \(PortalFormatter.describe(portal))") }
                 if interface.isExpensive { printLine("\(shown(interface.name)): expensive\(ExpenseFormatter.reason(interface.expensiveReason, driver: interface.driver))") }
+                if let quality = interface.quality {
+                    printLine("\(shown(interface.name)): link quality \(quality.linkQuality.rawValue) (\(LinkQualityFormatter.details(quality)))")
+                }
                 if interface.role == .clat { printLine("\(shown(interface.name)): CLAT (464XLAT): provides IPv4, translated onto the IPv6 uplink") }
                 for prefix in interface.nat64Prefixes ?? [] {
                     printLine("\(shown(interface.name)): NAT64 prefix \(prefix) (\(prefix.source.rawValue))")

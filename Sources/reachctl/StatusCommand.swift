@@ -36,12 +36,14 @@ extension Reachctl {
             guard !json else {
                 return printLine(ReachProtocolTools.json(StatusWithTargets(status: reply, targets: targets, lastWake: lastWake), pretty: true))
             }
-            // Since when a gateway is unreachable, and a tethered phone's driver, are in the interface list.
-            let interfaces = reply.path.unsatisfiedReason == .gatewayUnreachable || reply.path.expensiveReason == .tethering
+            // Since when a gateway is unreachable, a tethered phone's driver and the link-quality
+            // estimates are in the interface list.
+            let known = reply.path.linkQuality.map { $0 != .unknown } ?? false
+            let interfaces = reply.path.unsatisfiedReason == .gatewayUnreachable || reply.path.expensiveReason == .tethering || known
                 ? ((try? await client.interfaces()) ?? []) : []
-            let driver = interfaces.first { $0.name == reply.path.primaryInterface }?.driver
+            let primary = interfaces.first { $0.name == reply.path.primaryInterface }
             printLine(StatusFormatter.describe(reply, neighbours: interfaces.flatMap { $0.gateways ?? [] }, targets: targets ?? [],
-                                               primaryDriver: driver, lastWake: lastWake))
+                                               primaryDriver: primary?.driver, primaryQuality: primary?.quality, lastWake: lastWake))
         }
     }
 }
@@ -56,7 +58,7 @@ enum StatusFormatter {
     /// The multi-line summary of `reachctl status`; `neighbours` say since when a failed
     /// gateway has been failed.
     static func describe(_ reply: StatusReply, neighbours: [GatewayNeighbourDescription] = [], targets: [WatchedTargetStatus] = [],
-                         primaryDriver: String? = nil, lastWake: WakeStatus? = nil) -> String {
+                         primaryDriver: String? = nil, primaryQuality: LinkQualityEstimate? = nil, lastWake: WakeStatus? = nil) -> String {
         let path = reply.path
         var lines: [(String, String)] = []
         lines.append(("Reachability", path.reachability.rawValue))
@@ -85,6 +87,7 @@ enum StatusFormatter {
         lines.append(("Connectivity", ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince,
                                                                     destinations: path.connectivityCauseDestinations)))
         if let portal = path.captivePortal { lines.append(("Portal", PortalFormatter.describe(portal))) }
+        if let quality = path.linkQuality { lines.append(("Link quality", LinkQualityFormatter.describe(quality, primaryQuality))) }
         lines.append(("Flags", list(path.flags.names)))
         lines.append(("Available", list(path.availableInterfaces)))
         lines.append(("Sequence", "\(reply.sequence) (instance \(shown(reply.instance)))"))
@@ -128,6 +131,7 @@ enum StatusFormatter {
             text += " " + ConnectivityFormatter.describe(path.connectivity, cause: path.connectivityCause, since: path.connectivityCauseSince,
                                                          destinations: path.connectivityCauseDestinations)
         }
+        if let quality = path.linkQuality, quality != .unknown { text += " quality \(quality.rawValue)" }
         if let changes = reply.changes, !changes.isEmpty {
             text += " [changed: " + changes.map(\.rawValue).joined(separator: ",") + "]"
         }
@@ -193,5 +197,33 @@ enum PortalFormatter {
         if let api = portal.apiURI { parts.append("API \(shown(api))") }
         if let venue = portal.venueInfoURL { parts.append("venue \(shown(venue))") }
         return parts.joined(separator: "; ")
+    }
+}
+
+/// Human-readable link quality: "moderate (RTT 180 ms, 2.1 Mbit/s, 42 samples)".
+enum LinkQualityFormatter {
+    /// The class, with what the estimate says of it when there is one.
+    static func describe(_ quality: LinkQuality, _ estimate: LinkQualityEstimate?) -> String {
+        guard let estimate, quality != .unknown else { return quality.rawValue }
+        return "\(quality.rawValue) (\(details(estimate)))"
+    }
+
+    /// "RTT 180 ms, 2.1 Mbit/s, 0.4 % loss, 42 samples": the values present.
+    static func details(_ estimate: LinkQualityEstimate) -> String {
+        var parts: [String] = []
+        if let rtt = estimate.rtt { parts.append("RTT \(rtt) ms") }
+        if let rate = estimate.deliveryRate { parts.append(self.rate(rate)) }
+        if let loss = estimate.lossPercent, loss > 0 { parts.append("\(loss) % loss") }
+        parts.append("\(estimate.rttSamples) samples")
+        return parts.joined(separator: ", ")
+    }
+
+    /// Bits per second as "64 kbit/s", "2.1 Mbit/s", "940 Mbit/s".
+    static func rate(_ bits: Int) -> String {
+        switch bits {
+        case ..<1_000_000: return "\(bits / 1000) kbit/s"
+        case ..<10_000_000: return "\(Double(bits / 100_000) / 10) Mbit/s"
+        default: return "\(bits / 1_000_000) Mbit/s"
+        }
     }
 }

@@ -5,8 +5,8 @@ import ReachConfiguration
 @testable import ReachDaemon
 import XCTest
 
-/// `StallReads`: the verdicts are handed on only when they change, a failed read changes
-/// nothing, and forgetting says "no stalls" once.
+/// `StallReads`: the verdicts and estimates are handed on only when they change, a failed
+/// read changes nothing, and forgetting says "no stalls" and "no estimates" once.
 final class StallReadsTests: XCTestCase {
     private static func socket(_ cookie: UInt64, sent: UInt32, received: UInt32, retransmitted: UInt32, lost: UInt32, unacked: UInt32) -> TCPSocketSample {
         TCPSocketSample(cookie: cookie, interfaceIndex: 2, state: .other, destination: .v4(192, 0, 2, UInt8(cookie)), uid: 1000,
@@ -26,7 +26,7 @@ final class StallReadsTests: XCTestCase {
         let stalled = [Self.socket(1, sent: 902, received: 700, retransmitted: 3, lost: 12, unacked: 12)]
         let stalledMore = [Self.socket(1, sent: 903, received: 700, retransmitted: 4, lost: 12, unacked: 12)]
         let failed: Result<TCPSocketDiagnostics.Reading, NetlinkError> = .failure(NetlinkError(operation: "sock_diag", libnlCode: 1))
-        let steps: [(String, () -> [Int32: DataStall]?, expected: [Int32: Int]?)] = [
+        let steps: [(String, () -> StallReads.Findings, expected: [Int32: Int]?)] = [
             ("first read: nothing judged yet", { reads.judge(Self.reading(healthy), at: 1, logger: logger) }, nil),
             ("retransmissions without progress: a stall on 2", { reads.judge(Self.reading(stalled), at: 2, logger: logger) }, [2: 2]),
             ("the same stall again: nothing to hand on", { reads.judge(Self.reading(stalledMore), at: 3, logger: logger) }, nil),
@@ -36,7 +36,7 @@ final class StallReadsTests: XCTestCase {
             ("forgotten again: nothing", { reads.forget() }, nil),
         ]
         for (name, step, expected) in steps {
-            XCTAssertEqual(step()?.mapValues(\.since), expected, name)
+            XCTAssertEqual(step().stalls?.mapValues(\.since), expected, name)
         }
     }
 
@@ -58,7 +58,7 @@ final class StallReadsTests: XCTestCase {
         }
         let failed: Result<TCPSocketDiagnostics.Destroyed, NetlinkError>? = .failure(NetlinkError(operation: "recvfrom", libnlCode: 1))
         // (what happens, the verdicts handed on (nil: none), whether the watch is wanted after it)
-        let steps: [(String, () -> [Int32: DataStall]?, expected: [Int32: Int]?, watches: Bool)] = [
+        let steps: [(String, () -> StallReads.Findings, expected: [Int32: Int]?, watches: Bool)] = [
             ("the first read: no stall, no watch", { reads.judge(Self.reading(retrying(0)), at: 0, logger: logger) }, nil, false),
             ("a stall: the watch opens", { reads.judge(Self.reading(retrying(1)), at: 1, logger: logger) }, [2: 1], true),
             ("a SYN given up, destroyed: the stall and the watch stand",
@@ -77,8 +77,30 @@ final class StallReadsTests: XCTestCase {
             ("woke: no stall, no watch", { reads.startAfresh() }, [:], false),
         ]
         for (name, step, expected, watches) in steps {
-            XCTAssertEqual(step()?.mapValues(\.since), expected, name)
+            XCTAssertEqual(step().stalls?.mapValues(\.since), expected, name)
             XCTAssertEqual(reads.watchesDestroyedSockets, watches, name)
         }
+    }
+
+    /// The same reads measure the link: estimates handed on when they change, forgotten once.
+    func testEstimatesAreHandedOnWhenTheyChange() {
+        var reads = StallReads(settings: ReachdConfiguration.Stall())
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let start = ContinuousClock.now
+        /// An upload at 30 ms, 50 Mbit/s: `k` MB acknowledged so far.
+        let upload = { (k: UInt64) in
+            Self.reading([TCPSocketSample(cookie: 1, interfaceIndex: 2, destination: .v4(192, 0, 2, 1), segmentsSent: UInt32(k) * 700,
+                                          timing: TCPTiming(rtt: 30_000, minimumRTT: 29_000, deliveryRate: 6_250_000, bytesAcknowledged: k * 1_000_000))])
+        }
+        var classes: [LinkQuality?] = []
+        for k in 1...4 {
+            let findings = reads.judge(upload(UInt64(k)), at: k, instant: start + .seconds(k), logger: logger)
+            classes.append(findings.linkQuality?[2]?.linkQuality)
+        }
+        XCTAssertEqual(classes, [.unknown, .unknown, .good, .good], "every read changed the estimate (its sample counts)")
+        let idle = reads.judge(upload(4), at: 5, instant: start + .seconds(5), logger: logger)
+        XCTAssertEqual(idle.linkQuality?[2]?.rtt, 30, "nothing new: the estimate fades, its values stand")
+        XCTAssertEqual(reads.forget().linkQuality, [:])
+        XCTAssertNil(reads.forget().linkQuality)
     }
 }

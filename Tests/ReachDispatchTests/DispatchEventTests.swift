@@ -55,7 +55,7 @@ final class DispatchEventTests: XCTestCase {
             "REACHD_GATEWAYS": "10.77.0.1,fd77::1", "REACHD_IPV4": "yes", "REACHD_IPV6": "yes", "REACHD_DNS": "yes",
             "REACHD_EXPENSIVE": "no", "REACHD_CONSTRAINED": "no", "REACHD_FLAGS": "reachable",
             "REACHD_CONNECTIVITY": "full", "REACHD_CONNECTIVITY_CAUSE": "", "REACHD_CAPTIVE_PORTAL": "",
-            "REACHD_CHANGES": "status,gateways", "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "REACHD_LINK_QUALITY": "", "REACHD_CHANGES": "status,gateways", "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         ]
         XCTAssertEqual(variables, expected)
         XCTAssertEqual(HookEnvironment.entries(for: event).last, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")

@@ -288,7 +288,8 @@ private struct StatusReplyGenerator {
             connectivityCauseDestinations: present() ? integer() : nil,
             nat64Prefixes: present() ? list(upTo: 3) { $0.nat64Prefix() } : nil,
             ipv4ViaNAT64: present() ? nat64Prefix() : nil,
-            ipv4ProvidedBy: present() ? pick(IPv4Provider.allCases) : nil
+            ipv4ProvidedBy: present() ? pick(IPv4Provider.allCases) : nil,
+            linkQuality: present() ? pick(LinkQuality.allCases) : nil
         )
     }
 

@@ -74,10 +74,19 @@ final class IDLAgreementTests: XCTestCase {
         primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet, availableInterfaces: ["eth0"], gateways: ["10.0.0.1"],
         supportsIPv4: true, supportsIPv6: true, supportsDNS: true, isExpensive: true, expensiveReason: .networkManager, isConstrained: false,
         connectivity: .full, captivePortal: IDLAgreementTests.fullPortal, connectivityCause: .dataStall, connectivityCauseSince: 2, connectivityCauseDestinations: 3,
-        nat64Prefixes: [IDLAgreementTests.prefix], ipv4ViaNAT64: IDLAgreementTests.prefix, ipv4ProvidedBy: .clat
+        nat64Prefixes: [IDLAgreementTests.prefix], ipv4ViaNAT64: IDLAgreementTests.prefix, ipv4ProvidedBy: .clat, linkQuality: .moderate
     )
 
     private static let prefix = NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!
+    private static let fullQuality = LinkQualityEstimate(
+        linkQuality: .moderate, minimumRTT: 150, rtt: 180, rttSamples: 42, deliveryRate: 2_100_000, rateSamples: 12, lossPercent: 0.5, segments: 900
+    )
+
+    func testLinkQualityMatches() throws {
+        XCTAssertEqual(try enumValues(try fields(ofType: "Path")["linkQuality"]), LinkQuality.allCases.map(\.rawValue))
+        XCTAssertEqual(try enumValues(try fields(ofType: "LinkQualityEstimate")["linkQuality"]), LinkQuality.allCases.map(\.rawValue))
+        XCTAssertEqual(try fields(ofType: "Interface")["quality"], "?LinkQualityEstimate")
+    }
 
     func testNAT64PrefixMatches() throws {
         XCTAssertEqual(try jsonKeys(Self.prefix), Set(try fields(ofType: "NAT64Prefix").keys))
@@ -117,7 +126,9 @@ final class IDLAgreementTests: XCTestCase {
         stalled.role = .clat
         stalled.expensiveReason = .configured
         stalled.driver = "ipheth"
+        stalled.quality = Self.fullQuality
         XCTAssertEqual(try jsonKeys(stalled), Set(try fields(ofType: "Interface").keys))
+        XCTAssertEqual(try jsonKeys(Self.fullQuality), Set(try fields(ofType: "LinkQualityEstimate").keys))
         XCTAssertEqual(try jsonKeys(Self.fullPortal), Set(try fields(ofType: "CaptivePortal").keys))
         XCTAssertEqual(try jsonKeys(address), Set(try fields(ofType: "Address").keys))
     }

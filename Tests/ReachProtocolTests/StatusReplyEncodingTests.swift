@@ -15,7 +15,8 @@ final class StatusReplyEncodingTests: XCTestCase {
         status: .requiresConnection, unsatisfiedReason: .connectionRequired, reachability: .reachableViaWired,
         flags: [.reachable, .connectionRequired, .isDirect, .isWWAN], primaryInterface: "eth0", primaryInterfaceType: .wiredEthernet,
         availableInterfaces: ["eth0", "wlan0", "wwan0"], gateways: ["192.0.2.1", "fe80::1%eth0"], supportsIPv4: true,
-        supportsIPv6: true, supportsDNS: true, isExpensive: true, isConstrained: true, connectivity: .portal, captivePortal: fullPortal
+        supportsIPv6: true, supportsDNS: true, isExpensive: true, isConstrained: true, connectivity: .portal, captivePortal: fullPortal,
+        linkQuality: .moderate
     )
 
     /// Strings that need every kind of escape JSON has, and some that must not be escaped
