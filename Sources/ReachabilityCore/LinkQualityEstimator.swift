@@ -3,9 +3,10 @@
 ///
 /// Each read, diffed with the last by cookie, yields per socket what it measured since:
 /// - a socket that sent and had it acknowledged (`bytesAcknowledged` grew): its `tcpi_rtt`,
-///   its `tcpi_min_rtt`, its delivery rate unless the kernel marks it app-limited (a chat
-///   sending a byte a second measures its RTT, never the link's rate), and its segments sent
-///   and retransmitted;
+///   its `tcpi_min_rtt`, its delivery rate, and its segments sent and retransmitted. A rate
+///   the kernel marks app-limited counts only when it is above the estimate (BBR's rule: the
+///   link carried at least that), so a chat sending a byte a second measures its RTT, never
+///   the link's rate, while a link that got faster is seen to;
 /// - one that only received (a download): its `tcpi_rcv_rtt`, when the kernel updated it
 ///   (it does so only on full-sized segments, so a trickle never counts);
 /// - one seen for the first time: its RTT if it has exchanged data already.
@@ -68,6 +69,7 @@ package struct LinkQualityEstimator: Sendable {
         var rtt: [Double] = []
         var minimumRTT: [Double] = []
         var rate: [Double] = []
+        var appLimitedRate: [Double] = []
         var sent = 0
         var retransmitted = 0
     }
@@ -117,7 +119,13 @@ package struct LinkQualityEstimator: Sendable {
         if timing.bytesAcknowledged > before.timing.bytesAcknowledged, timing.rtt > 0 {
             read.rtt.append(Double(timing.rtt) / 1000)
             if timing.minimumRTT > 0 { read.minimumRTT.append(Double(timing.minimumRTT) / 1000) }
-            if !timing.appLimited, timing.deliveryRate > 0 { read.rate.append(Double(timing.deliveryRate) * 8) }
+            if timing.deliveryRate > 0 {
+                if timing.appLimited {
+                    read.appLimitedRate.append(Double(timing.deliveryRate) * 8)
+                } else {
+                    read.rate.append(Double(timing.deliveryRate) * 8)
+                }
+            }
             read.sent += Int(sample.segmentsSent &- before.segmentsSent)
             read.retransmitted += Int(sample.retransmitted &- before.retransmitted)
         } else if timing.bytesReceived > before.timing.bytesReceived, timing.receiveRTT > 0,
@@ -138,7 +146,8 @@ package struct LinkQualityEstimator: Sendable {
         }
         append(read.rtt, to: &history.rtt, median: true)
         append(read.minimumRTT, to: &history.minimumRTT, median: false)
-        append(read.rate, to: &history.rate, median: true)
+        let estimate = weightedMedian(history.rate, at: time)
+        append(read.rate + read.appLimitedRate.filter { value in estimate.map { value > $0 } ?? false }, to: &history.rate, median: true)
         let decay = fade(time - history.lossTime)
         history.sent = history.sent * decay + Double(read.sent)
         history.retransmitted = history.retransmitted * decay + Double(read.retransmitted)

@@ -211,7 +211,7 @@ enum LinkQualityFormatter {
     /// "RTT 180 ms, 2.1 Mbit/s, 0.4 % loss, 42 samples": the values present.
     static func details(_ estimate: LinkQualityEstimate) -> String {
         var parts: [String] = []
-        if let rtt = estimate.rtt { parts.append("RTT \(rtt) ms") }
+        if let rtt = estimate.rtt { parts.append(rtt == 0 ? "RTT <1 ms" : "RTT \(rtt) ms") }
         if let rate = estimate.deliveryRate { parts.append(self.rate(rate)) }
         if let loss = estimate.lossPercent, loss > 0 { parts.append("\(loss) % loss") }
         parts.append("\(estimate.rttSamples) samples")

@@ -5,6 +5,7 @@
                                reconnecting when cut off
   trickle PORT RATE            accept connections and send each RATE bytes a second, in tenths
   download HOST PORT COUNTFILE read from HOST:PORT, keeping the byte total in COUNTFILE
+  chat HOST PORT               send one byte a second to HOST:PORT (app-limited traffic)
   connect HOSTS PORT COUNTFILE open a new connection every 0.5 s (a page's requests), to each of HOSTS
                                in turn, keeping the number that connected in COUNTFILE
   answer PORT LOGFILE          accept connections, read a request, answer 204 and close; append each
@@ -172,6 +173,13 @@ def get(hosts, port, count_file):
         time.sleep(0.3)
 
 
+def chat(host, port):
+    connection = socket.create_connection((host, port))
+    while True:
+        connection.sendall(b"c")
+        time.sleep(1)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "receive":
@@ -186,6 +194,8 @@ if __name__ == "__main__":
         answer(int(sys.argv[2]), sys.argv[3])
     elif mode == "get":
         get(sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4])
+    elif mode == "chat":
+        chat(sys.argv[2], int(sys.argv[3]))
     elif mode == "download":
         download(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:

@@ -119,6 +119,18 @@ final class LinkQualityTests: XCTestCase {
         XCTAssertEqual(estimate?.rateSamples, 0)
     }
 
+    func testAnAppLimitedRateAboveTheEstimateCounts() {
+        var estimator = LinkQualityEstimator()
+        // A minute at 1 Mbit/s (not app-limited), then the link is fast and the app cannot fill it.
+        var estimate = Self.upload(&estimator, reads: 60, every: 1, rtt: 100, rate: 1_000_000)[2]
+        XCTAssertEqual(estimate?.linkQuality, .moderate)
+        for n in 0..<40 {
+            estimate = Self.upload(&estimator, reads: 1, from: 60 + Double(n), rtt: 1, rate: 13_000_000, appLimited: true, base: 60 + n)[2]
+        }
+        XCTAssertEqual(estimate?.deliveryRate, 13_000_000, "app-limited readings above the estimate: the link carried at least that")
+        XCTAssertEqual(estimate?.linkQuality, .good)
+    }
+
     func testDownloadsMeasureTheReceiverRTT() {
         var estimator = LinkQualityEstimator()
         var last: [Int32: LinkQualityEstimate] = [:]
