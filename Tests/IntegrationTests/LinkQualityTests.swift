@@ -83,6 +83,17 @@ final class LinkQualityIntegrationTests: DaemonTestCase {
             + interfaces.split(separator: "\n").filter { $0.hasPrefix("eth0: link quality") }).joined(separator: "\n")
     }
 
+    /// Every class the subscriber saw on the path during `duration`.
+    private func classes(_ recorder: PathRecorder, for duration: Duration) async throws -> Set<LinkQuality> {
+        let start = ContinuousClock.now
+        var seen: Set<LinkQuality> = []
+        while ContinuousClock.now - start < duration {
+            if let quality = recorder.latest?.linkQuality { seen.insert(quality) }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return seen
+    }
+
     /// eth0's estimate as `reachctl interfaces --json` gives it.
     private func quality(_ daemon: DaemonProcess) -> LinkQualityEstimate? {
         guard let json = try? reachctl(["interfaces", "--socket", daemon.socketPath, "--json"]).stdout,
@@ -134,12 +145,7 @@ final class LinkQualityIntegrationTests: DaemonTestCase {
         XCTAssertTrue(daemon.log.contains("link quality minimal"), "the class change is logged")
 
         try shape("1mbit")
-        let oneMegabit = ContinuousClock.now
-        var seen: Set<LinkQuality> = []
-        while ContinuousClock.now - oneMegabit < .seconds(30) {
-            if let quality = recorder.latest?.linkQuality { seen.insert(quality) }
-            try await Task.sleep(for: .milliseconds(200))
-        }
+        let seen = try await classes(recorder, for: .seconds(30))
         print("1 Mbit/s for 30 s: \(seen.map(\.rawValue).sorted())\n\(views(daemon))\nss -ti: \(ss())")
         XCTAssertFalse(seen.contains(.good), "1 Mbit/s is never good")
 
@@ -176,16 +182,9 @@ final class LinkQualityIntegrationTests: DaemonTestCase {
         _ = try traffic(in: topology.host, ["chat", Self.serverAddress, "9000"])
         let good = await expectPath(recorder, "a chat: good", timeout: 30) { $0.linkQuality == .good }
         XCTAssertNotNil(good)
-        let start = ContinuousClock.now
-        var seen: Set<LinkQuality> = []
-        while ContinuousClock.now - start < .seconds(10) {
-            if let quality = recorder.latest?.linkQuality { seen.insert(quality) }
-            try await Task.sleep(for: .milliseconds(200))
-        }
+        let seen = try await classes(recorder, for: .seconds(10))
         XCTAssertEqual(seen, [.good], "never minimal or moderate")
-        let interfaces = try reachctl(["interfaces", "--socket", daemon.socketPath, "--json"]).stdout
-        let reply = try JSONDecoder().decode(ListInterfacesReply.self, from: Data(interfaces.utf8))
-        let quality = reply.interfaces.first { $0.name == "eth0" }?.quality
+        let quality = quality(daemon)
         XCTAssertNotNil(quality?.rtt)
         XCTAssertNil(quality?.deliveryRate, "an app-limited rate is no estimate")
         XCTAssertEqual(quality?.rateSamples, 0)

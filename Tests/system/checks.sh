@@ -686,16 +686,29 @@ check_lease_renewal() {
     fail "the renewal kept dh0's address" "was $address; lease: $(dh0_lease_lines); $(cx ip -4 -br addr show dev dh0)"
   fi
 }
-check_networkd_dhcp() {
-  apt_install dnsmasq-base || return
+# start_dh0 [OPTION…]: dh0, a veth to gw's gwdh0, with dnsmasq there serving OPTIONs and
+# systemd-networkd as dh0's DHCP client ($DHCP_NETWORK_FILE); stop_dh0 takes it all down.
+start_dh0() {
   step cx ip link add dh0 type veth peer name gwdh0 netns gw || return
   step cx ip -n gw addr add "$DHCP_GATEWAY/24" dev gwdh0
   step cx ip -n gw link set gwdh0 up
-  serve_dhcp --dhcp-option-force=43,ANDROID_METERED
-  step cx ip route del default via "$GATEWAY" dev eth0
+  serve_dhcp "$@"
   step cx mkdir -p "$(dirname "$DHCP_NETWORK_FILE")"
   step cx sh -c "printf '[Match]\nName=dh0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' >$DHCP_NETWORK_FILE"
   expect_ok "systemctl start systemd-networkd ($DHCP_NETWORK_FILE: dh0, DHCP=ipv4)" cx systemctl start systemd-networkd.service
+  return 0
+}
+# Its sockets too: a netlink event would start networkd again.
+stop_dh0() {
+  step cx systemctl stop systemd-networkd.service 'systemd-networkd*.socket'
+  step cx systemctl stop "$DNSMASQ_UNIT"
+  step cx ip link del dh0
+  step cx rm -f "$DHCP_NETWORK_FILE"
+}
+check_networkd_dhcp() {
+  apt_install dnsmasq-base || return
+  step cx ip route del default via "$GATEWAY" dev eth0
+  start_dh0 --dhcp-option-force=43,ANDROID_METERED || return
   expect_expense_after_lease "dnsmasq sends option 43 ANDROID_METERED" "with 43" "yes (dhcp ANDROID_METERED)" views
   # The same network without the option, then with it again: a new lease each time.
   serve_dhcp
@@ -705,12 +718,8 @@ check_networkd_dhcp() {
   step cx networkctl reconfigure dh0
   expect_expense_after_lease "option 43 again, networkctl reconfigure dh0" "with 43" "yes (dhcp ANDROID_METERED)"
   check_lease_renewal
-  # Back to the suite's network: networkd stopped (its sockets too: a netlink event would
-  # start it again), dh0 gone, dnsmasq stopped, eth0's default route back.
-  step cx systemctl stop systemd-networkd.service 'systemd-networkd*.socket'
-  step cx systemctl stop "$DNSMASQ_UNIT"
-  step cx ip link del dh0
-  step cx rm -f "$DHCP_NETWORK_FILE"
+  # Back to the suite's network: networkd and dnsmasq stopped, dh0 gone, eth0's default route back.
+  stop_dh0
   step cx ip route add default via "$GATEWAY" dev eth0
   if wait_until 5 status_is satisfied; then
     pass "networkd stopped, dh0 gone: satisfied over eth0 again" "reachctl: $(reachd_status_lines)"
@@ -1158,14 +1167,8 @@ check_nm_answer_portal() {
 # it; a lease without the option: NO.
 check_nm_answer_dhcp43() {
   if ! cx dpkg -s dnsmasq-base >/dev/null 2>&1; then apt_install dnsmasq-base || return; fi
-  step cx ip link add dh0 type veth peer name gwdh0 netns gw || return
-  step cx ip -n gw addr add "$DHCP_GATEWAY/24" dev gwdh0
-  step cx ip -n gw link set gwdh0 up
-  serve_dhcp --dhcp-option-force=43,ANDROID_METERED
   step cx ip route del default via "$NA_GATEWAY" dev na0
-  step cx mkdir -p "$(dirname "$DHCP_NETWORK_FILE")"
-  step cx sh -c "printf '[Match]\nName=dh0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' >$DHCP_NETWORK_FILE"
-  expect_ok "systemctl start systemd-networkd (dh0, DHCP=ipv4)" cx systemctl start systemd-networkd.service
+  start_dh0 --dhcp-option-force=43,ANDROID_METERED || return
   if wait_until 15 metered_read_is "u 3"; then
     pass "DHCP option 43: the snapd / unattended-upgrades read says GUESS_YES (3)" "lease: $(dh0_lease_lines); reachctl: $(reachd_status_lines)"
   else
@@ -1184,10 +1187,7 @@ check_nm_answer_dhcp43() {
     fail "a lease without option 43: Metered NO (2) again" "$(cx "${NM_METERED_READ[@]}" 2>&1); lease: $(dh0_lease_lines); reachctl: $(reachd_status_lines)"
   fi
   expect_match "a lease without option 43: nmcli device show dh0 says not metered" '^GENERAL\.METERED:no$' nm_device_metered dh0
-  step cx systemctl stop systemd-networkd.service 'systemd-networkd*.socket'
-  step cx systemctl stop "$DNSMASQ_UNIT"
-  step cx ip link del dh0
-  step cx rm -f "$DHCP_NETWORK_FILE"
+  stop_dh0
   step cx ip route add default via "$NA_GATEWAY" dev na0
   wait_until 10 nm_general_is "connected:unknown" || fail "dh0 gone: nmcli connected over na0 again" "$(as_nobody nmcli general 2>&1)"
 }
