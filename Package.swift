@@ -330,6 +330,14 @@ if Context.environment["REACHD_FUZZ"] != nil {
     ]
 }
 
+// One socket read judged with and without the link-quality estimate, for `scripts/bench-quality`
+// only (it sets REACHD_BENCH and builds in .build-bench).
+if Context.environment["REACHD_BENCH"] != nil {
+    package.targets += [
+        .executableTarget(name: "bench-socket-reads", dependencies: ["NetlinkMonitor", "ReachabilityCore"], path: "Tools/bench-socket-reads"),
+    ]
+}
+
 // C2SP/x509-limbo's server cases against the trust evaluation, for `scripts/x509-limbo` only
 // (it sets REACHD_LIMBO and builds in .build-limbo); limbo.json is fetched, never committed.
 if Context.environment["REACHD_LIMBO"] != nil {
