@@ -70,6 +70,16 @@ public struct StatusReply: Codable, Sendable, Hashable {
         self.path = path
         self.changes = changes
     }
+
+    /// Decodes a reply; a change this library does not know (a newer reachd's) is left out,
+    /// so a new kind of change never breaks a client built before it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        sequence = try container.decode(Int.self, forKey: .sequence)
+        instance = try container.decode(String.self, forKey: .instance)
+        path = try container.decode(Path.self, forKey: .path)
+        changes = try container.decodeIfPresent([String].self, forKey: .changes)?.compactMap(PathChange.init(rawValue:))
+    }
 }
 
 /// Reply of `SubscribeSummary`: the few facts of the system-wide path that a desktop's

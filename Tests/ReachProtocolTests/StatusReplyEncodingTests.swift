@@ -178,6 +178,16 @@ final class StatusReplyEncodingTests: XCTestCase {
         }
     }
 
+    /// A newer reachd's change name is left out, never a failed decode.
+    func testUnknownChangesAreLeftOut() throws {
+        let bytes = try VarlinkCoding.encode(StatusReply(sequence: 4, instance: "i", path: Self.fullPath, changes: [.status, .linkQuality]))
+        let text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\"linkQuality\"]", with: "\"somethingNew\"]")
+        XCTAssertTrue(text.contains("somethingNew"), text)
+        let decoded = try VarlinkCoding.decode(StatusReply.self, from: Array(text.utf8))
+        XCTAssertEqual(decoded.changes, [.status])
+        XCTAssertEqual(decoded.path, Self.fullPath)
+    }
+
     func testAppendsToWhatTheBufferHolds() throws {
         let reply = VarlinkReply(parameters: StatusReply(sequence: 1, instance: "i", path: Self.fullPath), continues: true)
         var buffer = ByteBuffer(string: "before\0")
