@@ -8,7 +8,8 @@ import XCTest
 /// Link quality from the host's own TCP traffic on a real kernel: reachd in `host`, a
 /// `router` forwarding to a `server` behind it, the sockets read every second with a
 /// subscriber. The router shapes both directions with `tc tbf` (this kernel has no netem)
-/// and drops packets at random with nftables' `numgen`; the host uploads to the server.
+/// and drops packets at random with nftables' `numgen`, or delays them through a tun delay
+/// line; the host uploads to the server.
 /// The ground truth is what `ss -ti` in the host says of the same socket.
 final class LinkQualityIntegrationTests: DaemonTestCase {
     private static let serverAddress = "10.78.0.2"
@@ -171,6 +172,44 @@ final class LinkQualityIntegrationTests: DaemonTestCase {
         let view = views(daemon)
         print("10 % loss:\n\(view)\nss -ti: \(ss())")
         XCTAssertTrue(view.contains("% loss"), view)
+    }
+
+    /// Added delay without netem: the router sends what it forwards through a user-space delay
+    /// line on a tun device (`delay_line.py`, 300 ms each way, policy routing: what comes in on
+    /// eth0 or srv0 goes to the tun, what comes back out of it is forwarded as usual). A chat
+    /// over that 600 ms path is moderate or worse.
+    func testASixHundredMillisecondPathIsModerateOrWorse() async throws {
+        _ = try traffic(in: server, ["receive", "9000", work + "/received"], serves: true)
+        let ready = Pipe()
+        let line = try Command.launch(
+            ["ip", "netns", "exec", topology.router.name, "python3",
+             Paths.repository.appendingPathComponent("Tests/Fixtures/delay_line.py").path, "dly0", "300"],
+            stdout: ready
+        )
+        addTeardownBlock {
+            guard line.isRunning else { return }
+            kill(line.processIdentifier, SIGKILL)
+            line.waitUntilExit()
+        }
+        XCTAssertTrue(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready"), "the delay line started")
+        for command in [
+            ["sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0"], ["sysctl", "-qw", "net.ipv4.conf.default.rp_filter=0"],
+            ["ip", "link", "set", "dly0", "up"], ["sysctl", "-qw", "net.ipv4.conf.dly0.rp_filter=0"],
+            ["ip", "route", "add", "default", "dev", "dly0", "table", "100"],
+            ["ip", "rule", "add", "iif", "eth0", "lookup", "100"], ["ip", "rule", "add", "iif", "srv0", "lookup", "100"],
+        ] {
+            _ = try topology.router.exec(command)
+        }
+        let (daemon, recorder) = try startWatched()
+        _ = await expectPath(recorder, "satisfied") { $0.status == .satisfied }
+        _ = try traffic(in: topology.host, ["chat", Self.serverAddress, "9000"])
+        let slow = await expectPath(recorder, "600 ms: moderate or worse", timeout: 30) { $0.linkQuality == .moderate || $0.linkQuality == .minimal }
+        XCTAssertNotNil(slow)
+        let rtt = quality(daemon)?.rtt ?? 0
+        XCTAssertGreaterThanOrEqual(rtt, 550, "the RTT shows the delay line")
+        let seen = try await classes(recorder, for: .seconds(5))
+        XCTAssertFalse(seen.contains(.good), "never good over 600 ms")
+        print("600 ms delay line:\n\(views(daemon))\nss -ti: \(ss())")
     }
 
     /// A chat sending a byte a second is app-limited: its RTT is measured, its rate never
