@@ -212,6 +212,38 @@ final class LinkQualityIntegrationTests: DaemonTestCase {
         print("600 ms delay line:\n\(views(daemon))\nss -ti: \(ss())")
     }
 
+    /// Nobody listening any more: the reads stop, the estimates are forgotten (the path says
+    /// `unknown`, no interface has a `quality`), and reachd makes no system call in 10 s.
+    func testWithNobodyListeningTheClassIsUnknownAndReachdIdle() async throws {
+        guard Command.exists("strace") else { return XCTFail("strace is needed (scripts/bootstrap --test installs it)") }
+        _ = try traffic(in: server, ["receive", "9000", work + "/received"], serves: true)
+        let configuration = work + "/reachd.toml"
+        try "[stall]\npoll-interval = 1\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let (daemon, client) = try startDaemon(extraArguments: ["--config", configuration])
+        var recorder: PathRecorder? = PathRecorder(client: client)
+        _ = try traffic(in: topology.host, ["chat", Self.serverAddress, "9000"])
+        _ = await expectPath(recorder!, "a chat: good", timeout: 30) { $0.linkQuality == .good }
+        recorder = nil
+        // The subscriber's connection closes, the engine hears nobody listens and forgets.
+        var status: StatusReply?
+        for _ in 0..<50 {
+            status = try await client.status()
+            if status?.path.linkQuality == .unknown { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTAssertEqual(status?.path.linkQuality, .unknown, "nobody listens: unknown")
+        XCTAssertNil(quality(daemon), "no estimate without the reads")
+        try await Task.sleep(for: .seconds(3))
+        let trace = try temporaryDirectory("reachd-strace") + "/strace.out"
+        // The test runner's children start with SIGINT blocked: unblocked, timeout's SIGINT makes strace detach and write.
+        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])"
+        _ = try runCommand(["python3", "-c", unblocked, "timeout", "-s", "INT", "10",
+                            "strace", "-f", "-qq", "-o", trace, "-p", "\(daemon.process.processIdentifier)"], allowFailure: true)
+        let calls = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")
+            .filter { !$0.isEmpty && !$0.contains("<unfinished ...>") && !$0.contains("<detached ...>") }
+        XCTAssertEqual(calls.count, 0, "system calls with nobody listening:\n\(calls.prefix(20).joined(separator: "\n"))")
+    }
+
     /// A chat sending a byte a second is app-limited: its RTT is measured, its rate never
     /// counted, and the link never reads as slow.
     func testAppLimitedTrafficNeverReadsAsASlowLink() async throws {
