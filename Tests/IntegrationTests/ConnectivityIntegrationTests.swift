@@ -367,18 +367,7 @@ final class ConnectivityIntegrationTests: DaemonTestCase {
         // And the last round's deadlines (name 5 s, check 2 s): NIO cancels a timer without
         // disarming its timerfd, so each may still wake the loop once, then never again.
         try await Task.sleep(for: .milliseconds(5500))
-        // Not in a directory reachd watches (its socket's, its configuration's): writing
-        // the trace would wake it.
-        let trace = try temporaryDirectory("reachd-strace") + "/strace.out"
-        // The test runner's children start with SIGINT and SIGTERM blocked: unblock them so
-        // timeout's SIGINT makes strace detach and write what it saw.
-        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])"
-        _ = try runCommand(["python3", "-c", unblocked, "timeout", "-s", "INT", "10",
-                            "strace", "-f", "-qq", "-o", trace, "-p", "\(daemon.process.processIdentifier)"], allowFailure: true)
-        let calls = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")
-            // What each thread was blocked in when strace attached (never resumed), and the
-            // detach, are not calls; a "resumed" line is one that returned: a wakeup.
-            .filter { !$0.isEmpty && !$0.contains("<unfinished ...>") && !$0.contains("<detached ...>") }
+        let calls = try systemCalls(of: daemon)
         XCTAssertEqual(calls.count, 0, "system calls of an idle, validated reachd:\n\(calls.prefix(20).joined(separator: "\n"))")
     }
 }

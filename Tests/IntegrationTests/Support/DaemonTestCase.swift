@@ -28,6 +28,22 @@ class DaemonTestCase: XCTestCase {
         return (daemon, ReachabilityClient(socketPath: daemon.socketPath))
     }
 
+    /// The system calls `daemon` makes in the next `seconds` (`strace -f`), one line each.
+    func systemCalls(of daemon: DaemonProcess, for seconds: Int = 10) throws -> [Substring] {
+        // Not in a directory reachd watches (its socket's, its configuration's): writing
+        // the trace would wake it.
+        let trace = try temporaryDirectory("reachd-strace") + "/strace.out"
+        // The test runner's children start with SIGINT and SIGTERM blocked: unblock them so
+        // timeout's SIGINT makes strace detach and write what it saw.
+        let unblocked = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); os.execvp(sys.argv[1], sys.argv[1:])"
+        _ = try runCommand(["python3", "-c", unblocked, "timeout", "-s", "INT", "\(seconds)",
+                            "strace", "-f", "-qq", "-o", trace, "-p", "\(daemon.process.processIdentifier)"], allowFailure: true)
+        return ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")
+            // What each thread was blocked in when strace attached (never resumed), and the
+            // detach, are not calls; a "resumed" line is one that returned: a wakeup.
+            .filter { !$0.isEmpty && !$0.contains("<unfinished ...>") && !$0.contains("<detached ...>") }
+    }
+
     /// Waits for the recorder's latest path to satisfy `predicate`; fails the test if it never does.
     func expectPath(_ recorder: PathRecorder, _ what: String, timeout: TimeInterval = 5,
                     file: StaticString = #filePath, line: UInt = #line, _ predicate: (Path) -> Bool) async -> Path? {
