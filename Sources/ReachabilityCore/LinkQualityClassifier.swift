@@ -13,6 +13,10 @@ package enum LinkQualityClassifier {
         package var moderate: Double
         /// Whether a higher value is worse (RTT, loss) or better (rate).
         package var higherIsWorse: Bool
+        /// How far past a bound a value must be before the class gets better, in the value's
+        /// own unit; nil: by `margin`, a ratio. A signal in dBm is negative and logarithmic,
+        /// so its margin is a step.
+        package var step: Double? = nil
     }
 
     /// Typical RTT, in milliseconds: Chromium's transport-RTT bounds for 2G and 3G.
@@ -23,6 +27,22 @@ package enum LinkQualityClassifier {
     package static let loss = Bounds(minimal: 15, moderate: 3, higherIsWorse: true)
     /// How far past a bound an estimate must be before the class gets better: a quarter.
     package static let margin = 1.25
+    /// A Wi-Fi station's signal, in dBm: under -88 (6 dB below 802.11's minimum sensitivity
+    /// for 6 Mbit/s, -82 dBm, where only the slowest rates get through), minimal; under -80
+    /// (past the 6 and 9 Mbit/s sensitivities: even the lowest OFDM rates lose a tenth of their
+    /// frames), moderate. Better only 5 dB past the bound.
+    package static let signal = Bounds(minimal: -88, moderate: -80, higherIsWorse: false, step: 5)
+    /// What a radio carries of its bit rate at best: half (802.11's overhead and acknowledgements);
+    /// that share goes through `rate`'s bounds.
+    package static let radioShare = 0.5
+
+    /// The classes a station's radio allows (`previous` for hysteresis): its signal's, and its
+    /// transmit bit rate's share's; `.unknown` for what it does not report. The radio only lowers
+    /// an interface's class (docs/link-quality.md): it makes no class of its own.
+    package static func radio(_ station: WirelessStation, previous: (signal: LinkQuality, rate: LinkQuality)) -> (signal: LinkQuality, rate: LinkQuality) {
+        (signal: station.signal.map { classify(Double($0), signal, previous: previous.signal) } ?? .unknown,
+         rate: station.transmitBitRate.map { classify(Double($0) * radioShare, rate, previous: previous.rate) } ?? .unknown)
+    }
 
     /// The class `value` makes under `bounds`, given the class it made before (`previous`,
     /// `.unknown` when none): worse at once, better only past the bound by `margin`.
@@ -30,7 +50,12 @@ package enum LinkQualityClassifier {
         let raw = plain(value, bounds)
         guard let was = previous.rank, let now = raw.rank, now > was else { return raw }
         // Better than before: judged again on the value made worse by the margin.
-        let held = plain(bounds.higherIsWorse ? value * margin : value / margin, bounds)
+        let held: LinkQuality
+        if let step = bounds.step {
+            held = plain(bounds.higherIsWorse ? value + step : value - step, bounds)
+        } else {
+            held = plain(bounds.higherIsWorse ? value * margin : value / margin, bounds)
+        }
         return (held.rank ?? was) > was ? held : previous
     }
 

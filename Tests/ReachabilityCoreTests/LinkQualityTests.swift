@@ -44,6 +44,31 @@ final class LinkQualityTests: XCTestCase {
         XCTAssertEqual(LinkQualityClassifier.worst([.minimal, .good]), .minimal)
     }
 
+    /// The radio term: a station's signal (dBm, 5 dB of hysteresis) and half its transmit bit
+    /// rate through the rate's bounds; what the driver leaves out is unknown.
+    func testRadioClasses() {
+        typealias Row = (station: WirelessStation, previous: (LinkQuality, LinkQuality), expected: (LinkQuality, LinkQuality), why: String)
+        let rows: [Row] = [
+            (WirelessStation(signal: -45, transmitBitRate: 866_700_000), (.unknown, .unknown), (.good, .good), "next to the access point"),
+            (WirelessStation(signal: -80, transmitBitRate: 54_000_000), (.unknown, .unknown), (.good, .good), "-80 dBm is the bound, not past it"),
+            (WirelessStation(signal: -81, transmitBitRate: 6_000_000), (.unknown, .unknown), (.moderate, .good), "under -80: moderate; 6 Mbit/s carries 3"),
+            (WirelessStation(signal: -89, transmitBitRate: 1_000_000), (.unknown, .unknown), (.minimal, .moderate), "the edge: 1 Mbit/s carries 500 kbit/s"),
+            (WirelessStation(signal: -90, transmitBitRate: 200_000), (.good, .good), (.minimal, .minimal), "worse at once"),
+            (WirelessStation(signal: -77, transmitBitRate: nil), (.moderate, .unknown), (.moderate, .unknown), "3 dB better: held"),
+            (WirelessStation(signal: -76, transmitBitRate: nil), (.moderate, .unknown), (.moderate, .unknown), "-76 - 5 = -81: still held"),
+            (WirelessStation(signal: -75, transmitBitRate: nil), (.moderate, .unknown), (.good, .unknown), "5 dB past the bound"),
+            (WirelessStation(signal: -84, transmitBitRate: nil), (.minimal, .unknown), (.minimal, .unknown), "-84 - 5 = -89: held"),
+            (WirelessStation(signal: -82, transmitBitRate: nil), (.minimal, .unknown), (.moderate, .unknown), "past the step: one class"),
+            (WirelessStation(signal: nil, transmitBitRate: 2_000_000), (.unknown, .moderate), (.unknown, .moderate), "1 Mbit/s, within the rate's margin"),
+            (WirelessStation(), (.good, .good), (.unknown, .unknown), "nothing reported: no radio term"),
+        ]
+        for row in rows {
+            let classes = LinkQualityClassifier.radio(row.station, previous: (signal: row.previous.0, rate: row.previous.1))
+            XCTAssertEqual(classes.signal, row.expected.0, "signal: \(row.why)")
+            XCTAssertEqual(classes.rate, row.expected.1, "rate: \(row.why)")
+        }
+    }
+
     // MARK: Estimator
 
     /// One socket's counters at one read: on eth0 (2) unless told.
