@@ -58,7 +58,7 @@ let package = Package(
         .systemLibrary(
             name: "CNetlink",
             pkgConfig: "libnl-route-3.0",
-            providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
+            providers: [.apt(["libnl-3-dev", "libnl-route-3-dev", "libnl-genl-3-dev"])]
         ),
         .systemLibrary(
             name: "CSystemd",

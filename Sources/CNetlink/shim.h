@@ -1,7 +1,7 @@
 #ifndef REACHD_CNETLINK_SHIM_H
 #define REACHD_CNETLINK_SHIM_H
-// libnl-3 (sockets, messages, attributes, objects) and libnl-route-3 (link, address,
-// route and neighbour objects), plus the kernel headers for the structs and constants Swift reads.
+// libnl-3 (sockets, messages, attributes, objects), libnl-route-3 (link, address,
+// route and neighbour objects) and libnl-genl-3 (generic netlink: nl80211), plus the kernel headers for the structs and constants Swift reads.
 #include <netlink/netlink.h>
 #include <netlink/errno.h>
 #include <netlink/socket.h>
@@ -15,10 +15,14 @@
 #include <netlink/route/neighbour.h>
 #include <netlink/route/nexthop.h>
 #include <netlink/route/link/vxlan.h>
+#include <netlink/genl/genl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
+#include <linux/genetlink.h>
+// nl80211: a Wi-Fi station's signal and bit rate.
+#include <linux/nl80211.h>
 // sock_diag: the TCP sockets' state (inet_diag_req_v2, inet_diag_msg, tcp_info).
 #include <linux/sock_diag.h>
 #include <linux/inet_diag.h>

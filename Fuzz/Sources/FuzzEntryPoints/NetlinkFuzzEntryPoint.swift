@@ -13,7 +13,8 @@ import ReachabilityCore
 /// `FIBLookup.interpret` as if it answered a lookup; the state's snapshot is derived into
 /// a path at the end, as the engine would publish it. Each message is also decoded as a
 /// sock_diag dump or destroy record (`TCPSocketDiagnostics.sample`), the IPv4 and IPv6
-/// addresses the seeds use being interfaces' own.
+/// addresses the seeds use being interfaces' own, and as generic netlink: an nl80211
+/// station record (`WirelessStationInfo.parse`) and the controller's family answer.
 package enum NetlinkFuzzEntryPoint {
 
     /// Runs one datagram's worth of bytes.
@@ -33,6 +34,8 @@ package enum NetlinkFuzzEntryPoint {
             state.apply(MessageParser.parse(message)) { _ in DeviceFacts() }
             _ = FIBLookup.interpret(message)
             _ = TCPSocketDiagnostics.sample(message, owners: owners)
+            _ = WirelessStationInfo.parse(message)
+            _ = WirelessStationInfo.familyIdentifier(message)
             header = nlmsg_next(header, &remaining)
         }
         _ = PathDerivation.derive(state.snapshot())
