@@ -34,6 +34,8 @@ protocol KernelView: AnyObject {
     /// Opens a watch on the TCP sockets the kernel destroys (sock_diag's destroy broadcast);
     /// closed when released.
     func openDestroyWatch() throws(NetlinkError) -> any DestroyedSocketWatch
+    /// A Wi-Fi interface's station (nl80211): its signal and transmit bit rate; nil when not associated.
+    func readStation(interfaceIndex: Int32) throws(NetlinkError) -> WirelessStation?
     /// Applies the held RA options now due and drops lapsed NAT64 prefixes; whether the tracked state changed.
     func releaseHeldAnnouncements(now: ContinuousClock.Instant) -> Bool
     /// Adds a NAT64 prefix learnt for `link` (nil lifetime: until withdrawn or the link goes
@@ -57,6 +59,9 @@ extension KernelView {
     }
     func openDestroyWatch() throws(NetlinkError) -> any DestroyedSocketWatch {
         try TCPSocketDiagnostics.DestroyWatch()
+    }
+    func readStation(interfaceIndex: Int32) throws(NetlinkError) -> WirelessStation? {
+        try WirelessStationInfo.read(interfaceIndex: interfaceIndex)
     }
 }
 

@@ -345,7 +345,13 @@ package final class ReachabilityEngine {
             let destroyed = destroyWatch.map { watch in
                 Result { () throws(NetlinkError) in try watch.drain(addresses: addresses, limit: limit) }
             }
-            deliver(stallReads.judge(read, destroyed: destroyed, at: Int(time(nil)), instant: now, logger: logger), in: &turn)
+            // The radio of each Wi-Fi interface the sockets use, read beside them (nl80211).
+            let wireless = Set(snapshot.links.values.lazy.filter { $0.device.isWireless && $0.isUp }.map(\.index))
+            var stations: [Int32: Result<WirelessStation?, NetlinkError>] = [:]
+            for index in stallReads.stationsToRead(read, wireless: wireless) {
+                stations[index] = Result { () throws(NetlinkError) in try monitor.readStation(interfaceIndex: index) }
+            }
+            deliver(stallReads.judge(read, destroyed: destroyed, stations: stations, at: Int(time(nil)), instant: now, logger: logger), in: &turn)
             followDestroyWatch()
         case .forgetSockets:
             deliver(stallReads.forget(), in: &turn)

@@ -4,8 +4,8 @@ import ReachabilityCore
 import ReachConfiguration
 
 /// What the engine's reads of the TCP sockets mean: each read judged by `DataStallDetector`
-/// and measured by `LinkQualityEstimator`, the verdicts and estimates handed on only when they
-/// changed, a failing or truncated read logged once.
+/// and measured by `LinkQualityEstimator` (with the Wi-Fi stations read beside it), the
+/// verdicts and estimates handed on only when they changed, a failing or truncated read logged once.
 /// Also whether the sockets destroyed between reads are watched (`watchesDestroyedSockets`:
 /// while a stall stands, so a connection that answers and closes between two reads clears
 /// it). Pure but for the log; the engine reads, and opens and closes the watch.
@@ -19,7 +19,7 @@ struct StallReads {
     /// The first read's instant: the estimator's clock counts seconds from it.
     private var origin: ContinuousClock.Instant?
     /// What the log already said: once at warning, as a sandbox refusing sock_diag refuses every read.
-    private var reported: (failure: Bool, skipped: Bool) = (false, false)
+    private var reported: (failure: Bool, skipped: Bool, station: Bool) = (false, false, false)
     /// The same for the destroy watch: it could not be opened or read, it overflowed, it had more than a read's limit.
     private var reportedWatch: (failure: Bool, overflow: Bool, limit: Bool) = (false, false, false)
 
@@ -41,13 +41,21 @@ struct StallReads {
         var linkQuality: [Int32: LinkQualityEstimate]?
     }
 
+    /// Which of `wireless` (the Wi-Fi interfaces that are up) a read's sockets use: the ones
+    /// whose station is worth reading with it (`judge`'s `stations`), none when nobody sends.
+    func stationsToRead(_ read: Result<TCPSocketDiagnostics.Reading, NetlinkError>, wireless: Set<Int32>) -> Set<Int32> {
+        guard !wireless.isEmpty, case let .success(reading) = read else { return [] }
+        return Set(reading.samples.lazy.map(\.interfaceIndex).filter(wireless.contains))
+    }
+
     /// Judges one read of the sockets (`KernelView.readSockets`, at most `settings.socketLimit`)
     /// made at `now` (seconds since the epoch; `instant` on the monotonic clock), with what the
-    /// destroy watch drained after it (nil: not watched). A failed or overflowed drain is
-    /// unknown, not evidence: the read is judged on what the drain did return.
+    /// destroy watch drained after it (nil: not watched) and the Wi-Fi stations read beside it
+    /// (`stationsToRead`). A failed or overflowed drain is unknown, not evidence: the read is
+    /// judged on what the drain did return; a station that cannot be read has no radio term.
     mutating func judge(
         _ read: Result<TCPSocketDiagnostics.Reading, NetlinkError>, destroyed: Result<TCPSocketDiagnostics.Destroyed, NetlinkError>? = nil,
-        at now: Int, instant: ContinuousClock.Instant = .now, logger: Logger
+        stations: [Int32: Result<WirelessStation?, NetlinkError>] = [:], at now: Int, instant: ContinuousClock.Instant = .now, logger: Logger
     ) -> Findings {
         let reading: TCPSocketDiagnostics.Reading
         switch read {
@@ -66,7 +74,17 @@ struct StallReads {
         let origin = origin ?? instant
         self.origin = origin
         let elapsed = (instant - origin).components
-        let quality = estimator.poll(reading.samples, at: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+        var radios: [Int32: WirelessStation] = [:]
+        for (index, station) in stations {
+            switch station {
+            case let .success(station?): radios[index] = station
+            case .success(nil): break  // not associated
+            case let .failure(error):
+                logger.log(level: reported.station ? .debug : .warning, "cannot read the Wi-Fi station of interface \(index): \(error); its class has no radio term")
+                reported.station = true
+            }
+        }
+        let quality = estimator.poll(reading.samples, stations: radios, at: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
         return changed(stalls, quality)
     }
 

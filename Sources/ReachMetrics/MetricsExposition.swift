@@ -128,6 +128,13 @@ package enum MetricsExposition {
                 if let loss = quality.lossPercent {
                     set(registry, "reachd_interface_loss_ratio", device, help: "Segments retransmitted over an interface, of those sent.", to: loss / 100)
                 }
+                if let signal = quality.signal {
+                    set(registry, "reachd_interface_wifi_signal_dbm", device, help: "A Wi-Fi interface's signal from its access point, in dBm.", to: Double(signal))
+                }
+                if let bitRate = quality.transmitBitRate {
+                    set(registry, "reachd_interface_wifi_bitrate_bits_per_second", device,
+                        help: "A Wi-Fi interface's transmit bit rate to its access point.", to: Double(bitRate))
+                }
             }
             for prefix in interface.nat64Prefixes ?? [] {
                 set(registry, "reachd_interface_nat64_prefix", device + [("prefix", prefix.description), ("source", prefix.source.rawValue)],

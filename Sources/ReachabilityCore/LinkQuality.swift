@@ -44,10 +44,15 @@ public struct LinkQualityEstimate: Sendable, Hashable, Codable {
     public var lossPercent: Double?
     /// The segments sent that the loss rate rests on (time-weighted).
     public var segments: Int
+    /// A Wi-Fi interface's signal from its access point, in dBm (nl80211's station info);
+    /// nil for a wired or tunnel interface.
+    public var signal: Int?
+    /// A Wi-Fi interface's transmit bit rate to its access point, in bits per second.
+    public var transmitBitRate: Int?
 
     /// Creates an estimate.
     public init(linkQuality: LinkQuality, minimumRTT: Int? = nil, rtt: Int? = nil, rttSamples: Int = 0, deliveryRate: Int? = nil,
-                rateSamples: Int = 0, lossPercent: Double? = nil, segments: Int = 0) {
+                rateSamples: Int = 0, lossPercent: Double? = nil, segments: Int = 0, signal: Int? = nil, transmitBitRate: Int? = nil) {
         self.linkQuality = linkQuality
         self.minimumRTT = minimumRTT
         self.rtt = rtt
@@ -56,6 +61,8 @@ public struct LinkQualityEstimate: Sendable, Hashable, Codable {
         self.rateSamples = rateSamples
         self.lossPercent = lossPercent
         self.segments = segments
+        self.signal = signal
+        self.transmitBitRate = transmitBitRate
     }
 }
 

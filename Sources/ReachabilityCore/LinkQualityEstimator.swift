@@ -15,7 +15,8 @@
 /// read does not wipe out the history). Observations fade with a half-life
 /// (`Settings.halfLife`); an estimate needs their weight to reach `Settings.minimumWeight`
 /// (about three recent readings), so an idle interface's estimate ages out instead of standing.
-/// The RTT makes the class; the rate and the loss can only lower it. Memory is bounded: `Settings.history` observations per interface and estimate, and the
+/// The RTT makes the class; the rate, the loss and a Wi-Fi station's radio
+/// (`LinkQualityClassifier.radio`, from the station read with the sockets) can only lower it. Memory is bounded: `Settings.history` observations per interface and estimate, and the
 /// previous read's counters per socket.
 package struct LinkQualityEstimator: Sendable {
     /// The rule's constants.
@@ -62,6 +63,8 @@ package struct LinkQualityEstimator: Sendable {
         var rtt = LinkQuality.unknown
         var rate = LinkQuality.unknown
         var loss = LinkQuality.unknown
+        var signal = LinkQuality.unknown
+        var radioRate = LinkQuality.unknown
     }
 
     /// What one read measured on one interface.
@@ -84,9 +87,12 @@ package struct LinkQualityEstimator: Sendable {
         self.settings = settings
     }
 
-    /// Takes one read of the sockets at `time` (seconds) and returns every interface's
-    /// estimate after it; an interface with nothing left to estimate from drops out.
-    package mutating func poll(_ samples: [TCPSocketSample], at time: Double) -> [Int32: LinkQualityEstimate] {
+    /// Takes one read of the sockets at `time` (seconds), with the Wi-Fi stations read beside
+    /// it by interface, and returns every interface's estimate after it; an interface with
+    /// nothing left to estimate from drops out. A station counts only for the read it came with.
+    package mutating func poll(
+        _ samples: [TCPSocketSample], stations: [Int32: WirelessStation] = [:], at time: Double
+    ) -> [Int32: LinkQualityEstimate] {
         var reads: [Int32: Read] = [:]
         var current: [UInt64: TCPSocketSample] = [:]
         current.reserveCapacity(samples.count)
@@ -98,7 +104,7 @@ package struct LinkQualityEstimator: Sendable {
         for (index, read) in reads { record(read, on: index, at: time) }
         var estimates: [Int32: LinkQualityEstimate] = [:]
         for index in Array(histories.keys) {
-            if let estimate = estimate(index, at: time) { estimates[index] = estimate }
+            if let estimate = estimate(index, station: stations[index], at: time) { estimates[index] = estimate }
         }
         return estimates
     }
@@ -156,7 +162,7 @@ package struct LinkQualityEstimator: Sendable {
     }
 
     /// The interface's estimate at `time`; nil (and forgotten) once nothing is left to estimate from.
-    private mutating func estimate(_ index: Int32, at time: Double) -> LinkQualityEstimate? {
+    private mutating func estimate(_ index: Int32, station: WirelessStation?, at time: Double) -> LinkQualityEstimate? {
         guard var history = histories[index] else { return nil }
         // An observation weighing a sixteenth of what it did (four half-lives) is gone.
         for keyPath in [\History.rtt, \History.minimumRTT, \History.rate] {
@@ -187,10 +193,16 @@ package struct LinkQualityEstimator: Sendable {
             estimate.lossPercent = (percent * 10).rounded() / 10
             classes.loss = LinkQualityClassifier.classify(percent, LinkQualityClassifier.loss, previous: history.classes.loss)
         }
+        if let station {
+            estimate.signal = station.signal
+            estimate.transmitBitRate = station.transmitBitRate
+            (classes.signal, classes.radioRate) = LinkQualityClassifier.radio(station, previous: (history.classes.signal, history.classes.radioRate))
+        }
         history.classes = classes
         histories[index] = history
-        // The RTT makes a class; the rate and the loss can only lower it.
-        estimate.linkQuality = classes.rtt == .unknown ? .unknown : LinkQualityClassifier.worst([classes.rtt, classes.rate, classes.loss])
+        // The RTT makes a class; the rate, the loss and the radio can only lower it.
+        estimate.linkQuality = classes.rtt == .unknown
+            ? .unknown : LinkQualityClassifier.worst([classes.rtt, classes.rate, classes.loss, classes.signal, classes.radioRate])
         return estimate
     }
 

@@ -208,13 +208,19 @@ enum LinkQualityFormatter {
         return "\(quality.rawValue) (\(details(estimate)))"
     }
 
-    /// "RTT 180 ms, 2.1 Mbit/s, 0.4 % loss, 42 samples": the values present.
+    /// "RTT 180 ms, 2.1 Mbit/s, 0.4 % loss, 42 samples, signal -67 dBm at 144 Mbit/s": the values present.
     static func details(_ estimate: LinkQualityEstimate) -> String {
         var parts: [String] = []
         if let rtt = estimate.rtt { parts.append(rtt == 0 ? "RTT <1 ms" : "RTT \(rtt) ms") }
         if let rate = estimate.deliveryRate { parts.append(self.rate(rate)) }
         if let loss = estimate.lossPercent, loss > 0 { parts.append("\(loss) % loss") }
         parts.append("\(estimate.rttSamples) samples")
+        switch (estimate.signal, estimate.transmitBitRate) {
+        case let (signal?, bitRate?): parts.append("signal \(signal) dBm at \(self.rate(bitRate))")
+        case let (signal?, nil): parts.append("signal \(signal) dBm")
+        case let (nil, bitRate?): parts.append("radio at \(self.rate(bitRate))")
+        case (nil, nil): break
+        }
         return parts.joined(separator: ", ")
     }
 

@@ -9,6 +9,7 @@ import Synchronization
 import SystemPackage
 import TestSupport
 import XCTest
+import ReachConfiguration
 import ReachTargets
 
 
@@ -215,10 +216,11 @@ private final class ScriptedKernel: KernelView, Sendable {
 }
 
 /// An engine running its loop on a thread of its own, recording what it publishes.
-private final class EngineRun: Sendable {
+final class EngineRun: Sendable {
     private struct Record {
         var snapshots: [NetworkSnapshot] = []
         var times: [ContinuousClock.Instant] = []
+        var linkQuality: [[Int32: LinkQualityEstimate]] = []
     }
 
     /// What the engine's thread writes and the test reads.
@@ -240,14 +242,17 @@ private final class EngineRun: Sendable {
 
     /// - Parameter beforeTheLoop: runs once the engine exists, before its loop first polls,
     ///   so everything it queues is seen by one wake-up.
-    init(kernel: ScriptedKernel, directory: String, beforeTheLoop: (EngineMailbox) -> Void = { _ in }) throws {
+    init(
+        kernel: some KernelView & Sendable, directory: String, stall: ReachdConfiguration.Stall = ReachdConfiguration.Stall(),
+        beforeTheLoop: (EngineMailbox) -> Void = { _ in }
+    ) throws {
         let logger = Logger(label: "engine-test")
         let resolver = ResolverWatcher(
             resolvConfPath: directory + "/resolv.conf", resolvedUpstreamPath: directory + "/upstream.conf", logger: logger
         )
         // A signal nobody sends: the engine polls its descriptor like reachd's.
         let signals = try SignalDescriptor([SIGUSR2])
-        let handoff = Handoff(try ReachabilityEngine(kernel: kernel, resolver: resolver, signals: signals, logger: logger))
+        let handoff = Handoff(try ReachabilityEngine(kernel: kernel, resolver: resolver, signals: signals, logger: logger, stall: stall))
         mailbox = handoff.engine.mailbox
         firstSnapshot = handoff.engine.snapshot
         let record = self.record
@@ -255,10 +260,16 @@ private final class EngineRun: Sendable {
         beforeTheLoop(mailbox)
         Thread.detachNewThread {
             let deliver = { (event: EngineEvent) in
-                guard case let .snapshot(snapshot) = event else { return }
-                record.state.withLock {
-                    $0.snapshots.append(snapshot)
-                    $0.times.append(.now)
+                switch event {
+                case let .snapshot(snapshot):
+                    record.state.withLock {
+                        $0.snapshots.append(snapshot)
+                        $0.times.append(.now)
+                    }
+                case let .linkQuality(estimates):
+                    record.state.withLock { $0.linkQuality.append(estimates) }
+                default:
+                    break
                 }
             }
             _ = try? handoff.engine.run(deliver: deliver, watchdogInterval: nil)
@@ -268,6 +279,8 @@ private final class EngineRun: Sendable {
 
     var published: [NetworkSnapshot] { record.state.withLock { $0.snapshots } }
     var publicationTimes: [ContinuousClock.Instant] { record.state.withLock { $0.times } }
+    /// Every link-quality hand-over so far.
+    var linkQuality: [[Int32: LinkQualityEstimate]] { record.state.withLock { $0.linkQuality } }
 
     /// Waits (up to 5 s) until `count` snapshots were published; returns them all.
     func waitForPublications(_ count: Int, file: StaticString = #filePath, line: UInt = #line) -> [NetworkSnapshot] {

@@ -3,6 +3,7 @@ import ReachabilityCore
 import ReachConfiguration
 @testable import NetlinkMonitor
 @testable import ReachDaemon
+import TestSupport
 import XCTest
 
 /// `StallReads`: the verdicts and estimates are handed on only when they change, a failed
@@ -102,5 +103,46 @@ final class StallReadsTests: XCTestCase {
         XCTAssertEqual(idle.linkQuality?[2]?.rtt, 30, "nothing new: the estimate fades, its values stand")
         XCTAssertEqual(reads.forget().linkQuality, [:])
         XCTAssertNil(reads.forget().linkQuality)
+    }
+
+    /// The stations of the Wi-Fi interfaces the sockets use are read beside them: the radio
+    /// lowers the class and is reported; one that cannot be read is logged once and left out.
+    func testWiFiStationsJoinTheEstimates() {
+        var reads = StallReads(settings: ReachdConfiguration.Stall())
+        let lines = RecordingLogHandler.Lines()
+        let logger = Logger(label: "test") { _ in RecordingLogHandler(lines: lines) }
+        let upload = { (k: UInt64, index: Int32) in
+            TCPSocketSample(cookie: UInt64(index), interfaceIndex: index, destination: .v4(192, 0, 2, 1), segmentsSent: UInt32(k) * 700,
+                            timing: TCPTiming(rtt: 5_000, minimumRTT: 4_000, deliveryRate: 6_250_000, bytesAcknowledged: k * 1_000_000))
+        }
+        // Sockets on 2 (wired) and 3 (Wi-Fi); 4 is Wi-Fi but carries nothing.
+        XCTAssertEqual(reads.stationsToRead(Self.reading([upload(1, 2), upload(1, 3)]), wireless: [3, 4]), [3])
+        XCTAssertEqual(reads.stationsToRead(Self.reading([upload(1, 2)]), wireless: [3, 4]), [], "no socket on a Wi-Fi interface")
+        XCTAssertEqual(reads.stationsToRead(.failure(NetlinkError(operation: "sock_diag dump", errno: .permissionDenied)), wireless: [3]), [])
+
+        let start = ContinuousClock.now
+        let edge = WirelessStation(signal: -91, transmitBitRate: 6_000_000)
+        let gone = NetlinkError(operation: "nl80211 station dump", errno: .operationNotSupportedByDevice)
+        typealias Row = (station: Result<WirelessStation?, NetlinkError>, expected: LinkQuality, signal: Int?, why: String)
+        let rows: [Row] = [
+            (.success(edge), .minimal, -91, "at the cell's edge"),
+            (.success(nil), .good, nil, "not associated: no radio term"),
+            (.failure(gone), .good, nil, "the interface vanished"),
+            (.failure(gone), .good, nil, "again: logged at debug"),
+        ]
+        var estimate: LinkQualityEstimate?
+        for (n, row) in rows.enumerated() {
+            for k in 1...4 {
+                let reading = Self.reading([upload(UInt64(n * 4 + k), 2), upload(UInt64(n * 4 + k), 3)])
+                let findings = reads.judge(reading, stations: [3: row.station], at: n * 4 + k, instant: start + .seconds(n * 4 + k), logger: logger)
+                estimate = findings.linkQuality?[3] ?? estimate
+                XCTAssertNil(findings.linkQuality?[2]?.signal, "the wired interface has no radio: \(row.why)")
+            }
+            XCTAssertEqual(estimate?.linkQuality, row.expected, row.why)
+            XCTAssertEqual(estimate?.signal, row.signal, row.why)
+        }
+        let warnings = lines.all.filter { $0.contains("Wi-Fi station") }
+        XCTAssertEqual(warnings.filter { $0.hasPrefix("warning") }.count, 1, "\(warnings)")
+        XCTAssertEqual(warnings.filter { $0.hasPrefix("debug") }.count, 7, "\(warnings)")
     }
 }

@@ -25,6 +25,13 @@ final class MetricsExpositionTests: XCTestCase {
         return snapshot
     }
 
+    /// An interface whose TCP traffic made `estimate`.
+    private static func measured(_ estimate: LinkQualityEstimate) -> InterfaceConnectivity {
+        var connectivity = InterfaceConnectivity()
+        connectivity.linkQuality = estimate
+        return connectivity
+    }
+
     func testSamples() throws {
         try requirePrerequisite(try Command.run(["python3", "-c", "import prometheus_client"]).status == 0,
                                 "python3 prometheus_client not available (pip install prometheus-client)")
@@ -62,6 +69,16 @@ final class MetricsExpositionTests: XCTestCase {
             ("eth0's TCP traffic stalled, without probes", facts(makeSnapshot(), connectivity: [2: InterfaceConnectivity(dataStall: DataStall(since: 5, sockets: 4, destinations: 3, users: 2))]), [
                 #"reachd_interface_data_stall{device="eth0"} 1"#, #"reachd_interface_data_stall{device="wlan0"} 0"#,
             ], [#"reachd_interface_data_stall{device="eth0"} 0"#]),
+            ("link quality on eth0 (wired) and wlan0 (Wi-Fi, its radio read)", facts(makeSnapshot(), connectivity: [
+                2: Self.measured(LinkQualityEstimate(linkQuality: .good, minimumRTT: 1, rtt: 2, rttSamples: 9, deliveryRate: 90_000_000, rateSamples: 5)),
+                3: Self.measured(LinkQualityEstimate(linkQuality: .moderate, rtt: 30, rttSamples: 6, lossPercent: 1.5, segments: 400,
+                                                     signal: -83, transmitBitRate: 6_000_000)),
+            ]), [
+                #"reachd_interface_link_quality{device="eth0"} 3"#, #"reachd_interface_rtt_seconds{device="eth0"} 0.002"#,
+                #"reachd_interface_delivery_rate_bits_per_second{device="eth0"} 9e+07"#,
+                #"reachd_interface_link_quality{device="wlan0"} 2"#, #"reachd_interface_loss_ratio{device="wlan0"} 0.015"#,
+                #"reachd_interface_wifi_signal_dbm{device="wlan0"} -83"#, #"reachd_interface_wifi_bitrate_bits_per_second{device="wlan0"} 6e+06"#,
+            ], [#"reachd_interface_wifi_signal_dbm{device="eth0"} -83"#, #"reachd_interface_delivery_rate_bits_per_second{device="wlan0"} 0"#]),
             ("probing, eth0 full over IPv4", facts(makeSnapshot(), connectivity: [2: full], probing: true), [
                 #"reachd_path_connectivity{state="full"} 1"#, #"reachd_path_connectivity{state="portal"} 0"#,
                 #"reachd_path_captive_portal{} 0"#, #"reachd_interface_connectivity{device="eth0",family="ipv4",state="full"} 1"#,

@@ -79,7 +79,8 @@ final class IDLAgreementTests: XCTestCase {
 
     private static let prefix = NAT64Prefix("64:ff9b::/96", source: .routerAdvertisement)!
     private static let fullQuality = LinkQualityEstimate(
-        linkQuality: .moderate, minimumRTT: 150, rtt: 180, rttSamples: 42, deliveryRate: 2_100_000, rateSamples: 12, lossPercent: 0.5, segments: 900
+        linkQuality: .moderate, minimumRTT: 150, rtt: 180, rttSamples: 42, deliveryRate: 2_100_000, rateSamples: 12, lossPercent: 0.5, segments: 900,
+        signal: -67, transmitBitRate: 144_400_000
     )
 
     func testLinkQualityMatches() throws {

@@ -87,14 +87,14 @@ final class LinkQualityTests: XCTestCase {
     /// sent 1,000 segments more (`retransmitted` of them again) at `rtt` ms and `rate` bit/s.
     private static func upload(
         _ estimator: inout LinkQualityEstimator, reads: Int, every: Double = 10, from start: Double = 0, cookie: UInt64 = 1,
-        rtt: Double, rate: Double, appLimited: Bool = false, retransmitted: UInt32 = 0, base: Int = 0
+        rtt: Double, rate: Double, appLimited: Bool = false, retransmitted: UInt32 = 0, base: Int = 0, station: WirelessStation? = nil
     ) -> [Int32: LinkQualityEstimate] {
         var last: [Int32: LinkQualityEstimate] = [:]
         for n in 0..<reads {
             let k = base + n + 1
             last = estimator.poll([socket(cookie, rtt: rtt, rate: rate, appLimited: appLimited, acked: UInt64(k) * 1_000_000,
                                           sent: UInt32(k) * 1000, retransmitted: UInt32(k) * retransmitted)],
-                                  at: start + Double(n) * every)
+                                  stations: station.map { [2: $0] } ?? [:], at: start + Double(n) * every)
         }
         return last
     }
@@ -133,6 +133,38 @@ final class LinkQualityTests: XCTestCase {
             XCTAssertEqual(estimate?.linkQuality, row.expected, row.why)
             XCTAssertEqual(estimate?.rtt, Int(row.rtt), row.why)
         }
+    }
+
+    /// A Wi-Fi station read with the sockets lowers the class when the radio is the
+    /// bottleneck, never raises it, and is reported beside the estimates.
+    func testTheRadioOnlyLowersTheClass() {
+        typealias Row = (rtt: Double, rate: Double, station: WirelessStation?, expected: LinkQuality, why: String)
+        let rows: [Row] = [
+            (5, 200_000_000, nil, .good, "wired: no radio term"),
+            (5, 200_000_000, WirelessStation(signal: -55, transmitBitRate: 866_700_000), .good, "a strong signal at 866.7 Mbit/s"),
+            (5, 200_000_000, WirelessStation(signal: -84, transmitBitRate: 866_700_000), .moderate, "a fast RTT but the cell's edge"),
+            (5, 200_000_000, WirelessStation(signal: -91, transmitBitRate: 6_000_000), .minimal, "past 802.11's sensitivity"),
+            (5, 200_000_000, WirelessStation(signal: -60, transmitBitRate: 1_000_000), .moderate, "1 Mbit/s on the air carries 500 kbit/s"),
+            (600, 40_000_000, WirelessStation(signal: -50, transmitBitRate: 866_700_000), .moderate, "a good radio does not raise a slow path"),
+            (5, 200_000_000, WirelessStation(), .good, "a station that reports nothing"),
+        ]
+        for row in rows {
+            var estimator = LinkQualityEstimator()
+            let estimate = Self.upload(&estimator, reads: 6, rtt: row.rtt, rate: row.rate, station: row.station)[2]
+            XCTAssertEqual(estimate?.linkQuality, row.expected, row.why)
+            XCTAssertEqual(estimate?.signal, row.station?.signal, row.why)
+            XCTAssertEqual(estimate?.transmitBitRate, row.station?.transmitBitRate, row.why)
+        }
+        // Without traffic there is no class, whatever the radio says.
+        var idle = LinkQualityEstimator()
+        XCTAssertEqual(idle.poll([], stations: [2: WirelessStation(signal: -91)], at: 0), [:])
+        // A signal back from the edge is held within the step.
+        var moving = LinkQualityEstimator()
+        XCTAssertEqual(Self.upload(&moving, reads: 6, rtt: 5, rate: 2e8, station: WirelessStation(signal: -82))[2]?.linkQuality, .moderate)
+        XCTAssertEqual(Self.upload(&moving, reads: 1, from: 60, rtt: 5, rate: 2e8, base: 6, station: WirelessStation(signal: -77))[2]?.linkQuality,
+                       .moderate, "3 dB past the bound: held")
+        XCTAssertEqual(Self.upload(&moving, reads: 1, from: 70, rtt: 5, rate: 2e8, base: 7, station: WirelessStation(signal: -74))[2]?.linkQuality,
+                       .good, "6 dB past: good")
     }
 
     func testAppLimitedTrafficNeverReadsAsASlowLink() {

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import ReachConnectivity
 import Synchronization
+import TestSupport
 
 /// A `SleepSource` started on a one-thread event loop of the test process (no daemon), with
 /// what it told (`onSleep`) and logged recorded.
@@ -18,7 +19,7 @@ final class SleepHarness: Sendable {
         let (loop, record) = (group.next(), record)
         self.loop = loop
         source = try loop.submit {
-            var logger = Logger(label: "reachd") { _ in RecordingLogHandler(record: record) }
+            var logger = Logger(label: "reachd") { _ in RecordingLogHandler(lines: record.lines) }
             logger.logLevel = .debug
             let source = SleepSource(eventLoop: loop, logger: logger)
             source.onSleep = { sleeping in record.told.withLock { $0.append(sleeping) } }
@@ -31,7 +32,7 @@ final class SleepHarness: Sendable {
     var told: [Bool] { record.told.withLock { $0 } }
 
     /// The messages logged, in order.
-    var log: [String] { record.lines.withLock { $0 } }
+    var log: [String] { record.lines.all }
 
     /// The daemon's side: its work is paused.
     func paused() { loop.execute { [source] in source.value.paused() } }
@@ -54,23 +55,6 @@ final class SleepHarness: Sendable {
 
     fileprivate final class Record: Sendable {
         let told = Mutex<[Bool]>([])
-        let lines = Mutex<[String]>([])
-    }
-}
-
-/// Keeps each message logged, so a test can look for one.
-private struct RecordingLogHandler: LogHandler {
-    let record: SleepHarness.Record
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .debug
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let line = "\(event.level) \(event.message)" + (event.metadata.map { " \($0)" } ?? "")
-        record.lines.withLock { $0.append(line) }
+        let lines = RecordingLogHandler.Lines()
     }
 }
