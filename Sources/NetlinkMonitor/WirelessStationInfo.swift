@@ -40,11 +40,22 @@ package enum WirelessStationInfo {
         return station
     }
 
+    /// What libnl checks of each attribute read, by type (the rest are skipped unread).
+    private static let familyPolicy = policy(maximum: UInt32(__CTRL_ATTR_MAX) - 1, [(UInt32(CTRL_ATTR_FAMILY_ID), NLA_U16)])
+    private static let stationPolicy = policy(maximum: NL80211_ATTR_MAX.rawValue, [
+        (NL80211_ATTR_IFINDEX.rawValue, NLA_U32), (NL80211_ATTR_STA_INFO.rawValue, NLA_NESTED),
+    ])
+    private static let informationPolicy = policy(maximum: NL80211_STA_INFO_MAX.rawValue, [
+        (NL80211_STA_INFO_SIGNAL.rawValue, NLA_U8), (NL80211_STA_INFO_SIGNAL_AVG.rawValue, NLA_U8),
+        (NL80211_STA_INFO_TX_BITRATE.rawValue, NLA_NESTED),
+    ])
+    private static let ratePolicy = policy(maximum: NL80211_RATE_INFO_MAX.rawValue, [
+        (NL80211_RATE_INFO_BITRATE.rawValue, NLA_U16), (NL80211_RATE_INFO_BITRATE32.rawValue, NLA_U32),
+    ])
+
     /// The family identifier in the controller's answer to CTRL_CMD_GETFAMILY, or nil.
     package static func familyIdentifier(_ message: NetlinkMessage) -> UInt16? {
-        var policy = Array(repeating: nla_policy(), count: Int(__CTRL_ATTR_MAX))  // CTRL_ATTR_MAX + 1
-        policy[Int(CTRL_ATTR_FAMILY_ID)].type = UInt16(NLA_U16)
-        guard let attributes = parse(message, command: UInt8(CTRL_CMD_NEWFAMILY), policy: &policy),
+        guard let attributes = parse(message, command: UInt8(CTRL_CMD_NEWFAMILY), familyPolicy),
               let identifier = attributes[Int(CTRL_ATTR_FAMILY_ID)] else { return nil }
         return nla_get_u16(identifier)
     }
@@ -52,16 +63,9 @@ package enum WirelessStationInfo {
     /// One NL80211_CMD_NEW_STATION message (a station dump's record) as the station's
     /// reading; nil when it is another message, malformed, or carries no station info.
     package static func parse(_ message: NetlinkMessage) -> WirelessStation? {
-        var policy = Array(repeating: nla_policy(), count: Int(NL80211_ATTR_MAX.rawValue) + 1)
-        policy[Int(NL80211_ATTR_IFINDEX.rawValue)].type = UInt16(NLA_U32)
-        policy[Int(NL80211_ATTR_STA_INFO.rawValue)].type = UInt16(NLA_NESTED)
-        guard let attributes = parse(message, command: UInt8(NL80211_CMD_NEW_STATION.rawValue), policy: &policy),
-              let information = attributes[Int(NL80211_ATTR_STA_INFO.rawValue)] else { return nil }
-
-        var stationPolicy = Array(repeating: nla_policy(), count: Int(NL80211_STA_INFO_MAX.rawValue) + 1)
-        for field in [NL80211_STA_INFO_SIGNAL, NL80211_STA_INFO_SIGNAL_AVG] { stationPolicy[Int(field.rawValue)].type = UInt16(NLA_U8) }
-        stationPolicy[Int(NL80211_STA_INFO_TX_BITRATE.rawValue)].type = UInt16(NLA_NESTED)
-        guard let fields = nested(information, maximum: NL80211_STA_INFO_MAX.rawValue, policy: &stationPolicy) else { return nil }
+        guard let attributes = parse(message, command: UInt8(NL80211_CMD_NEW_STATION.rawValue), stationPolicy),
+              let information = attributes[Int(NL80211_ATTR_STA_INFO.rawValue)],
+              let fields = nested(information, informationPolicy) else { return nil }
         // dBm as a signed byte; the average when the driver keeps one.
         let signal = (fields[Int(NL80211_STA_INFO_SIGNAL_AVG.rawValue)] ?? fields[Int(NL80211_STA_INFO_SIGNAL.rawValue)])
             .map { Int(Int8(bitPattern: nla_get_u8($0))) }
@@ -72,32 +76,31 @@ package enum WirelessStationInfo {
     /// A rate info nest's bit rate in bits per second: BITRATE32, else the legacy 16-bit
     /// BITRATE, both in 100 kbit/s; nil when absent, zero or malformed.
     private static func bitRate(_ nest: UnsafeMutablePointer<nlattr>) -> Int? {
-        var policy = Array(repeating: nla_policy(), count: Int(NL80211_RATE_INFO_MAX.rawValue) + 1)
-        policy[Int(NL80211_RATE_INFO_BITRATE.rawValue)].type = UInt16(NLA_U16)
-        policy[Int(NL80211_RATE_INFO_BITRATE32.rawValue)].type = UInt16(NLA_U32)
-        guard let fields = nested(nest, maximum: NL80211_RATE_INFO_MAX.rawValue, policy: &policy) else { return nil }
+        guard let fields = nested(nest, ratePolicy) else { return nil }
         let units = fields[Int(NL80211_RATE_INFO_BITRATE32.rawValue)].map { Int(nla_get_u32($0)) }
             ?? fields[Int(NL80211_RATE_INFO_BITRATE.rawValue)].map { Int(nla_get_u16($0)) }
         guard let units, units > 0 else { return nil }
         return units * 100_000
     }
 
+    /// A policy for attribute types up to `maximum`: `types` checked, the rest unchecked (NLA_UNSPEC).
+    private static func policy(maximum: UInt32, _ types: [(type: UInt32, kind: Int)]) -> [nla_policy] {
+        var policy = Array(repeating: nla_policy(), count: Int(maximum) + 1)
+        for (type, kind) in types { policy[Int(type)].type = UInt16(kind) }
+        return policy
+    }
+
     /// The top-level attributes of a generic netlink message carrying `command`, by type
     /// (`genlmsg_parse` against `policy`); nil for another command or a malformed message.
-    private static func parse(
-        _ message: NetlinkMessage, command: UInt8, policy: inout [nla_policy]
-    ) -> [UnsafeMutablePointer<nlattr>?]? {
+    private static func parse(_ message: NetlinkMessage, command: UInt8, _ policy: [nla_policy]) -> [UnsafeMutablePointer<nlattr>?]? {
         guard let header = message.fixedHeader(genlmsghdr.self), header.cmd == command else { return nil }
         var table = [UnsafeMutablePointer<nlattr>?](repeating: nil, count: policy.count)
-        let result = genlmsg_parse(message.header, 0, &table, Int32(policy.count - 1), &policy)
-        return result < 0 ? nil : table
+        return genlmsg_parse(message.header, 0, &table, Int32(policy.count - 1), policy) < 0 ? nil : table
     }
 
     /// A nest's attributes by type (`nla_parse_nested` against `policy`); nil when malformed.
-    private static func nested(
-        _ nest: UnsafeMutablePointer<nlattr>, maximum: UInt32, policy: inout [nla_policy]
-    ) -> [UnsafeMutablePointer<nlattr>?]? {
-        var table = [UnsafeMutablePointer<nlattr>?](repeating: nil, count: Int(maximum) + 1)
-        return nla_parse_nested(&table, Int32(maximum), nest, &policy) < 0 ? nil : table
+    private static func nested(_ nest: UnsafeMutablePointer<nlattr>, _ policy: [nla_policy]) -> [UnsafeMutablePointer<nlattr>?]? {
+        var table = [UnsafeMutablePointer<nlattr>?](repeating: nil, count: policy.count)
+        return nla_parse_nested(&table, Int32(policy.count - 1), nest, policy) < 0 ? nil : table
     }
 }
