@@ -154,6 +154,7 @@ final class LinkQualityIntegrationTests: DaemonTestCase {
         XCTAssertTrue(shaped.contains("Link quality: minimal (RTT "), shaped)
         // The rate may cross first (it only lowers); the RTT median follows within the minute.
         let rtt = try await queued(daemon, until: shapedAt + .seconds(60))
+        print("64 kbit/s, RTT \(rtt) ms after \(ContinuousClock.now - shapedAt):\n\(views(daemon))\nss -ti: \(ss())")
         XCTAssertGreaterThanOrEqual(rtt, 1280, "the RTT shows the queue within a minute: \(views(daemon))\nss -ti: \(ss())")
         if let rate = quality(daemon)?.deliveryRate { XCTAssertLessThan(rate, 150_000, "the rate shows the bucket: \(shaped)") }
         XCTAssertTrue(daemon.log.contains("link quality minimal"), "the class change is logged")
