@@ -3,6 +3,16 @@ import Glibc
 import SystemPackage
 
 extension FileDescriptor {
+    /// Makes the socket's blocking reads and writes give up after `timeout` (EAGAIN):
+    /// `SO_RCVTIMEO` and `SO_SNDTIMEO`.
+    package func setTimeouts(_ timeout: Duration) throws(Errno) {
+        let (seconds, attoseconds) = timeout.components
+        var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            _ = try systemCall { setsockopt(rawValue, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size)) }
+        }
+    }
+
     /// Sets the socket's kernel receive buffer with `SO_RCVBUFFORCE`, which may exceed
     /// `net.core.rmem_max` but needs CAP_NET_ADMIN (EPERM without it).
     package func forceReceiveBufferSize(_ bytes: Int) throws(Errno) {

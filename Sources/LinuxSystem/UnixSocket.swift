@@ -47,11 +47,7 @@ package enum UnixSocket {
             socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         })
         do {
-            let (seconds, attoseconds) = timeout.components
-            var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-            for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
-                _ = try systemCall { setsockopt(descriptor.rawValue, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size)) }
-            }
+            try descriptor.setTimeouts(timeout)
             _ = try withAddress(path) { (address, length) throws(Errno) in try systemCall { Glibc.connect(descriptor.rawValue, address, length) } }
         } catch {
             try? descriptor.close()

@@ -59,8 +59,9 @@ final class NetlinkSocket {
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// Allocates and connects a socket of `protocol` (NETLINK_ROUTE unless said);
-    /// `blocking: false` sets O_NONBLOCK.
-    init(role: String, blocking: Bool, protocol: Int32 = NETLINK_ROUTE) throws(NetlinkError) {
+    /// `blocking: false` sets O_NONBLOCK; a blocking socket's reads give up after `timeout`
+    /// when one is given (a request then fails with EAGAIN).
+    init(role: String, blocking: Bool, protocol: Int32 = NETLINK_ROUTE, timeout: Duration? = nil) throws(NetlinkError) {
         guard let socket = nl_socket_alloc() else {
             throw NetlinkError(operation: "nl_socket_alloc(\(role))", libnlCode: NLE_NOMEM)
         }
@@ -75,6 +76,14 @@ final class NetlinkSocket {
         nl_socket_disable_auto_ack(socket)
         if !blocking {
             try check(nl_socket_set_nonblocking(socket), "nl_socket_set_nonblocking")
+        }
+        if let timeout {
+            do {
+                try FileDescriptor(rawValue: nl_socket_get_fd(socket)).setTimeouts(timeout)
+            } catch {
+                nl_socket_free(socket)
+                throw NetlinkError(operation: "setsockopt(SO_RCVTIMEO, \(role))", errno: error)
+            }
         }
         self.role = role
         handle = socket

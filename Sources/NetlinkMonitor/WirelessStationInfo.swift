@@ -17,9 +17,11 @@ package enum WirelessStationInfo {
     /// associated) or nothing parses.
     ///
     /// - Throws: when the socket cannot be opened, nl80211 is not there (ENOENT: no
-    ///   cfg80211), or a request fails (ENODEV: the interface vanished).
-    package static func read(interfaceIndex index: Int32) throws(NetlinkError) -> WirelessStation? {
-        let socket = try NetlinkSocket(role: "nl80211", blocking: true, protocol: NETLINK_GENERIC)
+    ///   cfg80211), a request fails (ENODEV: the interface vanished) or is not answered
+    ///   within `timeout` (EAGAIN).
+    package static func read(interfaceIndex index: Int32, timeout: Duration = .seconds(1)) throws(NetlinkError) -> WirelessStation? {
+        // A driver may ask its firmware (fullmac): the engine's thread waits a second at most.
+        let socket = try NetlinkSocket(role: "nl80211", blocking: true, protocol: NETLINK_GENERIC, timeout: timeout)
         var family: UInt16?
         let resolved = try socket.request(type: GENL_ID_CTRL, flags: 0) { (message) throws(NetlinkError) in
             try message.append(genlmsghdr(cmd: UInt8(CTRL_CMD_GETFAMILY), version: 1, reserved: 0))

@@ -178,4 +178,15 @@ final class WirelessStationInfoTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("nl80211"), "\(error)")
         }
     }
+
+    /// The read's socket gives up: a blocking receive with nothing to read returns after the
+    /// timeout, as a request the kernel does not answer in time would fail.
+    func testABlockingReadGivesUpAfterItsTimeout() throws {
+        let socket = try NetlinkSocket(role: "nl80211", blocking: true, protocol: NETLINK_GENERIC, timeout: .milliseconds(200))
+        let start = ContinuousClock.now
+        XCTAssertEqual(try socket.receive { _ in XCTFail("nothing was asked") }, .drained)
+        let waited = ContinuousClock.now - start
+        XCTAssertGreaterThanOrEqual(waited, .milliseconds(190))
+        XCTAssertLessThan(waited, .seconds(5))
+    }
 }
