@@ -69,7 +69,6 @@ run: build
 test:
 	@scripts/bootstrap --test
 	$(MAKE) --no-print-directory gio
-	$(SWIFT) build --build-tests
 	SWIFT="$(SWIFT)" scripts/test
 
 ## The GIO network monitor module (docs/gio-module.md): .build-gio/libgioreachd.so, for
